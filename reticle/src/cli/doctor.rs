@@ -1,0 +1,130 @@
+//! `reticle doctor`: name every obstacle to running Reticle on a port, each with its fix; exit 0
+//! only when there is none. It inspects; it changes nothing.
+
+use serde::Serialize;
+
+use super::Exit;
+use super::describe::foreign_holder;
+use crate::daemon::StateDir;
+use crate::daemon::lock;
+use crate::probe::holders::pid_alive;
+use crate::probe::{PortPresence, probe};
+
+/// One finding.
+#[derive(Debug, Serialize)]
+pub struct Finding {
+    pub check: &'static str,
+    pub ok: bool,
+    pub detail: String,
+}
+
+pub async fn doctor(port: u16, json: bool) -> Result<(), Exit> {
+    let state = StateDir::from_env();
+    let files = state.port_files(port);
+    let mut findings = Vec::new();
+    let mut add = |check, ok, detail: String| findings.push(Finding { check, ok, detail });
+
+    match state.problem() {
+        None => add(
+            "state dir",
+            true,
+            format!("{} is writable", state.root().display()),
+        ),
+        Some(problem) => add("state dir", false, problem),
+    }
+    let presence = probe(port).await;
+    match &presence {
+        PortPresence::Daemon { status } if status.version != crate::VERSION => add(
+            "version",
+            false,
+            format!(
+                "the daemon on port {port} runs version {} but this reticle is {}; `reticle restart --port {port}` replaces it",
+                status.version,
+                crate::VERSION
+            ),
+        ),
+        PortPresence::Daemon { status } => add(
+            "port",
+            true,
+            format!(
+                "Reticle daemon pid {} (version {}) answers on 127.0.0.1:{port}",
+                status.pid, status.version
+            ),
+        ),
+        PortPresence::Foreign => add("port", false, foreign_holder(port, &files).0),
+        PortPresence::Free => add(
+            "port",
+            true,
+            format!(
+                "127.0.0.1:{port} is free; `reticle serve` or an agent's `reticle mcp` starts a daemon there"
+            ),
+        ),
+    }
+    let answering_pid = match &presence {
+        PortPresence::Daemon { status } => Some(status.pid),
+        _ => None,
+    };
+    match files.recorded_pid() {
+        Some(pid) if !pid_alive(pid) => add(
+            "pid file",
+            false,
+            format!(
+                "{} names pid {pid}, which is gone (a daemon that crashed or was killed); `reticle stop --port {port}` clears it",
+                files.pid.display()
+            ),
+        ),
+        Some(pid) if answering_pid != Some(pid) && !matches!(presence, PortPresence::Foreign) => {
+            add(
+                "pid file",
+                false,
+                format!(
+                    "{} names pid {pid}, which is alive but is not the daemon answering on port {port}; `reticle stop --port {port}` clears the record",
+                    files.pid.display()
+                ),
+            )
+        }
+        _ => add("pid file", true, "no stale pid record".to_string()),
+    }
+    match lock::recorded_holder(&files.lock) {
+        Some(holder) if !lock::is_held(&files.lock) => add(
+            "lock",
+            false,
+            format!(
+                "{} records pid {} (instance {}) but nobody holds it: that daemon ended without releasing it; `reticle stop --port {port}` clears it",
+                files.lock.display(),
+                holder.pid,
+                holder.instance
+            ),
+        ),
+        _ => add("lock", true, "no stale lock record".to_string()),
+    }
+
+    let obstacles = findings.iter().filter(|f| !f.ok).count();
+    if json {
+        let body = serde_json::json!({ "port": port, "ok": obstacles == 0, "findings": findings });
+        println!("{body}");
+    } else {
+        println!("reticle doctor for 127.0.0.1:{port}");
+        for f in &findings {
+            println!(
+                "  {} {:<9} {}",
+                if f.ok { "ok " } else { "BAD" },
+                f.check,
+                f.detail
+            );
+        }
+        println!(
+            "{}",
+            if obstacles == 0 {
+                "nothing is wrong".to_string()
+            } else {
+                format!("{obstacles} obstacle(s) found")
+            }
+        );
+    }
+    if obstacles == 0 {
+        Ok(())
+    } else {
+        Err(Exit::silent_failure())
+    }
+}

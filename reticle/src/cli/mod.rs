@@ -1,0 +1,164 @@
+//! The `reticle` command line: parse with clap, run one command, map its result to an exit code.
+//! Each command lives in its own module; this one owns only the grammar and the dispatch.
+
+mod describe;
+mod doctor;
+mod exit;
+mod external;
+mod kill;
+mod serve;
+mod status;
+mod stop;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+pub use exit::Exit;
+
+/// Reticle drives a running web app from inside it and returns a verdict with evidence.
+///
+/// The daemon listens on 127.0.0.1 (port: --port, then RETICLE_PORT, then 4400) and keeps its
+/// lock, pid file and log in RETICLE_STATE_DIR (default ~/.reticle). Commands that are not
+/// built in are looked up as `reticle-<name>` next to this binary and on PATH.
+#[derive(Debug, Parser)]
+#[command(name = "reticle", version = crate::VERSION, arg_required_else_help = true)]
+#[command(allow_external_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Start the daemon on a port and return once it answers /status.
+    ///
+    /// Without --foreground the daemon is started detached, in its own session, and this
+    /// command exits 0 only when GET /status answers with the new daemon's instance id. If a
+    /// Reticle daemon already answers there it says so and exits 0; if anything else holds the
+    /// port it exits 1 naming the holder.
+    Serve {
+        #[command(flatten)]
+        port: PortArg,
+        /// Run the daemon in this process instead of detaching it.
+        #[arg(long)]
+        foreground: bool,
+    },
+    /// Say what holds the port (daemon, foreign or free) and how the last daemon there ended.
+    ///
+    /// Presence comes from a bounded TCP probe and a bounded /status probe, never from the pid
+    /// file. The last exit is read from the daemon log: clean, signalled, died_silently
+    /// (heartbeats stopped with no exit line) or unknown.
+    Status {
+        #[command(flatten)]
+        port: PortArg,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop the Reticle daemon on the port: SIGTERM, then SIGKILL after 5 s.
+    ///
+    /// Exits 0 once the port is free. Refuses to signal a process that is not a Reticle daemon
+    /// (see `reticle kill --force`).
+    Stop {
+        #[command(flatten)]
+        port: PortArg,
+    },
+    /// End the process LISTENING on the port if it is a Reticle daemon.
+    ///
+    /// A process that only holds a client connection to the port (an agent's `reticle mcp`,
+    /// for example) is never touched. A listener that is not Reticle is ended only with --force.
+    Kill {
+        #[command(flatten)]
+        port: PortArg,
+        /// Also end a listener that is not a Reticle daemon.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Stop the daemon on the port (if any) and start a fresh one.
+    Restart {
+        #[command(flatten)]
+        port: PortArg,
+    },
+    /// Name every obstacle to running Reticle on the port; exit 0 only when there is none.
+    ///
+    /// Checks the state dir is writable, what holds the port, stale pid and lock records, and
+    /// whether the daemon there runs this version.
+    Doctor {
+        #[command(flatten)]
+        port: PortArg,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print this binary's version.
+    Version,
+    #[command(external_subcommand)]
+    External(Vec<OsString>),
+}
+
+#[derive(Debug, Clone, Copy, Args)]
+struct PortArg {
+    /// The port (default: RETICLE_PORT, then 4400).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    port: Option<u16>,
+}
+
+impl PortArg {
+    fn resolve(self) -> Result<u16, Exit> {
+        crate::config::resolve_port(self.port).map_err(|err| Exit::usage(err.to_string()))
+    }
+}
+
+/// Parses the command line, runs the command and returns its exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(exit) => exit.report(),
+    }
+}
+
+fn run(command: Command) -> Result<(), Exit> {
+    if let Command::Serve {
+        port,
+        foreground: true,
+    } = command
+    {
+        let port = port.resolve()?;
+        return runtime(true)?.block_on(serve::foreground(port));
+    }
+    let rt = runtime(false)?;
+    match command {
+        Command::Serve { port, .. } => rt.block_on(serve::detached(port.resolve()?)),
+        Command::Status { port, json } => rt.block_on(status::status(port.resolve()?, json)),
+        Command::Stop { port } => rt.block_on(stop::stop(port.resolve()?)),
+        Command::Kill { port, force } => rt.block_on(kill::kill(port.resolve()?, force)),
+        Command::Restart { port } => {
+            let port = port.resolve()?;
+            rt.block_on(async {
+                stop::stop(port).await?;
+                serve::detached(port).await
+            })
+        }
+        Command::Doctor { port, json } => rt.block_on(doctor::doctor(port.resolve()?, json)),
+        Command::Version => {
+            println!("reticle {}", crate::VERSION);
+            Ok(())
+        }
+        Command::External(args) => external::dispatch(args),
+    }
+}
+
+fn runtime(multi_thread: bool) -> Result<tokio::runtime::Runtime, Exit> {
+    let mut builder = if multi_thread {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    builder
+        .enable_all()
+        .build()
+        .map_err(|err| Exit::failure(format!("cannot start the async runtime: {err}")))
+}

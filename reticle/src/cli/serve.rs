@@ -1,0 +1,92 @@
+//! `reticle serve`: in the foreground, run a daemon life here; detached, spawn one in its own
+//! session and report success only when `/status` answers with that life's instance id.
+
+use std::time::{Duration, Instant};
+
+use super::Exit;
+use super::describe::foreign_holder;
+use crate::config::{self, env};
+use crate::daemon::run::{self, Settings, read_tail};
+use crate::daemon::spawn::spawn_detached;
+use crate::daemon::{StateDir, events};
+use crate::probe::{PortPresence, fetch_status, probe};
+
+const POLL: Duration = Duration::from_millis(5);
+const STATUS_BOUND: Duration = Duration::from_millis(250);
+
+/// Runs the daemon in this process until it ends.
+pub async fn foreground(port: u16) -> Result<(), Exit> {
+    let settings = Settings::from_env(port).map_err(|err| Exit::usage(err.to_string()))?;
+    match run::run(settings).await {
+        Ok(_) => Ok(()),
+        Err(reason) => Err(Exit::failure(reason)),
+    }
+}
+
+/// Starts a detached daemon and waits for its own `/status` answer.
+pub async fn detached(port: u16) -> Result<(), Exit> {
+    let timeout = config::millis_from_env(env::SERVE_TIMEOUT_MS, config::DEFAULT_SERVE_TIMEOUT)
+        .map_err(|err| Exit::usage(err.to_string()))?;
+    Settings::from_env(port).map_err(|err| Exit::usage(err.to_string()))?;
+    let state = StateDir::from_env();
+    let files = state.port_files(port);
+    match probe(port).await {
+        PortPresence::Daemon { status } => {
+            println!(
+                "a Reticle daemon is already serving 127.0.0.1:{port} (pid {}, instance {}, version {})",
+                status.pid, status.instance, status.version
+            );
+            return Ok(());
+        }
+        PortPresence::Foreign => return Err(Exit::failure(foreign_holder(port, &files).0)),
+        PortPresence::Free => {}
+    }
+    if let Some(problem) = state.problem() {
+        return Err(Exit::failure(problem));
+    }
+    let instance = uuid::Uuid::new_v4().to_string();
+    let mut child = spawn_detached(port, &instance)
+        .map_err(|err| Exit::failure(format!("cannot start the daemon process: {err}")))?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = fetch_status(port, STATUS_BOUND).await
+            && status.instance == instance
+        {
+            println!(
+                "started Reticle daemon on 127.0.0.1:{port} (pid {}, instance {instance})",
+                status.pid
+            );
+            return Ok(());
+        }
+        if let Ok(Some(code)) = child.try_wait() {
+            let reason = start_failure(&files.log, &instance).unwrap_or_else(|| {
+                format!(
+                    "the daemon exited ({code}) before answering /status; see {}",
+                    files.log.display()
+                )
+            });
+            return Err(Exit::failure(reason));
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Exit::failure(format!(
+                "the daemon did not answer /status on 127.0.0.1:{port} within {} ms, so it was stopped; raise {} on a slow machine, or see {}",
+                timeout.as_millis(),
+                env::SERVE_TIMEOUT_MS,
+                files.log.display()
+            )));
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// The reason a life logged for failing to start, if it did.
+fn start_failure(log: &std::path::Path, instance: &str) -> Option<String> {
+    read_tail(log).lines().rev().find_map(|line| {
+        let value: serde_json::Value = serde_json::from_str(line).ok()?;
+        (value["event"] == events::START_FAILED && value["instance"] == instance)
+            .then(|| value["reason"].as_str().map(str::to_string))
+            .flatten()
+    })
+}

@@ -1,0 +1,59 @@
+//! `reticle stop`: end the Reticle daemon on the port (SIGTERM, then SIGKILL after a bound) and
+//! clear stale records; exit 0 only when the port is free. Never signals a non-Reticle process.
+
+use super::Exit;
+use super::describe::{Termination, foreign_holder, recorded_daemon, terminate};
+use crate::daemon::StateDir;
+use crate::daemon::lock;
+use crate::daemon::state::PortFiles;
+use crate::probe::holders::{listeners, pid_alive};
+use crate::probe::{PortPresence, probe};
+
+pub async fn stop(port: u16) -> Result<(), Exit> {
+    let files = StateDir::from_env().port_files(port);
+    let pid = match probe(port).await {
+        PortPresence::Daemon { status } => status.pid,
+        PortPresence::Foreign => {
+            let recorded = recorded_daemon(&files);
+            match listeners(port).first() {
+                Some(holder) if Some(holder.pid) == recorded => holder.pid,
+                _ => return Err(Exit::failure(foreign_holder(port, &files).0)),
+            }
+        }
+        PortPresence::Free => {
+            clear_stale_records(&files);
+            println!("no Reticle daemon is running on 127.0.0.1:{port}");
+            return Ok(());
+        }
+    };
+    let outcome = terminate(pid, port).await;
+    clear_stale_records(&files);
+    match outcome {
+        Termination::Terminated => {
+            println!("stopped Reticle daemon pid {pid} on 127.0.0.1:{port} (SIGTERM)");
+            Ok(())
+        }
+        Termination::Killed => {
+            println!(
+                "stopped Reticle daemon pid {pid} on 127.0.0.1:{port} (it ignored SIGTERM for 5 s; SIGKILL)"
+            );
+            Ok(())
+        }
+        Termination::Survived => Err(Exit::failure(format!(
+            "Reticle daemon pid {pid} on port {port} survived SIGTERM and SIGKILL; it may be stuck in the kernel (state D)"
+        ))),
+    }
+}
+
+/// Removes a pid file naming a dead process and empties a lock record nobody holds.
+pub fn clear_stale_records(files: &PortFiles) {
+    if files.recorded_pid().is_some_and(|pid| !pid_alive(pid)) {
+        let _ = std::fs::remove_file(&files.pid);
+    }
+    if lock::recorded_holder(&files.lock).is_some() && !lock::is_held(&files.lock) {
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&files.lock)
+            .and_then(|f| f.set_len(0));
+    }
+}

@@ -1,0 +1,98 @@
+//! The environment vocabulary and port resolution: every `RETICLE_*` variable the product reads
+//! is named here once. This module parses and validates; it must not act on what it reads.
+
+use std::time::Duration;
+
+/// The port a daemon binds when nothing else says otherwise.
+pub const DEFAULT_PORT: u16 = 4400;
+/// The only address the daemon binds without a token.
+pub const LOOPBACK_HOST: &str = "127.0.0.1";
+
+/// Names of every environment variable the product reads.
+pub mod env {
+    pub const PORT: &str = "RETICLE_PORT";
+    pub const STATE_DIR: &str = "RETICLE_STATE_DIR";
+    pub const HEARTBEAT_MS: &str = "RETICLE_HEARTBEAT_MS";
+    pub const IDLE_SHUTDOWN_MS: &str = "RETICLE_IDLE_SHUTDOWN_MS";
+    pub const SERVE_TIMEOUT_MS: &str = "RETICLE_SERVE_TIMEOUT_MS";
+    pub const INSTANCE_ID: &str = "RETICLE_INSTANCE_ID";
+    pub const TOKEN: &str = "RETICLE_TOKEN";
+    pub const HOST: &str = "RETICLE_HOST";
+}
+
+/// Defaults for the durations above.
+pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(30);
+pub const DEFAULT_IDLE_SHUTDOWN: Duration = Duration::from_secs(5 * 60);
+pub const DEFAULT_SERVE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A setting that could not be understood, named so the user can fix it.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("{name} must be a port number between 1 and 65535, got '{value}'")]
+    BadPort { name: &'static str, value: String },
+    #[error("{name} must be a whole number of milliseconds, got '{value}'")]
+    BadMillis { name: &'static str, value: String },
+    #[error("RETICLE_HOST must be an IP address such as 127.0.0.1, got '{value}'")]
+    BadHost { value: String },
+}
+
+/// Port order: the `--port` flag, then `RETICLE_PORT`, then [`DEFAULT_PORT`].
+pub fn resolve_port(flag: Option<u16>) -> Result<u16, ConfigError> {
+    if let Some(port) = flag {
+        return Ok(port);
+    }
+    match std::env::var(env::PORT) {
+        Ok(raw) if !raw.trim().is_empty() => parse_port(env::PORT, &raw),
+        _ => Ok(DEFAULT_PORT),
+    }
+}
+
+/// Parses a port, refusing 0 and anything that is not a number.
+pub fn parse_port(name: &'static str, raw: &str) -> Result<u16, ConfigError> {
+    match raw.trim().parse::<u16>() {
+        Ok(port) if port != 0 => Ok(port),
+        _ => Err(ConfigError::BadPort {
+            name,
+            value: raw.to_string(),
+        }),
+    }
+}
+
+/// Reads a millisecond duration from the environment; unset or blank gives the default.
+pub fn millis_from_env(name: &'static str, default: Duration) -> Result<Duration, ConfigError> {
+    match std::env::var(name) {
+        Ok(raw) if !raw.trim().is_empty() => parse_millis(name, &raw),
+        _ => Ok(default),
+    }
+}
+
+/// Parses a whole number of milliseconds.
+pub fn parse_millis(name: &'static str, raw: &str) -> Result<Duration, ConfigError> {
+    raw.trim()
+        .parse::<u64>()
+        .map(Duration::from_millis)
+        .map_err(|_| ConfigError::BadMillis {
+            name,
+            value: raw.to_string(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_refuse_zero_and_words() {
+        assert_eq!(parse_port("X", "4400"), Ok(4400));
+        assert!(parse_port("X", "0").is_err());
+        assert!(parse_port("X", "abc").is_err());
+        assert!(parse_port("X", "70000").is_err());
+    }
+
+    #[test]
+    fn millis_refuse_negative_and_fractions() {
+        assert_eq!(parse_millis("X", " 250 "), Ok(Duration::from_millis(250)));
+        assert!(parse_millis("X", "-1").is_err());
+        assert!(parse_millis("X", "1.5").is_err());
+    }
+}

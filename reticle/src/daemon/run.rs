@@ -1,0 +1,328 @@
+//! The foreground daemon: claim the port (lock, then bind), record the life, serve until a signal
+//! or idle shutdown, then write the exit line and let go. Every way out of a start writes a
+//! `daemon_start_failed` line naming the obstacle; every way out of a life writes `daemon_exit`.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+
+use super::life;
+use super::lock::{LockError, LockHolder, PortLock};
+use super::state::{PortFiles, StateDir};
+use super::{Activity, DaemonLog, events};
+use crate::auth::PairingToken;
+use crate::config::{self, ConfigError, env};
+use crate::http::{self, AppState, DaemonInfo};
+use crate::probe::holders::{self, pid_alive};
+
+/// How long in-flight requests get to finish once shutdown begins.
+const DRAIN_BOUND: Duration = Duration::from_secs(2);
+
+/// Everything a daemon life needs to know before it starts.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub port: u16,
+    pub host: IpAddr,
+    pub state: StateDir,
+    pub instance: String,
+    pub heartbeat: Duration,
+    pub idle_shutdown: Duration,
+}
+
+impl Settings {
+    /// Reads the environment for a daemon on `port`.
+    pub fn from_env(port: u16) -> Result<Self, ConfigError> {
+        let instance = std::env::var(env::INSTANCE_ID)
+            .ok()
+            .filter(|id| !id.is_empty() && id.len() <= 64)
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let host = match std::env::var(env::HOST) {
+            Ok(raw) if !raw.trim().is_empty() => raw
+                .trim()
+                .parse()
+                .map_err(|_| ConfigError::BadHost { value: raw })?,
+            _ => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        };
+        Ok(Self {
+            port,
+            host,
+            state: StateDir::from_env(),
+            instance,
+            heartbeat: config::millis_from_env(env::HEARTBEAT_MS, config::DEFAULT_HEARTBEAT)?,
+            idle_shutdown: config::millis_from_env(
+                env::IDLE_SHUTDOWN_MS,
+                config::DEFAULT_IDLE_SHUTDOWN,
+            )?,
+        })
+    }
+}
+
+/// Why a life ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExitReason {
+    Signal(&'static str),
+    Idle(Duration),
+}
+
+static PANIC_LOG: OnceLock<Arc<DaemonLog>> = OnceLock::new();
+
+/// Runs a daemon life. `Err` carries the sentence naming why it could not start.
+pub async fn run(settings: Settings) -> Result<ExitReason, String> {
+    if let Some(problem) = settings.state.problem() {
+        return Err(problem);
+    }
+    let files = settings.state.port_files(settings.port);
+    let log = Arc::new(
+        DaemonLog::open(&files.log, files.rolled_log(), &settings.instance)
+            .map_err(|err| format!("cannot open the daemon log {}: {err}", files.log.display()))?,
+    );
+    let fail = |reason: String| {
+        log.event(
+            events::START_FAILED,
+            json!({ "port": settings.port, "reason": reason }),
+        );
+        reason
+    };
+    let started_at = crate::daemon::log::now_rfc3339();
+    let me = LockHolder {
+        pid: std::process::id(),
+        instance: settings.instance.clone(),
+        started_at: started_at.clone(),
+    };
+    let acquired = match PortLock::acquire(&files.lock, &me) {
+        Ok(acquired) => acquired,
+        Err(LockError::Held(holder)) => {
+            let who = holder.map_or_else(
+                || "another Reticle daemon".to_string(),
+                |h| {
+                    format!(
+                        "Reticle daemon pid {} (instance {}, started {})",
+                        h.pid, h.instance, h.started_at
+                    )
+                },
+            );
+            return Err(fail(format!(
+                "port {} is already owned by {who}; stop it with `reticle stop --port {}` or choose another port with --port",
+                settings.port, settings.port
+            )));
+        }
+        Err(err) => return Err(fail(err.to_string())),
+    };
+    note_predecessors(&log, &files, acquired.previous.as_ref());
+    if !http::guard::is_loopback(settings.host) && std::env::var(env::TOKEN).is_err() {
+        acquired.lock.release();
+        return Err(fail(format!(
+            "{}={} binds beyond loopback, which needs a pairing token: set {} (any secret of up to 512 characters) or leave {} unset",
+            env::HOST,
+            settings.host,
+            env::TOKEN,
+            env::HOST
+        )));
+    }
+    let listener = match TcpListener::bind(SocketAddr::new(settings.host, settings.port)).await {
+        Ok(listener) => listener,
+        Err(err) => {
+            acquired.lock.release();
+            return Err(fail(bind_obstacle(settings.port, &err)));
+        }
+    };
+    let _ = std::fs::write(&files.pid, std::process::id().to_string());
+    let token = match PairingToken::load_or_provision(settings.state.root()) {
+        Ok(token) => Some(token),
+        Err(err) => {
+            log.event(
+                "pairing_token_unavailable",
+                json!({ "reason": err.to_string(), "effect": "only loopback clients are served" }),
+            );
+            None
+        }
+    };
+    let _ = PANIC_LOG.set(log.clone());
+    install_panic_hook();
+    log.event(
+        events::START,
+        json!({
+            "port": settings.port,
+            "host": settings.host.to_string(),
+            "version": crate::VERSION,
+            "heartbeatMs": settings.heartbeat.as_millis() as u64,
+            "idleShutdownMs": settings.idle_shutdown.as_millis() as u64,
+        }),
+    );
+    let activity = Activity::new();
+    let state = AppState {
+        info: Arc::new(DaemonInfo {
+            version: crate::VERSION.to_string(),
+            instance: settings.instance.clone(),
+            pid: std::process::id(),
+            port: settings.port,
+            started_at,
+        }),
+        activity: activity.clone(),
+        token,
+    };
+    let life_started = Instant::now();
+    let heartbeat = tokio::spawn(super::heartbeat::beat(
+        log.clone(),
+        activity.clone(),
+        settings.heartbeat,
+    ));
+    let reason = serve(listener, state, &log, &activity, settings.idle_shutdown).await;
+    heartbeat.abort();
+    let mut fields = json!({
+        "reason": match &reason { ExitReason::Signal(_) => "signal", ExitReason::Idle(_) => "idle" },
+        "uptimeMs": life_started.elapsed().as_millis() as u64,
+    });
+    match &reason {
+        ExitReason::Signal(name) => fields["signal"] = json!(name),
+        ExitReason::Idle(idle) => fields["idleMs"] = json!(idle.as_millis() as u64),
+    }
+    log.event(events::EXIT, fields);
+    if files.recorded_pid() == Some(std::process::id()) {
+        let _ = std::fs::remove_file(&files.pid);
+    }
+    acquired.lock.release();
+    Ok(reason)
+}
+
+/// Serves until a terminating signal or idle shutdown, then drains within a bound.
+async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    log: &Arc<DaemonLog>,
+    activity: &Activity,
+    idle_bound: Duration,
+) -> ExitReason {
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let app = http::router(state).into_make_service_with_connect_info::<SocketAddr>();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        let _ = stop_rx.await;
+    });
+    let server = tokio::spawn(server.into_future());
+    let reason = tokio::select! {
+        name = terminating_signal(log) => ExitReason::Signal(name),
+        idle = super::idle::idle_for(activity, idle_bound) => {
+            log.event(events::IDLE, json!({ "idleMs": idle.as_millis() as u64, "boundMs": idle_bound.as_millis() as u64 }));
+            ExitReason::Idle(idle)
+        }
+    };
+    let _ = stop_tx.send(());
+    let _ = tokio::time::timeout(DRAIN_BOUND, server).await;
+    reason
+}
+
+/// Resolves with the name of the first SIGTERM or SIGINT; SIGHUP is logged and ignored.
+async fn terminating_signal(log: &DaemonLog) -> &'static str {
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return std::future::pending().await;
+    };
+    loop {
+        let name = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+            _ = hup.recv() => {
+                log.event(events::SIGNALLED, json!({ "signal": "SIGHUP", "action": "ignored" }));
+                continue;
+            }
+        };
+        log.event(
+            events::SIGNALLED,
+            json!({ "signal": name, "action": "shutting down" }),
+        );
+        return name;
+    }
+}
+
+/// Logs what a crashed or killed predecessor left behind. Never fatal.
+fn note_predecessors(log: &DaemonLog, files: &PortFiles, lock_holder: Option<&LockHolder>) {
+    let me = std::process::id();
+    if let Some(prev) = lock_holder.filter(|h| h.pid != me) {
+        log.event(
+            events::STALE_LOCK,
+            json!({ "previousPid": prev.pid, "previousInstance": prev.instance, "note": "the previous holder ended without releasing its record; the kernel had already freed the lock" }),
+        );
+    }
+    if let Some(pid) = files.recorded_pid().filter(|pid| *pid != me) {
+        let state = if pid_alive(pid) {
+            "alive but not holding the port lock"
+        } else {
+            "dead"
+        };
+        log.event(
+            events::STALE_PID,
+            json!({ "previousPid": pid, "state": state }),
+        );
+    }
+    let tail = read_tail(&files.log);
+    let lives = life::lives(&tail);
+    if let Some(prev) = lives
+        .iter()
+        .rev()
+        .find(|l| l.ran() && l.instance != log.instance())
+        && prev.end(pid_alive) == life::LifeEnd::DiedSilently
+    {
+        let heard = prev.last_beat.unwrap_or(prev.last_seen);
+        log.event(
+            events::PREVIOUS_DIED_UNCLEAN,
+            json!({
+                "previousPid": prev.pid,
+                "previousInstance": prev.instance,
+                "lastHeard": heard.format(&time::format_description::well_known::Rfc3339).ok(),
+            }),
+        );
+    }
+}
+
+/// The last [`life::TAIL_BYTES`] of a file, from a line boundary.
+pub fn read_tail(path: &std::path::Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = len.saturating_sub(life::TAIL_BYTES);
+    let _ = file.seek(SeekFrom::Start(start));
+    let mut bytes = Vec::new();
+    let _ = file.read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if start > 0 {
+        text.split_once('\n')
+            .map(|(_, rest)| rest.to_string())
+            .unwrap_or_default()
+    } else {
+        text
+    }
+}
+
+/// A sentence naming why the port could not be bound, and who holds it when the OS says.
+fn bind_obstacle(port: u16, err: &std::io::Error) -> String {
+    if err.kind() != std::io::ErrorKind::AddrInUse {
+        return format!("cannot bind 127.0.0.1:{port}: {err}");
+    }
+    match holders::listeners(port).first() {
+        Some(holder) => format!(
+            "port {port} is held by {holder}, which is not a Reticle daemon; stop that process, or run Reticle on another port with --port"
+        ),
+        None => format!(
+            "port {port} is already in use by a process this user cannot see; free it, or run Reticle on another port with --port"
+        ),
+    }
+}
+
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if let Some(log) = PANIC_LOG.get() {
+            log.event(events::PANIC, json!({ "message": info.to_string() }));
+        }
+        previous(info);
+    }));
+}

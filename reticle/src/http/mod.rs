@@ -1,0 +1,46 @@
+//! The daemon's HTTP plane: one router for every route, behind one guard. Routes are listed in
+//! [`router`]; handlers are named `<resource>_<action>`. This room answers requests; it must not
+//! own the daemon's lifecycle.
+
+pub mod errors;
+pub mod guard;
+pub mod status;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::get;
+
+use crate::auth::PairingToken;
+use crate::daemon::Activity;
+
+/// Facts about this daemon life, fixed at start.
+#[derive(Debug, Clone)]
+pub struct DaemonInfo {
+    pub version: String,
+    pub instance: String,
+    pub pid: u32,
+    pub port: u16,
+    pub started_at: String,
+}
+
+/// What every handler can reach.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub info: Arc<DaemonInfo>,
+    pub activity: Activity,
+    /// The pairing token; `None` when none could be provisioned (then only loopback is served).
+    pub token: Option<PairingToken>,
+}
+
+/// The route table.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/status", get(status::status_show))
+        .fallback(errors::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::loopback_or_token,
+        ))
+        .with_state(state)
+}

@@ -1,0 +1,23 @@
+//! `GET /status`: the daemon's proof of life and identity.
+
+use axum::Json;
+use axum::extract::State;
+
+use super::AppState;
+use crate::daemon::activity::Holder;
+use crate::wire::StatusReport;
+
+/// Answers who this daemon is and what is connected to it.
+pub async fn status_show(State(state): State<AppState>) -> Json<StatusReport> {
+    let info = &state.info;
+    Json(StatusReport {
+        running: true,
+        version: info.version.clone(),
+        instance: info.instance.clone(),
+        pid: info.pid,
+        port: info.port,
+        started_at: info.started_at.clone(),
+        session_count: state.activity.count(Holder::Session),
+        sessions: Vec::new(),
+    })
+}

@@ -1,0 +1,22 @@
+//! Reticle: a dev-only, localhost-only verification layer for AI coding agents.
+//!
+//! # Layout
+//! - [`config`]: the environment and port vocabulary, resolved once and imported everywhere.
+//! - [`wire`]: message shapes shared by the daemon and its clients (the `/status` report).
+//! - [`daemon`]: the long-lived process: state dir, port lock, pid file, log, heartbeat,
+//!   idle shutdown, and how it starts and ends.
+//! - [`http`]: the daemon's HTTP plane (`/status`) and its loopback/token guard.
+//! - [`auth`]: the pairing token.
+//! - [`probe`]: client-side port truth: presence (`daemon`/`foreign`/`free`) and port holders.
+//! - [`cli`]: the `reticle` command line.
+
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod daemon;
+pub mod http;
+pub mod probe;
+pub mod wire;
+
+/// The product version, as reported by `/status` and `reticle version`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,72 @@
+//! Three-valued port presence: `daemon` (answers `/status` as Reticle), `foreign` (accepts TCP
+//! but does not answer as Reticle: a squatter, or a stopped or wedged daemon) or `free`.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::wire::StatusReport;
+
+/// Bound on the TCP connect probe.
+pub const TCP_PROBE_TIMEOUT: Duration = Duration::from_millis(300);
+/// Bound on the `/status` probe.
+pub const STATUS_PROBE_TIMEOUT: Duration = Duration::from_millis(700);
+
+/// What holds a port.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "presence", rename_all = "snake_case")]
+pub enum PortPresence {
+    /// A Reticle daemon answered `/status`.
+    Daemon { status: StatusReport },
+    /// Something accepts connections but did not answer as a Reticle daemon.
+    Foreign,
+    /// Nothing accepts connections.
+    Free,
+}
+
+impl PortPresence {
+    /// The vocabulary word: `daemon`, `foreign` or `free`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            PortPresence::Daemon { .. } => "daemon",
+            PortPresence::Foreign => "foreign",
+            PortPresence::Free => "free",
+        }
+    }
+}
+
+/// Probes `127.0.0.1:port`: TCP first, then `/status`, each bounded.
+pub async fn probe(port: u16) -> PortPresence {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    match tokio::time::timeout(TCP_PROBE_TIMEOUT, tokio::net::TcpStream::connect(addr)).await {
+        Ok(Ok(_stream)) => {}
+        Ok(Err(_)) => return PortPresence::Free,
+        // A connect that neither succeeds nor is refused means something holds the port but
+        // cannot take connections (a full backlog on a stopped process).
+        Err(_) => return PortPresence::Foreign,
+    }
+    match fetch_status(port, STATUS_PROBE_TIMEOUT).await {
+        Some(status) => PortPresence::Daemon { status },
+        None => PortPresence::Foreign,
+    }
+}
+
+/// `GET /status` on loopback, bounded; `None` when it does not answer as a Reticle daemon.
+pub async fn fetch_status(port: u16, bound: Duration) -> Option<StatusReport> {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(bound)
+        .build()
+        .ok()?;
+    let response = client
+        .get(format!("http://127.0.0.1:{port}/status"))
+        .send()
+        .await
+        .ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let status: StatusReport = response.json().await.ok()?;
+    status.running.then_some(status)
+}

@@ -1,0 +1,37 @@
+//! The `/status` report: the one answer that proves a daemon is alive and which one it is.
+
+use serde::{Deserialize, Serialize};
+
+/// What `GET /status` answers. `instance` is fresh for every daemon life, so a client that
+/// started a daemon can tell its own from an older one still answering on the port.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusReport {
+    /// Always `true` in an answer: a daemon that answers is running.
+    pub running: bool,
+    /// The daemon's product version.
+    pub version: String,
+    /// The id of this daemon life.
+    pub instance: String,
+    /// The daemon's process id.
+    pub pid: u32,
+    /// The port it is bound to.
+    pub port: u16,
+    /// When it started, RFC 3339.
+    pub started_at: String,
+    /// How many browser sessions are connected.
+    pub session_count: usize,
+    /// The connected sessions.
+    pub sessions: Vec<SessionSummary>,
+}
+
+/// One connected browser session as `/status` lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    pub id: String,
+    pub url: String,
+    pub title: String,
+    pub connected_at: String,
+    pub last_seen_ms: u64,
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what the project needs and is missing, idempotently. Sourced by the README's two
+# commands; each function is a no-op when its tool is already there.
+set -euo pipefail
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" = 0 ]; then
+    apt-get update -qq >/dev/null
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+# Debian's Chromium, for the browser gates.
+ensure_chromium() {
+  if ! command -v chromium >/dev/null 2>&1; then
+    echo "setup: installing Debian's chromium (first browser use)" >&2
+    apt_install chromium
+  fi
+}
+
+# The npm dev dependencies of sdk/ (jsdom for its unit tests), once sdk/package.json exists.
+ensure_sdk_deps() {
+  local root="$1"
+  if [ -f "$root/sdk/package.json" ] && [ ! -d "$root/sdk/node_modules" ]; then
+    echo "setup: installing sdk/ dev dependencies" >&2
+    (cd "$root/sdk" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, then runs every check and every test.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+# shellcheck source=scripts/setup.sh
+. scripts/setup.sh
+ensure_sdk_deps "$root"
+
+echo "==> cargo fmt --check"
+cargo fmt --all -- --check
+echo "==> cargo clippy --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+echo "==> cargo build --bins"
+cargo build --workspace --bins
+export RETICLE_BIN="$root/target/debug/reticle"
+echo "==> tests"
+if command -v cargo-nextest >/dev/null 2>&1; then
+  cargo nextest run --workspace --no-fail-fast
+else
+  cargo test --workspace --no-fail-fast
+fi
+if [ -f sdk/package.json ]; then
+  echo "==> sdk tests (node --test)"
+  (cd sdk && npm test)
+fi
