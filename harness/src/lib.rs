@@ -1,1 +1,23 @@
-//! The client side of every gate.
+//! The client side of every gate: the harness rules as code.
+//!
+//! # Layout
+//! - [`binaries`]: where the `reticle` binary under test is.
+//! - [`ports`]: free loopback ports, and re-exports of the product's port probes.
+//! - [`marker`]: the environment marker every harness-started process carries, and the orphan
+//!   sweep that finds processes by that marker (never by port).
+//! - [`owned`]: [`OwnedDaemon`], a daemon the harness owns for the whole run.
+//! - [`outcome`]: three-valued outcomes (a run whose transport died proves nothing).
+//! - [`poll`]: bounded polling, the only synchronisation tests use.
+//! - [`cli`]: running `reticle <command>` as a user would and capturing what it says.
+
+pub mod binaries;
+pub mod cli;
+pub mod marker;
+pub mod outcome;
+pub mod owned;
+pub mod poll;
+pub mod ports;
+
+pub use outcome::Outcome;
+pub use owned::{OwnedDaemon, OwnedDaemonBuilder};
+pub use ports::{PortHolder, PortPresence, SocketRole, free_port};

@@ -1,0 +1,38 @@
+//! Locating the binaries under test: `RETICLE_BIN` when set (the test command sets it after
+//! building), else `target/<profile>/reticle` beside the running test, built on first use.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The `reticle` binary every gate runs.
+pub fn reticle() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(path) = std::env::var_os("RETICLE_BIN").filter(|p| !p.is_empty()) {
+            return PathBuf::from(path);
+        }
+        let dir = target_dir();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "--quiet", "-p", "reticle", "--bin", "reticle"])
+            .status();
+        assert!(
+            matches!(status, Ok(s) if s.success()),
+            "could not build the reticle binary ({status:?}); run `cargo build --bins` and retry"
+        );
+        dir.join("reticle")
+    })
+    .clone()
+}
+
+/// `target/<profile>`, from the location of the running test binary (`.../deps/<test>`).
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary knows its own path");
+    let deps = exe.parent().expect("a test binary lives in a directory");
+    if deps.ends_with("deps") {
+        deps.parent().expect("deps has a parent").to_path_buf()
+    } else {
+        deps.to_path_buf()
+    }
+}
