@@ -164,6 +164,7 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
         }),
         activity: activity.clone(),
         token,
+        shutdown: tokio_util::sync::CancellationToken::new(),
     };
     let life_started = Instant::now();
     let heartbeat = tokio::spawn(super::heartbeat::beat(
@@ -197,11 +198,11 @@ async fn serve(
     activity: &Activity,
     idle_bound: Duration,
 ) -> ExitReason {
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = state.shutdown.clone();
     let app = http::router(state).into_make_service_with_connect_info::<SocketAddr>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        let _ = stop_rx.await;
-    });
+    let draining = shutdown.clone();
+    let server = axum::serve(listener, app)
+        .with_graceful_shutdown(async move { draining.cancelled().await });
     let server = tokio::spawn(server.into_future());
     let reason = tokio::select! {
         name = terminating_signal(log) => ExitReason::Signal(name),
@@ -210,7 +211,7 @@ async fn serve(
             ExitReason::Idle(idle)
         }
     };
-    let _ = stop_tx.send(());
+    shutdown.cancel();
     let _ = tokio::time::timeout(DRAIN_BOUND, server).await;
     reason
 }

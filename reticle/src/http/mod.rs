@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::get;
+use tokio_util::sync::CancellationToken;
 
 use crate::auth::PairingToken;
 use crate::daemon::Activity;
@@ -31,6 +32,9 @@ pub struct AppState {
     pub activity: Activity,
     /// The pairing token; `None` when none could be provisioned (then only loopback is served).
     pub token: Option<PairingToken>,
+    /// Cancelled when the daemon begins to shut down: long-lived streams (SSE, WebSocket) end
+    /// on it, so draining never waits on a client.
+    pub shutdown: CancellationToken,
 }
 
 /// The route table.
