@@ -3,3 +3,14 @@
 //!
 //! Gates treat the product as a black box: they start the real binary and speak its real
 //! interfaces through `harness`, sharing wire types but never calling product internals.
+//!
+//! # Layout
+//! - [`inventory`]: every row (H1.1 … H5.5, T1 … T4, L1), its hop, target and scenario.
+//! - [`history`]: the append-only record of every operation a gate performs.
+//! - [`judge`]: the row outcomes and the checkers that decide them from a history.
+//! - [`trace`]: the `RETICLE_TRACE` checker for invariants T1 to T4, with its calibration.
+
+pub mod history;
+pub mod inventory;
+pub mod judge;
+pub mod trace;

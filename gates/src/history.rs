@@ -1,0 +1,130 @@
+//! The history: every operation a gate performs, appended in order and timestamped (Jepsen's
+//! model). Clients `invoke` and then complete with `ok`, `fail` or `info` (unknown); the nemesis
+//! records the faults it injected and whether they took; the harness records process events.
+//! Recording is all this module does; judging is [`crate::judge`]'s job.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Who performed an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Actor {
+    /// A client of the product (an agent, a user at the CLI, a page).
+    Client,
+    /// The fault injector.
+    Nemesis,
+    /// The harness itself (processes started and ended).
+    Harness,
+}
+
+/// What kind of operation it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpType {
+    /// A call begins.
+    Invoke,
+    /// It definitely happened (or, for a fault, it definitely took).
+    Ok,
+    /// It definitely did not happen, and said so.
+    Fail,
+    /// Unknown: no answer within the bound, or a fact recorded for the record.
+    Info,
+}
+
+/// One operation.
+#[derive(Debug, Clone, Serialize)]
+pub struct Op {
+    pub index: usize,
+    /// Milliseconds since the history began.
+    pub at_ms: f64,
+    pub actor: Actor,
+    #[serde(rename = "type")]
+    pub op_type: OpType,
+    /// What was done (`serve`, `tools/call`, `squat_port`, ...).
+    pub f: String,
+    pub value: Value,
+}
+
+/// An append-only, shareable history.
+#[derive(Debug, Clone)]
+pub struct History {
+    start: Instant,
+    ops: Arc<Mutex<Vec<Op>>>,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl History {
+    pub fn new() -> Self {
+        Self {
+            start: Instant::now(),
+            ops: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    /// Appends an operation and returns its index.
+    pub fn record(&self, actor: Actor, op_type: OpType, f: &str, value: Value) -> usize {
+        let mut ops = self.ops.lock().expect("history lock");
+        let index = ops.len();
+        ops.push(Op {
+            index,
+            at_ms: self.start.elapsed().as_secs_f64() * 1000.0,
+            actor,
+            op_type,
+            f: f.to_string(),
+            value,
+        });
+        index
+    }
+
+    /// A client call begins.
+    pub fn invoke(&self, f: &str, value: Value) -> usize {
+        self.record(Actor::Client, OpType::Invoke, f, value)
+    }
+
+    /// A client call completes.
+    pub fn complete(&self, op_type: OpType, f: &str, value: Value) -> usize {
+        self.record(Actor::Client, op_type, f, value)
+    }
+
+    /// The nemesis injected a fault; `established` says whether the harness could confirm it.
+    pub fn fault(&self, f: &str, established: bool, detail: Value) -> usize {
+        let op_type = if established {
+            OpType::Ok
+        } else {
+            OpType::Fail
+        };
+        self.record(Actor::Nemesis, op_type, f, detail)
+    }
+
+    /// A snapshot of every operation so far.
+    pub fn ops(&self) -> Vec<Op> {
+        self.ops.lock().expect("history lock").clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ops_are_indexed_in_order_with_monotonic_time() {
+        let history = History::new();
+        history.fault("squat_port", true, json!({"port": 1}));
+        history.invoke("serve", json!({}));
+        history.complete(OpType::Fail, "serve", json!({"code": 1}));
+        let ops = history.ops();
+        assert_eq!(ops.iter().map(|o| o.index).collect::<Vec<_>>(), [0, 1, 2]);
+        assert!(ops.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
+        assert_eq!(ops[0].actor, Actor::Nemesis);
+    }
+}
