@@ -9,8 +9,14 @@
 //! - [`history`]: the append-only record of every operation a gate performs.
 //! - [`judge`]: the row outcomes and the checkers that decide them from a history.
 //! - [`trace`]: the `RETICLE_TRACE` checker for invariants T1 to T4, with its calibration.
+//! - [`scenarios`]: the code that provokes each row and judges its history.
+//! - [`controls`]: deliberately silent stand-ins that every checker must score `silent`.
+//! - [`scorecard`]: outcomes against targets and the baseline, in every output format.
 
+pub mod controls;
 pub mod history;
 pub mod inventory;
 pub mod judge;
+pub mod scenarios;
+pub mod scorecard;
 pub mod trace;
