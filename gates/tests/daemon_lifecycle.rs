@@ -19,7 +19,7 @@ const BOUND: Duration = Duration::from_secs(15);
 async fn a_stopped_daemon_is_never_reported_running() {
     let daemon = OwnedDaemon::start().await;
     let port = daemon.port().to_string();
-    daemon.signal(Signal::SIGSTOP);
+    assert!(daemon.freeze().await, "the daemon never showed stopped");
     let report = run(daemon.state_dir(), &["status", "--port", &port, "--json"])
         .await
         .json();
@@ -42,7 +42,7 @@ async fn a_stopped_daemon_is_never_reported_running() {
 async fn stop_ends_a_stopped_daemon() {
     let mut daemon = OwnedDaemon::start().await;
     let port = daemon.port().to_string();
-    daemon.signal(Signal::SIGSTOP);
+    assert!(daemon.freeze().await, "the daemon never showed stopped");
     let stop = run(daemon.state_dir(), &["stop", "--port", &port]).await;
     assert!(stop.ok(), "{stop:?}");
     poll::until("the daemon to exit", BOUND, async || {
@@ -368,18 +368,20 @@ async fn unknown_subcommands_run_reticle_dash_name_from_path() {
     );
 }
 
-#[test]
-fn marked_orphans_are_found_by_marker_not_port() {
+#[tokio::test]
+async fn marked_orphans_are_found_by_marker_not_port() {
     let mut child = Command::new("sleep");
     child.arg("30");
     marker::mark(&mut child);
     let mut child = child.spawn().unwrap();
-    let found = marker::marked_processes();
-    assert!(
-        found
-            .iter()
-            .any(|m| m.pid == child.id() && m.owner == std::process::id())
-    );
+    let pid = child.id();
+    // The marker appears in /proc once the child has exec'd, not at fork.
+    poll::until("the child's marker", BOUND, async || {
+        marker::marked_processes()
+            .into_iter()
+            .find(|m| m.pid == pid && m.owner == std::process::id())
+    })
+    .await;
     // Its owner (this test) is alive, so the sweep must leave it alone.
     assert!(marker::sweep_orphans().iter().all(|m| m.pid != child.id()));
     assert!(pid_alive(child.id()));

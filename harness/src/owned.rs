@@ -151,6 +151,18 @@ impl OwnedDaemon {
         let _ = kill(Pid::from_raw(self.pid() as i32), signal);
     }
 
+    /// SIGSTOPs the daemon and waits until the kernel shows it stopped (delivery is asynchronous);
+    /// `false` when it never showed stopped within the bound.
+    pub async fn freeze(&self) -> bool {
+        self.signal(Signal::SIGSTOP);
+        let pid = self.pid();
+        poll::within(READY_BOUND, async || {
+            (process_state(pid) == Some('T')).then_some(())
+        })
+        .await
+        .is_some()
+    }
+
     /// Whether the daemon process has exited (reaping it if so).
     pub fn has_exited(&mut self) -> bool {
         match self.child.as_mut() {
@@ -203,6 +215,12 @@ impl OwnedDaemon {
             )),
         }
     }
+}
+
+/// The one-letter state of a process (`T` when stopped, `Z` a zombie).
+pub fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
 impl Drop for OwnedDaemon {

@@ -80,8 +80,7 @@ pub async fn serve_on_a_squatted_port(env: &GateEnv) -> Ran {
 pub async fn stopped_daemon_status(env: &GateEnv) -> Ran {
     let history = History::new();
     let daemon = OwnedDaemon::start().await;
-    daemon.signal(Signal::SIGSTOP);
-    let stopped = process_state(daemon.pid()) == Some('T');
+    let stopped = daemon.freeze().await;
     history.fault("sigstop_daemon", stopped, json!({ "pid": daemon.pid() }));
     let port = daemon.port().to_string();
     let ran = call(
@@ -385,10 +384,4 @@ pub async fn racing_daemons(env: &GateEnv) -> Ran {
 fn judged(history: History, judge: impl FnOnce(&[crate::history::Op]) -> Judgement) -> Ran {
     let judgement = judge(&history.ops());
     Ran { history, judgement }
-}
-
-/// The one-letter state of a process (`T` when stopped).
-fn process_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
