@@ -8,6 +8,7 @@
 //! - [`http`]: the daemon's HTTP plane (`/status`) and its loopback/token guard.
 //! - [`auth`]: the pairing token.
 //! - [`probe`]: client-side port truth: presence (`daemon`/`foreign`/`free`) and port holders.
+//! - [`verdict`]: predicates, their evaluation over a window and the page, and the verdict.
 //! - [`cli`]: the `reticle` command line.
 
 pub mod auth;
@@ -16,6 +17,7 @@ pub mod config;
 pub mod daemon;
 pub mod http;
 pub mod probe;
+pub mod verdict;
 pub mod wire;
 
 /// The product version, as reported by `/status` and `reticle version`.
