@@ -8,6 +8,7 @@
 //! - [`http`]: the daemon's HTTP plane (`/status`) and its loopback/token guard.
 //! - [`auth`]: the pairing token.
 //! - [`probe`]: client-side port truth: presence (`daemon`/`foreign`/`free`) and port holders.
+//! - [`trace`]: `RETICLE_TRACE` span lines in the daemon log.
 //! - [`verdict`]: predicates, their evaluation over a window and the page, and the verdict.
 //! - [`cli`]: the `reticle` command line.
 
@@ -17,6 +18,7 @@ pub mod config;
 pub mod daemon;
 pub mod http;
 pub mod probe;
+pub mod trace;
 pub mod verdict;
 pub mod wire;
 
