@@ -92,10 +92,7 @@ pub async fn stopped_daemon_status(env: &GateEnv) -> Ran {
     .await;
     daemon.signal(Signal::SIGCONT);
     let report = status_json(&ran);
-    judged(history, move |ops| {
-        if let Err(inconclusive) = judge::established_fault(ops) {
-            return inconclusive;
-        }
+    judged_after_fault(history, move || {
         match (&report["running"], report["diagnosis"].as_str()) {
             (Value::Bool(false), Some(diagnosis)) if diagnosis.contains("stopped") => {
                 Judgement::new(
@@ -134,10 +131,7 @@ pub async fn idle_exit_is_reported(env: &GateEnv) -> Ran {
     )
     .await;
     let exit = status_json(&ran)["lastExit"].clone();
-    judged(history, move |ops| {
-        if let Err(inconclusive) = judge::established_fault(ops) {
-            return inconclusive;
-        }
+    judged_after_fault(history, move || {
         let reason = exit["reason"].as_str().unwrap_or("");
         if exit["kind"] == "clean" && reason.contains("idle") {
             Judgement::new(RowOutcome::Surfaced, format!("last exit: clean, {reason}"))
@@ -202,10 +196,7 @@ pub async fn survives_caller_group_sigterm(env: &GateEnv) -> Ran {
     let _ = cli::run_with(&env.reticle, state.path(), &["stop", "--port", &port_arg]).await;
     let same =
         before.map(|s| s.instance) == report["daemon"]["instance"].as_str().map(str::to_string);
-    judged(history, move |ops| {
-        if let Err(inconclusive) = judge::established_fault(ops) {
-            return inconclusive;
-        }
+    judged_after_fault(history, move || {
         if same {
             Judgement::new(
                 RowOutcome::Survived,
@@ -273,10 +264,7 @@ pub async fn sigkill_reads_died_silently(env: &GateEnv) -> Ran {
         )
         .await,
     );
-    judged(history, move |ops| {
-        if let Err(inconclusive) = judge::established_fault(ops) {
-            return inconclusive;
-        }
+    judged_after_fault(history, move || {
         if tidy_kind == "died_silently" {
             return Judgement::new(
                 RowOutcome::Inconclusive,
@@ -384,4 +372,12 @@ pub async fn racing_daemons(env: &GateEnv) -> Ran {
 fn judged(history: History, judge: impl FnOnce(&[crate::history::Op]) -> Judgement) -> Ran {
     let judgement = judge(&history.ops());
     Ran { history, judgement }
+}
+
+/// Judges with `judge` only when the history's fault was established; else inconclusive.
+fn judged_after_fault(history: History, judge: impl FnOnce() -> Judgement) -> Ran {
+    judged(history, |ops| match judge::established_fault(ops) {
+        Ok(_) => judge(),
+        Err(inconclusive) => inconclusive,
+    })
 }
