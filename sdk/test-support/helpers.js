@@ -155,3 +155,31 @@ export async function freePort() {
     });
   });
 }
+
+/**
+ * A command context over a jsdom page, the same shape core.js builds, with real (Node) timers
+ * and short settle bounds.
+ */
+export async function pageContext(bodyHtml, { url } = {}) {
+  const { createRefRegistry } = await import('../src/dom/refs.js');
+  const { openTabStore } = await import('../src/storage.js');
+  const { createStoreRegistry } = await import('../src/commands/state.js');
+  const { createPageClock } = await import('../src/commands/clock.js');
+  const { captureClock } = await import('../src/natives.js');
+  const win = makePage(`<!doctype html><html><head><title>Fixture</title></head><body>${bodyHtml}</body></html>`, url ? { url } : undefined);
+  const store = openTabStore(win);
+  return {
+    win,
+    doc: win.document,
+    refs: createRefRegistry({ store }),
+    tabStore: store,
+    clock: captureClock(globalThis),
+    stores: createStoreRegistry(),
+    signals: new Set(),
+    flows: [],
+    settle: { quietMs: 0, maxMs: 50 },
+    pageClock: createPageClock(win),
+    presenter: null,
+    pendingRequests: () => 0,
+  };
+}

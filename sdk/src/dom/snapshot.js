@@ -18,11 +18,14 @@ import {
   roleOf,
   statesOf,
   testidOf,
+  textOf,
   valueOf,
 } from './roles.js';
 import { resolveScope } from './scope.js';
 
 const SILENT_ROLES = new Set(['generic', 'presentation', 'label', 'none']);
+/** Roles whose line already carries their text content as the name. */
+const NAME_FROM_CONTENT_LINE = new Set(['button', 'link', 'heading', 'paragraph', 'listitem', 'cell', 'columnheader', 'rowheader', 'option', 'tab', 'menuitem', 'status', 'alert', 'legend', 'caption']);
 const CLIPPED_TEXT = 100;
 
 export function pageStatus({ win, doc, refs }) {
@@ -98,7 +101,8 @@ export function takeSnapshot(ctx, args = {}) {
     return true;
   }
 
-  function walk(el, depth) {
+  /** `covered`: an ancestor's line already shows this subtree's text. */
+  function walk(el, depth, covered) {
     if (truncated) return;
     if (el.nodeType !== 1 || isSkippedTag(el) || el.hasAttribute(OWN_UI_ATTR)) return;
     if (isHiddenBySelf(el, win)) return;
@@ -108,21 +112,27 @@ export function takeSnapshot(ctx, args = {}) {
     }
     const role = roleOf(el);
     let childDepth = depth;
+    let childCovered = covered;
     if (interactiveOnly) {
       if (isInteractiveRole(role) || isFocusableGeneric(el)) emit(el, role, 0);
     } else if (!SILENT_ROLES.has(role) || testidOf(el) || isFocusableGeneric(el)) {
       if (!emit(el, role, depth)) return;
       childDepth = depth + 1;
-    } else {
-      const text = directText(el);
-      if (text && !emit(el, 'text', depth, text)) return;
+      if (NAME_FROM_CONTENT_LINE.has(role)) childCovered = true;
+    } else if (!covered && role !== 'label') {
+      if (directText(el)) {
+        if (!emit(el, 'text', depth, textOf(el, CLIPPED_TEXT))) return;
+        childCovered = true;
+      }
+    } else if (role === 'label') {
+      childCovered = true; // a label's text is its control's name
     }
     if (role === 'iframe' || el.tagName === 'SELECT') return;
     const children = el.shadowRoot ? [...el.shadowRoot.children, ...el.children] : el.children;
-    for (const child of children) walk(child, childDepth);
+    for (const child of children) walk(child, childDepth, childCovered);
   }
 
   const root = scoped.el === doc.documentElement ? doc.body || doc.documentElement : scoped.el;
-  if (isVisible(root, hasLayout(doc))) walk(root, 0);
+  if (isVisible(root, hasLayout(doc))) walk(root, 0, false);
   return { ok: true, result: { tree: lines.join('\n'), status, nodes: lines.length, truncated, mode } };
 }
