@@ -3,7 +3,7 @@
 //
 // Owns: test scaffolding only. Must not: be imported by SDK code.
 
-import { JSDOM } from 'jsdom';
+import { JSDOM, VirtualConsole } from 'jsdom';
 import { WebSocketServer, WebSocket } from 'ws';
 
 export { WebSocket };
@@ -67,9 +67,15 @@ export async function waitFor(condition, { timeoutMs = 3000, intervalMs = 5, wha
   }
 }
 
-/** A jsdom page. Scripts do not run; tests drive the DOM directly. */
+/** A jsdom page. Scripts do not run; tests drive the DOM directly. Its console prints nothing. */
 export function makePage(html = '<!doctype html><html><head><title>Fixture</title></head><body></body></html>', { url = 'http://127.0.0.1:5173/app?x=1' } = {}) {
-  const dom = new JSDOM(html, { url, pretendToBeVisual: true });
+  // jsdom's own errors (an exception in a page listener, "not implemented") are recorded on
+  // `win.jsdomErrors` instead of printed, so a test can assert on them.
+  const virtualConsole = new VirtualConsole();
+  const jsdomErrors = [];
+  virtualConsole.on('jsdomError', (err) => jsdomErrors.push(err));
+  const dom = new JSDOM(html, { url, pretendToBeVisual: true, virtualConsole });
+  dom.window.jsdomErrors = jsdomErrors;
   return dom.window;
 }
 
