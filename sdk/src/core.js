@@ -36,6 +36,9 @@ import { clip, encodeFrame, redactUrl, toWireValue } from './serialize.js';
 import { openTabStore, resolveSessionId } from './storage.js';
 import { createTransport } from './transport.js';
 
+/** How many distinct signal names `capabilities` remembers. */
+const MAX_SIGNAL_NAMES_KEPT = 500;
+
 /** Builds and checks the daemon URL from `connect()` options. */
 export function bridgeUrlFrom(options) {
   if (options.url !== undefined) {
@@ -325,7 +328,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
     if (typeof name !== 'string' || name.length === 0 || name.length > Limits.MAX_SIGNAL_NAME) {
       return { ok: false, reason: `signal name must be a string of 1..${Limits.MAX_SIGNAL_NAME} characters` };
     }
-    signals.add(name);
+    if (signals.size < MAX_SIGNAL_NAMES_KEPT) signals.add(name);
     emit(EventType.SIGNAL, { name, data: data === undefined ? null : data });
     return { ok: true };
   }

@@ -419,7 +419,7 @@ export async function runAct(ctx, step) {
     if (err instanceof Refusal) return { ok: false, error: err.message };
     return { ok: false, error: `${action} on ref '${ref}' threw in a page handler: ${err && err.message ? err.message : String(err)}` };
   }
-  const settleOptions = ctx.settle || ActSettle;
+  const settleOptions = ctx.settle || {};
   const settle = await waitForQuiet({
     clock: ctx.clock,
     mutations,
