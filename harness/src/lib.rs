@@ -9,15 +9,21 @@
 //! - [`outcome`]: three-valued outcomes (a run whose transport died proves nothing).
 //! - [`poll`]: bounded polling, the only synchronisation tests use.
 //! - [`cli`]: running `reticle <command>` as a user would and capturing what it says.
+//! - [`wire_page`]: [`WirePage`], a page without a browser, speaking protocol 1 frame by frame.
+//! - [`bridge_client`]: [`BridgeClient`], driving a daemon's bridge over its `/bridge/*` routes.
 
 pub mod binaries;
+pub mod bridge_client;
 pub mod cli;
 pub mod marker;
 pub mod outcome;
 pub mod owned;
 pub mod poll;
 pub mod ports;
+pub mod wire_page;
 
+pub use bridge_client::BridgeClient;
 pub use outcome::Outcome;
 pub use owned::{OwnedDaemon, OwnedDaemonBuilder};
 pub use ports::{PortHolder, PortPresence, SocketRole, free_port};
+pub use wire_page::WirePage;

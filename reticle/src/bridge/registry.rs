@@ -152,6 +152,11 @@ impl Bridge {
         all
     }
 
+    /// How many sockets are waiting for their hello.
+    pub fn pending_handshakes(&self) -> usize {
+        self.inner.pending_handshakes.load(Ordering::SeqCst)
+    }
+
     /// How many sessions are connected.
     pub fn session_count(&self) -> usize {
         lock(&self.inner.sessions).len()

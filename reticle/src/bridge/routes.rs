@@ -73,7 +73,11 @@ pub async fn sessions_index(State(state): State<AppState>) -> Json<Value> {
             })
         })
         .collect();
-    Json(json!({ "sessions": sessions, "refused": state.bridge.refused() }))
+    Json(json!({
+        "sessions": sessions,
+        "pendingHandshakes": state.bridge.pending_handshakes(),
+        "refused": state.bridge.refused(),
+    }))
 }
 
 /// The body of `POST /bridge/commands`.
