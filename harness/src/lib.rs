@@ -12,6 +12,7 @@
 //! - [`fixture_app`]: [`FixtureApp`], the fixture app (and its API, [`fixture_api`]) on an
 //!   ephemeral loopback port.
 //! - [`browser`]: [`Browser`], Debian's Chromium over CDP: tabs, reloads, backgrounding, console.
+//! - [`published_sdk`]: the published `@reticlehq/browser` 2.0.0, installed and bundled at test time.
 //! - [`wire_page`]: [`WirePage`], a page without a browser, speaking protocol 1 frame by frame.
 //! - [`bridge_client`]: [`BridgeClient`], driving a daemon's bridge over its `/bridge/*` routes.
 
@@ -26,6 +27,7 @@ pub mod outcome;
 pub mod owned;
 pub mod poll;
 pub mod ports;
+pub mod published_sdk;
 pub mod wire_page;
 
 pub use bridge_client::BridgeClient;
