@@ -27,6 +27,7 @@ import {
   Limits,
   LOOPBACK_HOSTS,
   MessageKind,
+  ObserverLimits,
   PROTOCOL_VERSION,
   SDK_VERSION,
   Transport,
@@ -34,7 +35,7 @@ import {
 } from './protocol.js';
 import { clip, encodeFrame, redactUrl, toWireValue } from './serialize.js';
 import { openTabStore, resolveSessionId } from './storage.js';
-import { createTransport } from './transport.js';
+import { createTransport, TransportState } from './transport.js';
 
 /** Builds and checks the daemon URL from `connect()` options. */
 export function bridgeUrlFrom(options) {
@@ -179,8 +180,8 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
 
   function status() {
     return {
-      connected: Boolean(transport && transport.state === 'open'),
-      state: transport ? transport.state : 'idle',
+      connected: Boolean(transport && transport.state === TransportState.OPEN),
+      state: transport ? transport.state : TransportState.IDLE,
       sessionId: session ? session.sessionId : null,
       url: session ? session.url : null,
       storage: tabStore ? (tabStore.persistent ? 'sessionStorage' : 'memory') : null,
@@ -325,7 +326,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
     if (typeof name !== 'string' || name.length === 0 || name.length > Limits.MAX_SIGNAL_NAME) {
       return { ok: false, reason: `signal name must be a string of 1..${Limits.MAX_SIGNAL_NAME} characters` };
     }
-    signals.add(name);
+    if (signals.size < ObserverLimits.SIGNAL_NAMES_KEPT) signals.add(name);
     emit(EventType.SIGNAL, { name, data: data === undefined ? null : data });
     return { ok: true };
   }

@@ -17,19 +17,35 @@ import { CHURN_EVENT_TYPES, Transport } from './protocol.js';
  * @property {number} seq   SDK event sequence number
  */
 
+/** Adds one lost event to a gap record (creating it when null); returns the record. */
+export function addToGap(gap, entry) {
+  const g = gap || { dropped: 0, firstDropT: entry.t, firstDropSeq: entry.seq, lastDropSeq: entry.seq };
+  g.dropped += 1;
+  if (entry.t < g.firstDropT) g.firstDropT = entry.t;
+  if (entry.seq < g.firstDropSeq) g.firstDropSeq = entry.seq;
+  if (entry.seq > g.lastDropSeq) g.lastDropSeq = entry.seq;
+  return g;
+}
+
+/** Merges two gap records (either may be null). */
+export function mergeGaps(a, b) {
+  if (!a) return b ? { ...b } : null;
+  if (!b) return { ...a };
+  return {
+    dropped: a.dropped + b.dropped,
+    firstDropT: Math.min(a.firstDropT, b.firstDropT),
+    firstDropSeq: Math.min(a.firstDropSeq, b.firstDropSeq),
+    lastDropSeq: Math.max(a.lastDropSeq, b.lastDropSeq),
+  };
+}
+
 export function createOutbox({ limit = Transport.QUEUE_LIMIT, isChurn = (type) => CHURN_EVENT_TYPES.has(type) } = {}) {
   /** @type {QueuedEvent[]} */
   let items = [];
   let gap = null;
 
   function noteDrop(entry) {
-    if (!gap) {
-      gap = { dropped: 0, firstDropT: entry.t, firstDropSeq: entry.seq, lastDropSeq: entry.seq };
-    }
-    gap.dropped += 1;
-    if (entry.t < gap.firstDropT) gap.firstDropT = entry.t;
-    if (entry.seq < gap.firstDropSeq) gap.firstDropSeq = entry.seq;
-    if (entry.seq > gap.lastDropSeq) gap.lastDropSeq = entry.seq;
+    gap = addToGap(gap, entry);
   }
 
   /** Makes room for one more entry; returns false when `incoming` itself must be dropped. */
@@ -66,15 +82,7 @@ export function createOutbox({ limit = Transport.QUEUE_LIMIT, isChurn = (type) =
     restore(entries, sentGap) {
       items = entries.concat(items);
       while (items.length > limit) makeRoom(null);
-      if (sentGap) {
-        if (!gap) gap = { ...sentGap };
-        else {
-          gap.dropped += sentGap.dropped;
-          gap.firstDropT = Math.min(gap.firstDropT, sentGap.firstDropT);
-          gap.firstDropSeq = Math.min(gap.firstDropSeq, sentGap.firstDropSeq);
-          gap.lastDropSeq = Math.max(gap.lastDropSeq, sentGap.lastDropSeq);
-        }
-      }
+      if (sentGap) gap = mergeGaps(gap, sentGap);
     },
     /** Everything queued, oldest first; the queue is empty afterwards. */
     drain() {

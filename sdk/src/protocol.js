@@ -146,6 +146,24 @@ export const DOM_SAMPLES_PER_WINDOW = 10;
 export const Snapshot = Object.freeze({ MAX_NODES: 400, MAX_DEPTH: 20, MAX_NAME: 100 });
 export const QUERY_DEFAULT_LIMIT = 50;
 
+/** Per-command bounds. */
+export const CommandLimits = Object.freeze({
+  QUERY_MAX_LIMIT: 500,
+  ACT_SEQUENCE_MAX_STEPS: 50,
+  STATE_DEFAULT_DEPTH: 4,
+  STATE_MAX_KEYS_LISTED: 50,
+  CLOCK_MAX_ADVANCE_MS: 24 * 60 * 60 * 1000,
+  CLOCK_MAX_FIRINGS_PER_ADVANCE: 10000,
+  CAPABILITIES_MAX_TESTIDS: 200,
+});
+
+/** Per-observer bounds. */
+export const ObserverLimits = Object.freeze({
+  CONSOLE_MESSAGE_CHARS: 2000,
+  DOM_SAMPLE_TEXT_CHARS: 80,
+  SIGNAL_NAMES_KEPT: 500,
+});
+
 /** Keys in sessionStorage (per tab, survives reload and same-tab navigation). */
 export const StorageKey = Object.freeze({
   SESSION_ID: '__reticle_session',

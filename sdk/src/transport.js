@@ -12,6 +12,7 @@
 // "lost"/"back" warnings every cycle; and what was sent on such a socket is queued again.
 
 import { createBackoff } from './backoff.js';
+import { addToGap, mergeGaps } from './outbox.js';
 import { CloseCode, Transport } from './protocol.js';
 
 export const TransportState = Object.freeze({
@@ -61,9 +62,17 @@ export function createTransport({
   let failedBeforeFirst = 0;
   let lostWarned = false;
   let refusedWarned = false;
-  /** Events sent on the current socket before it was established: re-queued if it fails. */
+  /**
+   * Events sent on the current socket before it was established: re-queued if it fails. At most
+   * a queue's worth is kept; older ones are only counted (`unconfirmedGap`), as the queue would.
+   */
   let unconfirmed = [];
   let unconfirmedGap = null;
+
+  function holdUnconfirmed(entry) {
+    unconfirmed.push(entry);
+    if (unconfirmed.length > outbox.limit) unconfirmedGap = addToGap(unconfirmedGap, unconfirmed.shift());
+  }
   const stats = { opens: 0, closes: 0, lastCloseCode: null, lastCloseReason: '', lastDelayMs: null, refusals: 0 };
 
   function setState(next) {
@@ -137,11 +146,11 @@ export function createTransport({
     const gap = outbox.takeGap();
     if (gap) {
       const marker = encodeGapMarker(gap);
-      if (marker && rawSend(marker)) unconfirmedGap = gap;
+      if (marker && rawSend(marker)) unconfirmedGap = mergeGaps(unconfirmedGap, gap);
       else outbox.restore([], gap);
     }
     for (const entry of outbox.drain()) {
-      if (rawSend(entry.text)) unconfirmed.push(entry);
+      if (rawSend(entry.text)) holdUnconfirmed(entry);
       else outbox.push(entry);
     }
     clock.clearTimeout(establishTimer);
@@ -243,7 +252,7 @@ export function createTransport({
     /** Sends an encoded event now, or queues it for the next connection. */
     sendEvent(entry) {
       if (state !== TransportState.STOPPED && rawSend(entry.text)) {
-        if (!socketEstablished) unconfirmed.push(entry);
+        if (!socketEstablished) holdUnconfirmed(entry);
         return true;
       }
       outbox.push(entry);

@@ -43,6 +43,15 @@ test('full snapshot: nested outline with refs, states, values (passwords masked)
   assert.equal(result.truncated, false);
 });
 
+test('a closed <details> shows its summary only', async () => {
+  const ctx = await pageContext('<details><summary>More</summary><button>Inside</button></details>');
+  const { result } = takeSnapshot(ctx, {});
+  assert.match(result.tree, /button "More"/);
+  assert.doesNotMatch(result.tree, /Inside/);
+  ctx.doc.querySelector('details').open = true;
+  assert.match(takeSnapshot(ctx, {}).result.tree, /button "Inside"/);
+});
+
 test('interactive snapshot is flat and lists controls only; status mode has no tree', async () => {
   const ctx = await pageContext(HTML);
   const { result } = takeSnapshot(ctx, { mode: 'interactive' });

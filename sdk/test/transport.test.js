@@ -209,3 +209,29 @@ test('a WebSocket constructor that throws counts as a failed attempt and is retr
   assert.equal(calls, 2);
   transport.stop();
 });
+
+test('a flood on a socket refused before it was established keeps a queue\'s worth and counts the rest', async (t) => {
+  let refuse = true;
+  const daemon = await startDaemonStandIn({
+    onHello: (conn) => {
+      // refuse only once all 25 events have arrived on this never-established socket
+      if (refuse) conn.socket.on('message', () => conn.frames.length === 26 && conn.socket.close(1008, 'authentication failed'));
+    },
+  });
+  t.after(() => daemon.close());
+  const h = harness(daemon.url, { random: () => 0, queueLimit: 10 });
+  t.after(() => h.transport.stop());
+  h.transport.start();
+  await waitFor(() => h.transport.state === 'open');
+  for (let i = 0; i < 25; i += 1) h.transport.sendEvent(h.event('signal'));
+  await waitFor(() => h.transport.stats.refusals === 1 && h.transport.state === 'waiting');
+  assert.equal(h.outbox.size, 10);
+  assert.equal(h.outbox.peekGap().dropped, 15);
+  refuse = false;
+  h.clock.advance(h.transport.stats.lastDelayMs);
+  await waitFor(() => daemon.connections[1] && daemon.connections[1].frames.length >= 12, { what: 'hello + marker + 10' });
+  const frames = daemon.connections[1].frames;
+  assert.equal(frames[1].event.type, 'transport.overflow');
+  assert.equal(frames[1].event.data.dropped, 15);
+  assert.deepEqual(frames.slice(2).map((f) => f.event.data.n), [15, 16, 17, 18, 19, 20, 21, 22, 23, 24]);
+});

@@ -6,7 +6,7 @@
 // Must not: fall back to another element when a ref is stale, act on a disabled control, or let
 // an exception from a page handler escape (it becomes an `ok:false` result).
 
-import { ActAction, ActSettle } from '../protocol.js';
+import { ActAction, ActSettle, CommandLimits } from '../protocol.js';
 import { labelFor, isDisabled, isPasswordField, nameOf, testidOf, textOf, valueOf, hasLayout, isVisible } from '../dom/roles.js';
 import { watchMutations, waitForQuiet } from '../dom/settle.js';
 
@@ -15,7 +15,6 @@ const NEEDS_ENABLED = new Set([
   ActAction.CLICK, ActAction.DBLCLICK, ActAction.FILL, ActAction.TYPE, ActAction.CLEAR, ActAction.SELECT,
   ActAction.CHECK, ActAction.UNCHECK, ActAction.SUBMIT, ActAction.PRESS,
 ]);
-const MAX_STEPS = 50;
 const DANGER_WORDS = /(^|[^a-z])(delete|remove|destroy|drop|erase|purge|wipe|discard|revoke|terminate|deactivate|unsubscribe)(?![a-z])/;
 
 class Refusal extends Error {}
@@ -419,7 +418,7 @@ export async function runAct(ctx, step) {
     if (err instanceof Refusal) return { ok: false, error: err.message };
     return { ok: false, error: `${action} on ref '${ref}' threw in a page handler: ${err && err.message ? err.message : String(err)}` };
   }
-  const settleOptions = ctx.settle || ActSettle;
+  const settleOptions = ctx.settle || {};
   const settle = await waitForQuiet({
     clock: ctx.clock,
     mutations,
@@ -467,7 +466,9 @@ export async function runAct(ctx, step) {
 export async function runActSequence(ctx, args = {}) {
   const steps = args.steps;
   if (!Array.isArray(steps) || steps.length === 0) return { ok: false, error: 'act_sequence needs args.steps, a non-empty array of {ref, action, args?}' };
-  if (steps.length > MAX_STEPS) return { ok: false, error: `act_sequence takes at most ${MAX_STEPS} steps (got ${steps.length})` };
+  if (steps.length > CommandLimits.ACT_SEQUENCE_MAX_STEPS) {
+    return { ok: false, error: `act_sequence takes at most ${CommandLimits.ACT_SEQUENCE_MAX_STEPS} steps (got ${steps.length})` };
+  }
   const done = [];
   const effects = [];
   for (let i = 0; i < steps.length; i += 1) {

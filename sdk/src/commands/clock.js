@@ -7,8 +7,8 @@
 // Must not: touch the SDK's own timers (captured earlier in natives.js), or lose a page timer.
 // Known limit: timers the page scheduled *before* the freeze keep running in real time.
 
-const MAX_FIRINGS_PER_ADVANCE = 10000;
-const MAX_ADVANCE_MS = 24 * 60 * 60 * 1000;
+import { CommandLimits } from '../protocol.js';
+
 const VIRTUAL_ID_BASE = 1e9;
 
 export function createPageClock(win) {
@@ -119,7 +119,7 @@ export function createPageClock(win) {
       for (;;) {
         let next = null;
         for (const [id, t] of timers) if (t.due <= target && (!next || t.due < next[1].due || (t.due === next[1].due && t.order < next[1].order))) next = [id, t];
-        if (!next || fired >= MAX_FIRINGS_PER_ADVANCE) break;
+        if (!next || fired >= CommandLimits.CLOCK_MAX_FIRINGS_PER_ADVANCE) break;
         const [id, t] = next;
         wallAt += t.due - perfAt;
         perfAt = t.due;
@@ -160,8 +160,8 @@ export function runClock(ctx, args = {}) {
   }
   if (args.advanceMs !== undefined) {
     const ms = args.advanceMs;
-    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > MAX_ADVANCE_MS) {
-      return { ok: false, error: `clock advanceMs must be a number from 0 to ${MAX_ADVANCE_MS}` };
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > CommandLimits.CLOCK_MAX_ADVANCE_MS) {
+      return { ok: false, error: `clock advanceMs must be a number from 0 to ${CommandLimits.CLOCK_MAX_ADVANCE_MS}` };
     }
     const fired = clock.advance(ms);
     return { ok: true, result: { frozen: true, now: clock.now(), fired, pending: clock.pending() } };

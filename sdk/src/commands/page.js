@@ -5,7 +5,7 @@
 // unloads.
 // Must not: navigate anywhere but http(s), or scroll anything other than the container asked for.
 
-import { CommandName, Limits, PROTOCOL_VERSION, SDK_NAME, SDK_VERSION } from '../protocol.js';
+import { CommandLimits, CommandName, Limits, PROTOCOL_VERSION, SDK_NAME, SDK_VERSION } from '../protocol.js';
 import { isOwnUi } from '../dom/roles.js';
 import { redactUrl } from '../serialize.js';
 
@@ -86,7 +86,7 @@ export function runCapabilities(ctx) {
     if (isOwnUi(el)) continue;
     const id = el.getAttribute('data-testid');
     if (!testids.includes(id)) testids.push(id);
-    if (testids.length >= 200) break;
+    if (testids.length >= CommandLimits.CAPABILITIES_MAX_TESTIDS) break;
   }
   return {
     ok: true,

@@ -6,11 +6,9 @@
 // Must not: call a store's getState outside a try (a throwing getter is reported), nor return
 // unbounded values (depth and size limits apply through the serializer).
 
-import { Limits, SerializeLimits } from '../protocol.js';
+import { CommandLimits, Limits, SerializeLimits } from '../protocol.js';
 import { REDACTED, isSensitiveKey, toWireValue } from '../serialize.js';
 
-const DEFAULT_DEPTH = 4;
-const MAX_KEYS_LISTED = 50;
 
 export function createStoreRegistry() {
   const stores = new Map();
@@ -80,7 +78,7 @@ function callGetState(getState) {
 export function readState(ctx, args = {}) {
   const { stores } = ctx;
   if (args.store !== undefined && typeof args.store !== 'string') return { ok: false, error: "state_read 'store' must be a string" };
-  let depth = DEFAULT_DEPTH;
+  let depth = CommandLimits.STATE_DEFAULT_DEPTH;
   if (args.depth !== undefined) {
     const n = Number(args.depth);
     if (!Number.isInteger(n) || n < 0) return { ok: false, error: "state_read 'depth' must be a non-negative integer" };
@@ -127,7 +125,7 @@ export function readState(ctx, args = {}) {
           found: false,
           resolvedPath: resolved,
           missing: key,
-          availableKeys: keysOf(value).slice(0, MAX_KEYS_LISTED),
+          availableKeys: keysOf(value).slice(0, CommandLimits.STATE_MAX_KEYS_LISTED),
           storeNames,
           reason: next.threw
             ? `reading '${key}' threw: ${next.threw}`

@@ -7,7 +7,7 @@
 // Must not: return an ancestor merely because a descendant holds the text (text matches keep the
 // deepest elements only), nor throw on a bad selector (a refusal names it).
 
-import { OWN_UI_ATTR, QUERY_DEFAULT_LIMIT } from '../protocol.js';
+import { CommandLimits, OWN_UI_ATTR, QUERY_DEFAULT_LIMIT } from '../protocol.js';
 import { describeElement } from './describe.js';
 import {
   hasLayout,
@@ -25,7 +25,6 @@ import { pageStatus } from './snapshot.js';
 import { resolveScope } from './scope.js';
 
 export const QUERY_KEYS = Object.freeze(['role', 'name', 'text', 'label', 'placeholder', 'testid', 'alt', 'css']);
-const MAX_LIMIT = 500;
 
 function norm(s) {
   return String(s ?? '').replace(/\s+/g, ' ').trim().toLowerCase();
@@ -144,7 +143,7 @@ export function runQuery(ctx, args = {}) {
 function clampLimit(limit) {
   const n = Number(limit);
   if (!Number.isFinite(n) || n <= 0) return QUERY_DEFAULT_LIMIT;
-  return Math.min(Math.floor(n), MAX_LIMIT);
+  return Math.min(Math.floor(n), CommandLimits.QUERY_MAX_LIMIT);
 }
 
 const STATE_KEYS = ['visible', 'enabled', 'disabled', 'checked', 'focused', 'value', 'text', 'name', 'count'];

@@ -128,7 +128,8 @@ export function takeSnapshot(ctx, args = {}) {
       childCovered = true; // a label's text is its control's name
     }
     if (role === 'iframe' || el.tagName === 'SELECT') return;
-    const children = el.shadowRoot ? [...el.shadowRoot.children, ...el.children] : el.children;
+    let children = el.shadowRoot ? [...el.shadowRoot.children, ...el.children] : el.children;
+    if (el.tagName === 'DETAILS' && !el.open) children = Array.from(el.children).filter((c) => c.tagName === 'SUMMARY');
     for (const child of children) walk(child, childDepth, childCovered);
   }
 

@@ -6,7 +6,7 @@
 // Must not: report the SDK's own warnings (see log.js `isSdkSpeaking`), change what the page's
 // console prints, or throw from inside a console call.
 
-import { EventType } from '../protocol.js';
+import { EventType, ObserverLimits } from '../protocol.js';
 import { isSdkSpeaking } from '../log.js';
 import { toWireValue } from '../serialize.js';
 
@@ -17,7 +17,6 @@ const LEVELS = [
   ['warn', EventType.CONSOLE_WARN],
   ['error', EventType.CONSOLE_ERROR],
 ];
-const MESSAGE_LIMIT = 2000;
 
 export function formatConsoleArgs(args) {
   const parts = [];
@@ -36,7 +35,8 @@ export function formatConsoleArgs(args) {
     }
   }
   const message = parts.join(' ');
-  return message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT)}…` : message;
+  const limit = ObserverLimits.CONSOLE_MESSAGE_CHARS;
+  return message.length > limit ? `${message.slice(0, limit)}…` : message;
 }
 
 export function observeConsole({ win, emit }) {

@@ -7,11 +7,11 @@
 // Must not: report the SDK's own UI, or emit one event per node (a busy page would flood the
 // bridge); counts carry the volume.
 
-import { DOM_SAMPLES_PER_WINDOW, EventType, MUTATION_WINDOW_MS, OWN_UI_ATTR } from '../protocol.js';
+import { DOM_SAMPLES_PER_WINDOW, EventType, MUTATION_WINDOW_MS, ObserverLimits, OWN_UI_ATTR } from '../protocol.js';
 import { isSensitiveKey } from '../serialize.js';
 import { isPasswordField, nameOf, roleOf } from '../dom/roles.js';
 
-const TEXT_LIMIT = 80;
+const TEXT_LIMIT = ObserverLimits.DOM_SAMPLE_TEXT_CHARS;
 
 function blankWindow() {
   return {

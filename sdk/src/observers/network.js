@@ -62,7 +62,7 @@ export function observeNetwork({ win, emit, clock }) {
       }
       let promise;
       try {
-        promise = originalFetch.call(this === win ? win : this, input, init);
+        promise = originalFetch.call(this, input, init);
       } catch (err) {
         if (finish) finish({ status: 0, ok: false, error: err && err.message ? err.message : String(err) });
         throw err;
@@ -86,7 +86,7 @@ export function observeNetwork({ win, emit, clock }) {
     const originalOpen = proto.open;
     const originalSend = proto.send;
     const requests = new WeakMap();
-    proto.open = function reticleOpen(method, url, ...rest) {
+    const wrappedOpen = function reticleOpen(method, url, ...rest) {
       try {
         requests.set(this, { method: String(method || 'GET').toUpperCase(), url: absolute(url) });
       } catch {
@@ -94,7 +94,7 @@ export function observeNetwork({ win, emit, clock }) {
       }
       return originalOpen.call(this, method, url, ...rest);
     };
-    proto.send = function reticleSend(body) {
+    const wrappedSend = function reticleSend(body) {
       const info = requests.get(this);
       let finish = null;
       if (info) {
@@ -127,9 +127,11 @@ export function observeNetwork({ win, emit, clock }) {
         throw err;
       }
     };
+    proto.open = wrappedOpen;
+    proto.send = wrappedSend;
     restores.push(() => {
-      if (proto.open.name === 'reticleOpen') proto.open = originalOpen;
-      if (proto.send.name === 'reticleSend') proto.send = originalSend;
+      if (proto.open === wrappedOpen) proto.open = originalOpen;
+      if (proto.send === wrappedSend) proto.send = originalSend;
     });
   }
 
