@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use harness::wire_page::{self, echo_responder};
-use harness::{Browser, BridgeClient, FixtureApp, OwnedDaemon, WirePage, poll};
+use harness::{BridgeClient, Browser, FixtureApp, OwnedDaemon, WirePage, poll};
 use serde_json::{Value, json};
 
 const BOUND: Duration = Duration::from_secs(60);
@@ -48,9 +48,21 @@ async fn round_trip() {
     })
     .await;
     for (what, name, args) in [
-        ("query {role: button, name: Sign in}", "query", json!({"role": "button", "name": "Sign in"})),
-        ("query {testid: login-submit}", "query", json!({"testid": "login-submit"})),
-        ("an unknown command (transport floor: the SDK refuses at once)", "nope", json!({})),
+        (
+            "query {role: button, name: Sign in}",
+            "query",
+            json!({"role": "button", "name": "Sign in"}),
+        ),
+        (
+            "query {testid: login-submit}",
+            "query",
+            json!({"testid": "login-submit"}),
+        ),
+        (
+            "an unknown command (transport floor: the SDK refuses at once)",
+            "nope",
+            json!({}),
+        ),
     ] {
         let samples = sample(&client, "bench", name, &args, 500).await;
         report(&format!("{what}, fixture app in Chromium"), &samples);
@@ -61,18 +73,34 @@ async fn round_trip() {
         .await
         .unwrap();
     page.hello("echo", Some(&daemon.token())).await;
-    poll::until("the echo page", BOUND, async || client.session("echo").await.map(|_| ())).await;
+    poll::until("the echo page", BOUND, async || {
+        client.session("echo").await.map(|_| ())
+    })
+    .await;
     let samples = sample(&client, "echo", "query", &json!({"role": "button"}), 500).await;
-    report("query answered by a Rust echo client (daemon and WebSocket only)", &samples);
+    report(
+        "query answered by a Rust echo client (daemon and WebSocket only)",
+        &samples,
+    );
 }
 
-async fn sample(client: &BridgeClient, session: &str, name: &str, args: &Value, n: usize) -> Vec<u64> {
+async fn sample(
+    client: &BridgeClient,
+    session: &str,
+    name: &str,
+    args: &Value,
+    n: usize,
+) -> Vec<u64> {
     for _ in 0..50 {
-        client.command(Some(session), name, args.clone(), None).await;
+        client
+            .command(Some(session), name, args.clone(), None)
+            .await;
     }
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
-        let answer = client.command(Some(session), name, args.clone(), None).await;
+        let answer = client
+            .command(Some(session), name, args.clone(), None)
+            .await;
         assert_eq!(answer["outcome"], "answered", "{answer}");
         samples.push(answer["roundTripUs"].as_u64().unwrap());
     }
@@ -100,11 +128,18 @@ async fn ingest(cap: Option<&str>, total: usize, pace_per_sec: Option<u64>) -> (
     let client = BridgeClient::new(daemon.port());
     let page = WirePage::open(daemon.port(), ORIGIN).await.unwrap();
     page.hello("ingest", Some(&daemon.token())).await;
-    poll::until("the page", BOUND, async || client.session("ingest").await.map(|_| ())).await;
+    poll::until("the page", BOUND, async || {
+        client.session("ingest").await.map(|_| ())
+    })
+    .await;
     let frames: Vec<String> = (0..total)
         .map(|i| {
-            wire_page::event("ingest", "dom.text", json!({ "text": format!("row {i} changed") }))
-                .to_string()
+            wire_page::event(
+                "ingest",
+                "dom.text",
+                json!({ "text": format!("row {i} changed") }),
+            )
+            .to_string()
         })
         .collect();
     let started = Instant::now();
@@ -143,8 +178,12 @@ async fn memory() {
             .unwrap();
         page.hello(&format!("m{i}"), Some(&daemon.token())).await;
         let frames = (0..2000).map(|n| {
-            wire_page::event(&format!("m{i}"), "dom.text", json!({ "text": format!("row {n} of page {i}") }))
-                .to_string()
+            wire_page::event(
+                &format!("m{i}"),
+                "dom.text",
+                json!({ "text": format!("row {n} of page {i}") }),
+            )
+            .to_string()
         });
         pages.push(page);
         pages.last().unwrap().send_burst(frames).await;
@@ -152,7 +191,9 @@ async fn memory() {
     poll::until("32 sessions with full buffers", BOUND, async || {
         let sessions = client.session_list().await;
         (sessions.len() == 32
-            && sessions.iter().all(|s| s["counters"]["eventsStored"] == 2000))
+            && sessions
+                .iter()
+                .all(|s| s["counters"]["eventsStored"] == 2000))
         .then_some(())
     })
     .await;
