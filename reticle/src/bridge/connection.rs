@@ -39,6 +39,7 @@ enum End {
 
 /// Serves one upgraded socket.
 pub async fn serve(bridge: Bridge, mut socket: WebSocket, origin: Option<String>) {
+    let _live = bridge.track_socket();
     let Some(slot) = bridge.begin_handshake() else {
         refuse(
             &bridge,

@@ -69,6 +69,10 @@ struct Inner {
     served_projects: Mutex<Vec<String>>,
     next_life: AtomicU64,
     next_link: AtomicU64,
+    /// Sockets being served (from upgrade until their close frame is written).
+    live_sockets: AtomicUsize,
+    /// Woken whenever a socket finishes, for [`Bridge::drained`].
+    socket_done: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -83,6 +87,16 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Counts one socket as live until dropped.
+pub(crate) struct SocketGuard(Arc<Inner>);
+
+impl Drop for SocketGuard {
+    fn drop(&mut self) {
+        self.0.live_sockets.fetch_sub(1, Ordering::SeqCst);
+        self.0.socket_done.notify_waiters();
+    }
 }
 
 /// Holds one of the pending-handshake places until dropped.
@@ -116,6 +130,8 @@ impl Bridge {
                 served_projects: Mutex::new(Vec::new()),
                 next_life: AtomicU64::new(1),
                 next_link: AtomicU64::new(1),
+                live_sockets: AtomicUsize::new(0),
+                socket_done: tokio::sync::Notify::new(),
             }),
         };
         if !bridge.inner.config.session_idle.is_zero() {
@@ -264,6 +280,27 @@ impl Bridge {
     }
 
     // ---- what the sockets call ----
+
+    /// Counts a socket as live until the guard drops.
+    pub(crate) fn track_socket(&self) -> SocketGuard {
+        self.inner.live_sockets.fetch_add(1, Ordering::SeqCst);
+        SocketGuard(self.inner.clone())
+    }
+
+    /// After shutdown is cancelled: waits (within `bound`) until every socket has written its
+    /// close frame and ended; returns whether they all did.
+    pub async fn drained(&self, bound: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + bound;
+        loop {
+            let notified = self.inner.socket_done.notified();
+            if self.inner.live_sockets.load(Ordering::SeqCst) == 0 {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return false;
+            }
+        }
+    }
 
     /// Takes a pending-handshake place, or `None` when all are taken.
     pub(crate) fn begin_handshake(&self) -> Option<HandshakeSlot> {

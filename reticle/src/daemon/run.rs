@@ -216,6 +216,7 @@ async fn serve(
     idle_bound: Duration,
 ) -> ExitReason {
     let shutdown = state.shutdown.clone();
+    let bridge = state.bridge.clone();
     let app = http::router(state).into_make_service_with_connect_info::<SocketAddr>();
     let draining = shutdown.clone();
     let server = axum::serve(listener, app)
@@ -229,7 +230,11 @@ async fn serve(
         }
     };
     shutdown.cancel();
-    let _ = tokio::time::timeout(DRAIN_BOUND, server).await;
+    // Bridge sockets are upgraded out of the server's sight: wait for their close frames too.
+    let _ = tokio::join!(
+        tokio::time::timeout(DRAIN_BOUND, server),
+        bridge.drained(DRAIN_BOUND)
+    );
     reason
 }
 
