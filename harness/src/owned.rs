@@ -136,6 +136,13 @@ impl OwnedDaemon {
         self.state_dir.join(format!("daemon-{}.log", self.port))
     }
 
+    /// The pairing token the daemon provisioned (or was given), read from its state dir.
+    pub fn token(&self) -> String {
+        std::fs::read_to_string(self.state_dir.join(reticle::auth::token::TOKEN_FILE))
+            .map(|t| t.trim().to_string())
+            .unwrap_or_else(|err| panic!("the daemon's pairing token is readable: {err}"))
+    }
+
     /// The daemon's pid.
     pub fn pid(&self) -> u32 {
         self.child.as_ref().map(Child::id).unwrap_or(0)

@@ -9,10 +9,11 @@ pub mod status;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::routing::get;
+use axum::routing::{get, post};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::PairingToken;
+use crate::bridge::{self, Bridge};
 use crate::daemon::Activity;
 
 /// Facts about this daemon life, fixed at start.
@@ -35,16 +36,24 @@ pub struct AppState {
     /// Cancelled when the daemon begins to shut down: long-lived streams (SSE, WebSocket) end
     /// on it, so draining never waits on a client.
     pub shutdown: CancellationToken,
+    /// The bridge: connected pages and the API that drives them.
+    pub bridge: Bridge,
 }
 
 /// The route table.
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/status", get(status::status_show))
+        .route("/bridge/sessions", get(bridge::routes::sessions_index))
+        .route("/bridge/commands", post(bridge::routes::commands_create))
+        .route("/bridge/events", get(bridge::routes::events_index))
         .fallback(errors::not_found)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             guard::loopback_or_token,
         ))
+        // Added after the guard so it is not behind it: a page cannot send headers, so the
+        // bridge applies its own tiers (Origin at the upgrade, the token in the hello).
+        .route("/reticle", get(bridge::routes::socket_upgrade))
         .with_state(state)
 }

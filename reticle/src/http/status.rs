@@ -4,7 +4,6 @@ use axum::Json;
 use axum::extract::State;
 
 use super::AppState;
-use crate::daemon::activity::Holder;
 use crate::wire::StatusReport;
 
 /// Answers who this daemon is and what is connected to it.
@@ -17,7 +16,8 @@ pub async fn status_show(State(state): State<AppState>) -> Json<StatusReport> {
         pid: info.pid,
         port: info.port,
         started_at: info.started_at.clone(),
-        session_count: state.activity.count(Holder::Session),
-        sessions: Vec::new(),
+        session_count: state.bridge.session_count(),
+        sessions: state.bridge.summaries(),
+        refused: state.bridge.refused(),
     })
 }
