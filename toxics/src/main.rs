@@ -1,0 +1,116 @@
+//! `toxics`: the fault proxy as a standalone server.
+//!
+//! It owns the command line only: parse, start [`toxics::Server`], wait for Ctrl-C or SIGTERM,
+//! shut down. Everything else lives in the library.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// A TCP fault proxy that speaks Toxiproxy's REST API and toxic vocabulary.
+///
+/// Point any Toxiproxy client at it (the default port is Toxiproxy's, 8474), create proxies
+/// with `POST /proxies`, and add toxics (latency, bandwidth, slow_close, timeout, reset_peer,
+/// slicer, limit_data) with `POST /proxies/{name}/toxics`. Everything listens on loopback only.
+#[derive(Parser, Debug)]
+#[command(name = "toxics", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve the REST API until interrupted.
+    ///
+    /// Endpoints: GET /version; GET, POST /proxies; POST /populate; GET, POST, DELETE
+    /// /proxies/{name}; GET, POST /proxies/{name}/toxics; GET, POST, DELETE
+    /// /proxies/{name}/toxics/{toxic}; POST /reset. Errors are JSON: {"error": "...",
+    /// "status": N}.
+    Serve {
+        /// Address to listen on; must be loopback.
+        #[arg(long, default_value = "127.0.0.1", env = "TOXICS_HOST")]
+        host: String,
+        /// Port for the REST API (0 picks a free one and prints it).
+        #[arg(long, default_value_t = 8474, env = "TOXICS_PORT")]
+        port: u16,
+        /// Seed for every random choice (toxicity rolls, jitter, slice sizes); random if
+        /// absent. The seed in use is printed at start, so a run can be replayed.
+        #[arg(long, env = "TOXICS_SEED")]
+        seed: Option<u64>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TOXICS_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toxics: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match cli.command {
+        Command::Serve { host, port, seed } => runtime.block_on(serve(host, port, seed)),
+    }
+}
+
+async fn serve(host: String, port: u16, seed: Option<u64>) -> ExitCode {
+    let mut builder = toxics::Server::builder();
+    if let Some(seed) = seed {
+        builder = builder.seed(seed);
+    }
+    let mut server = match builder.serve((host.as_str(), port)).await {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("toxics: cannot serve on {host}:{port}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!(
+        "toxics {}: API on {} (seed {})",
+        toxics::api::VERSION,
+        server.url(),
+        server.seed()
+    );
+    let outcome = tokio::select! {
+        result = server.wait() => result,
+        () = shutdown_signal() => Ok(()),
+    };
+    let shutdown = server.shutdown().await;
+    match outcome.and(shutdown) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("toxics: the API stopped: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
