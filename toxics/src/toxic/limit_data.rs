@@ -36,7 +36,7 @@ impl Toxic for LimitData {
         Box::pin(async move {
             let sent = stub.state::<Transmitted>().0;
             if sent > 0 && sent >= self.bytes {
-                stub.close().await;
+                stub.close_connection().await;
                 return;
             }
             loop {
@@ -55,7 +55,7 @@ impl Toxic for LimitData {
                             }
                         }
                         if stub.state::<Transmitted>().0 >= self.bytes {
-                            stub.close().await;
+                            stub.close_connection().await;
                             return;
                         }
                     }

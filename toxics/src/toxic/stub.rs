@@ -266,6 +266,19 @@ impl Stub {
         }
     }
 
+    /// Cut the whole connection after the data already written, whatever the input did: both
+    /// peers see their stream end (timeout and limit_data end this way).
+    pub async fn close_connection(&mut self) {
+        if let Err(Some(msg)) = self.emit(Msg::Close(CloseKind::Drop)).await {
+            self.kept.push_back(msg);
+        }
+    }
+
+    /// Wait until this stub is interrupted (or its connection is gone).
+    pub async fn stopped(&mut self) {
+        self.interrupt.cancelled().await
+    }
+
     /// Reset the connection now: both sockets are closed with `SO_LINGER` 0, so both peers
     /// get a TCP RST and data still in flight inside the proxy is discarded.
     pub fn reset(&mut self) {

@@ -3,6 +3,9 @@
 //! (a blackhole).
 //!
 //! The clock starts when the toxic joins the link and is not restarted by data or updates.
+//! The end of the input is swallowed like data (Toxiproxy's code passes it on, its README
+//! says the connection stays open; we follow the README, so a blackhole stays silent even
+//! when the other side hangs up).
 //! Removing it from a live link closes that link, because the bytes it swallowed are gone and
 //! the stream can no longer be whole. Swallowing data is its whole purpose; it must not pass
 //! any through.
@@ -38,7 +41,7 @@ impl Stateful for Timeout {
 
 impl Cleanup for Timeout {
     fn cleanup<'a>(&'a self, stub: &'a mut Stub) -> PipeFuture<'a> {
-        Box::pin(stub.close())
+        Box::pin(stub.close_connection())
     }
 }
 
@@ -54,23 +57,26 @@ impl Toxic for Timeout {
                 }
             };
             tokio::pin!(expired);
+            // Swallow data until the deadline. The end of the input is swallowed too: the
+            // peer must see silence, not a close, until the timeout says otherwise.
             loop {
                 tokio::select! {
                     biased;
                     _ = &mut expired => {
-                        stub.close().await;
+                        stub.close_connection().await;
                         return;
                     }
                     got = stub.recv() => match got {
-                        // Swallowed on purpose.
                         Recv::Chunk(_) => {}
-                        Recv::End => {
-                            stub.close().await;
-                            return;
-                        }
+                        Recv::End => break,
                         Recv::Stopped => return,
                     },
                 }
+            }
+            tokio::select! {
+                biased;
+                _ = &mut expired => stub.close_connection().await,
+                _ = stub.stopped() => {}
             }
         })
     }
