@@ -296,3 +296,14 @@ pub fn at_least(actual: Duration, ms: u64, what: &str) {
         "{what}: expected at least ~{ms} ms, got {actual:?}"
     );
 }
+
+/// Write `msg` on an open echo connection and read back exactly as many bytes (bounded).
+pub async fn exchange(socket: &mut TcpStream, msg: &[u8]) -> Vec<u8> {
+    socket.write_all(msg).await.unwrap();
+    let mut back = vec![0u8; msg.len()];
+    tokio::time::timeout(PATIENCE, socket.read_exact(&mut back))
+        .await
+        .expect("the echo came back")
+        .expect("the echo came back whole");
+    back
+}
