@@ -1,9 +1,9 @@
 //! Guards for faults installed from Rust: dropping one heals what it installed.
 //!
 //! [`ToxicGuard`] removes its toxic, [`DownGuard`] brings its proxy back up. Drop heals
-//! synchronously as far as the proxy's state goes (the toxic list, the listening port), and
-//! live connections are rewired in the background; `heal().await` / `up().await` also wait for
-//! them. `forget()` leaves the fault in place on purpose. This module must not install faults;
+//! synchronously as far as the proxy's state goes (the toxic list, the listening port); live
+//! connections are rewired in the background, and `ToxicGuard::heal().await` also waits for
+//! them. `DownGuard::up()` reports a failure to rebind, which drop can only log. `forget()` leaves the fault in place on purpose. This module must not install faults;
 //! [`crate::proxy::Proxy::inject`] and [`crate::proxy::Proxy::down`] do.
 
 use std::sync::Arc;

@@ -74,6 +74,9 @@ async fn serve(host: String, port: u16, seed: Option<u64>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Listen for the stop signals before saying we are up, so a signal sent as soon as the
+    // address is printed is never missed.
+    let stop = shutdown_signal();
     println!(
         "toxics {}: API on {} (seed {})",
         toxics::api::VERSION,
@@ -82,7 +85,7 @@ async fn serve(host: String, port: u16, seed: Option<u64>) -> ExitCode {
     );
     let outcome = tokio::select! {
         result = server.wait() => result,
-        () = shutdown_signal() => Ok(()),
+        () = stop => Ok(()),
     };
     let shutdown = server.shutdown().await;
     match outcome.and(shutdown) {
@@ -94,23 +97,27 @@ async fn serve(host: String, port: u16, seed: Option<u64>) -> ExitCode {
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on Ctrl-C or SIGTERM. The handlers are installed when this is called, not when
+/// the returned future is first polled.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let ctrl_c = tokio::signal::ctrl_c();
+    async move {
+        #[cfg(unix)]
+        let term = async {
+            match term.as_mut() {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
             }
-            Err(_) => std::future::pending().await,
+        };
+        #[cfg(not(unix))]
+        let term = std::future::pending::<()>();
+        tokio::select! {
+            _ = ctrl_c => {}
+            () = term => {}
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
     }
 }

@@ -37,7 +37,8 @@ impl Api {
     }
 
     async fn get(&self, path: &str) -> (u16, Value) {
-        self.send(self.http.get(format!("{}{path}", self.base))).await
+        self.send(self.http.get(format!("{}{path}", self.base)))
+            .await
     }
 
     async fn post(&self, path: &str, body: Value) -> (u16, Value) {
@@ -97,10 +98,7 @@ async fn a_proxy_lives_and_dies_through_the_api() {
     assert_eq!(created["toxics"], json!([]));
     let listen = listen_of(&created);
     assert_ne!(listen.port(), 0, "the real port is reported");
-    assert_eq!(
-        probe(listen, REQUEST, PATIENCE).await.bytes,
-        pattern(1000)
-    );
+    assert_eq!(probe(listen, REQUEST, PATIENCE).await.bytes, pattern(1000));
 
     let (status, shown) = api.get("/proxies/db").await;
     assert_eq!((status, &shown), (200, &created));
@@ -175,11 +173,14 @@ async fn proxy_errors_have_toxiproxy_shapes() {
     let (origin, _s, api) = setup().await;
     let up = origin.addr.to_string();
     assert_eq!(
-        api.post("/proxies", json!({"name": "a", "upstream": up})).await.0,
+        api.post("/proxies", json!({"name": "a", "upstream": up}))
+            .await
+            .0,
         201
     );
     assert_eq!(
-        api.post("/proxies", json!({"name": "a", "upstream": up})).await,
+        api.post("/proxies", json!({"name": "a", "upstream": up}))
+            .await,
         (409, json!({"error": "proxy already exists", "status": 409}))
     );
     assert_eq!(
@@ -198,7 +199,12 @@ async fn proxy_errors_have_toxiproxy_shapes() {
     );
     let (status, body) = api.post_raw("/proxies", "{not json").await;
     assert_eq!(status, 400);
-    assert!(body["error"].as_str().unwrap().starts_with("bad request body"));
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("bad request body")
+    );
     assert_eq!(body["status"], 400);
     let (status, body) = api
         .post(
@@ -315,7 +321,8 @@ async fn toxic_errors_have_toxiproxy_shapes() {
         200
     );
     assert_eq!(
-        api.post("/proxies/p/toxics", json!({"type": "latency"})).await,
+        api.post("/proxies/p/toxics", json!({"type": "latency"}))
+            .await,
         (409, json!({"error": "toxic already exists", "status": 409}))
     );
     assert_eq!(
@@ -354,7 +361,10 @@ async fn toxic_errors_have_toxiproxy_shapes() {
     assert!(body["error"].as_str().unwrap().contains("timeuot"));
     assert_eq!(api.post_raw("/proxies/p/toxics", "[").await.0, 400);
     let missing = json!({"error": "toxic not found", "status": 404});
-    assert_eq!(api.get("/proxies/p/toxics/nope").await, (404, missing.clone()));
+    assert_eq!(
+        api.get("/proxies/p/toxics/nope").await,
+        (404, missing.clone())
+    );
     assert_eq!(
         api.post("/proxies/p/toxics/nope", json!({"toxicity": 0.1}))
             .await,
@@ -368,8 +378,11 @@ async fn toxic_errors_have_toxiproxy_shapes() {
 async fn reset_heals_everything() {
     let (origin, _s, api) = setup().await;
     let up = origin.addr.to_string();
-    let (_, a) = api.post("/proxies", json!({"name": "a", "upstream": up})).await;
-    api.post("/proxies", json!({"name": "b", "upstream": up})).await;
+    let (_, a) = api
+        .post("/proxies", json!({"name": "a", "upstream": up}))
+        .await;
+    api.post("/proxies", json!({"name": "b", "upstream": up}))
+        .await;
     api.post(
         "/proxies/a/toxics",
         json!({"type": "timeout", "attributes": {"timeout": 0}}),
@@ -431,9 +444,7 @@ async fn populate_creates_keeps_and_replaces() {
         pattern(3)
     );
 
-    let (status, body) = api
-        .post("/populate", json!([{"name": "three"}]))
-        .await;
+    let (status, body) = api.post("/populate", json!([{"name": "three"}])).await;
     assert_eq!(status, 400);
     assert_eq!(body["error"], "missing required field: upstream at proxy 1");
     assert_eq!(body["status"], 400);
@@ -453,7 +464,10 @@ async fn browsers_unknown_routes_and_methods_are_refused() {
         .await;
     assert_eq!(
         (status, body),
-        (403, json!({"error": "user agent not allowed", "status": 403}))
+        (
+            403,
+            json!({"error": "user agent not allowed", "status": 403})
+        )
     );
     assert_eq!(api.get("/nowhere").await.0, 404);
     let (status, body) = api.delete("/proxies").await;

@@ -42,7 +42,11 @@ fn scenario(rt: &Runtime, api: &str, origin: SocketAddr, tag: &str) {
         )])
         .expect("populate");
     assert_eq!(proxies.len(), 1, "{tag}: populate returned {proxies:?}");
-    let listen: SocketAddr = proxies[0].proxy_pack.listen.parse().expect("a listen address");
+    let listen: SocketAddr = proxies[0]
+        .proxy_pack
+        .listen
+        .parse()
+        .expect("a listen address");
     assert_ne!(listen.port(), 0, "{tag}: populate reports the real port");
     assert!(proxies[0].proxy_pack.enabled);
 
@@ -61,7 +65,11 @@ fn scenario(rt: &Runtime, api: &str, origin: SocketAddr, tag: &str) {
     assert_eq!(toxics[0].attributes.get("latency"), Some(&300));
     let out = rt.block_on(probe(listen, REQUEST, PATIENCE));
     assert_eq!(out.bytes, pattern(1000), "{tag}: latency keeps data");
-    at_least(out.first_byte_at().unwrap(), 300, "latency through the client");
+    at_least(
+        out.first_byte_at().unwrap(),
+        300,
+        "latency through the client",
+    );
     proxy.delete_all_toxics().expect("delete toxics");
     assert!(proxy.toxics().unwrap().is_empty());
 
@@ -73,7 +81,10 @@ fn scenario(rt: &Runtime, api: &str, origin: SocketAddr, tag: &str) {
             assert_eq!(out.bytes, pattern(10), "{tag}: limit_data");
         })
         .expect("apply");
-    assert!(proxy.toxics().unwrap().is_empty(), "{tag}: apply cleaned up");
+    assert!(
+        proxy.toxics().unwrap().is_empty(),
+        "{tag}: apply cleaned up"
+    );
 
     // bandwidth, slicer, slow_close: data whole, shaped.
     proxy
@@ -81,7 +92,11 @@ fn scenario(rt: &Runtime, api: &str, origin: SocketAddr, tag: &str) {
         .apply(|| {
             let out = rt.block_on(probe(listen, REQUEST, PATIENCE));
             assert_eq!(out.bytes, pattern(1000), "{tag}: bandwidth keeps data");
-            at_least(out.last_byte_at().unwrap(), 200, "bandwidth through the client");
+            at_least(
+                out.last_byte_at().unwrap(),
+                200,
+                "bandwidth through the client",
+            );
         })
         .expect("apply");
     proxy
@@ -112,7 +127,11 @@ fn scenario(rt: &Runtime, api: &str, origin: SocketAddr, tag: &str) {
         .apply(|| {
             let out = rt.block_on(probe(listen, REQUEST, PATIENCE));
             assert!(out.bytes.is_empty(), "{tag}: timeout leaked data");
-            at_least(out.ended_at.expect("it closes"), 300, "timeout through the client");
+            at_least(
+                out.ended_at.expect("it closes"),
+                300,
+                "timeout through the client",
+            );
         })
         .expect("apply");
 
@@ -123,7 +142,10 @@ fn scenario(rt: &Runtime, api: &str, origin: SocketAddr, tag: &str) {
 
     // reset clears toxics (and re-enables).
     client.reset().expect("reset");
-    assert!(proxy.toxics().unwrap().is_empty(), "{tag}: reset removes toxics");
+    assert!(
+        proxy.toxics().unwrap().is_empty(),
+        "{tag}: reset removes toxics"
+    );
 
     // down: refused inside the closure, back afterwards.
     proxy

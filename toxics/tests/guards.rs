@@ -87,7 +87,10 @@ async fn dropping_the_server_closes_everything() {
     let listen = at(&proxy);
     drop(server);
     assert!(refused(listen).await);
-    let api_gone = eventually(Duration::from_secs(5), || async { refused(api).await.then_some(()) }).await;
+    let api_gone = eventually(Duration::from_secs(5), || async {
+        refused(api).await.then_some(())
+    })
+    .await;
     assert!(api_gone.is_some(), "the API still accepts connections");
 }
 

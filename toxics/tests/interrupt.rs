@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::*;
@@ -19,14 +21,17 @@ async fn churning_toxics_lose_no_bytes() {
     let (_server, proxy) = proxied(&origin).await;
     let socket = tokio::net::TcpStream::connect(at(&proxy)).await.unwrap();
     let (mut rd, mut wr) = socket.into_split();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
     let stop_writing = stop.clone();
+    let written = Arc::new(AtomicUsize::new(0));
+    let progress = written.clone();
     let writer = tokio::spawn(async move {
         let block = pattern(251 * 16);
         let mut sent = 0usize;
-        while !stop_writing.load(std::sync::atomic::Ordering::Relaxed) {
+        while !stop_writing.load(Ordering::Relaxed) {
             wr.write_all(&block).await.unwrap();
             sent += block.len();
+            progress.store(sent, Ordering::Relaxed);
         }
         wr.shutdown().await.unwrap();
         sent
@@ -38,7 +43,12 @@ async fn churning_toxics_lose_no_bytes() {
     });
 
     let churn = async {
-        for round in 0..30u64 {
+        // At least 30 rounds, and on until a few megabytes have crossed while churning (on a
+        // loaded machine the writer may start late).
+        let mut round = 0u64;
+        while round < 30 || written.load(Ordering::Relaxed) < 4_000_000 {
+            round += 1;
+            assert!(round < 100_000, "the writer never got going");
             let specs = [
                 ToxicSpec::new(Latency {
                     latency: 5 + round % 3,
@@ -81,7 +91,7 @@ async fn churning_toxics_lose_no_bytes() {
         }
     };
     churn.await;
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.store(true, Ordering::Relaxed);
     let sent = writer.await.unwrap();
     let back = tokio::time::timeout(Duration::from_secs(60), reader)
         .await

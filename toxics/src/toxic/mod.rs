@@ -11,7 +11,7 @@
 //!
 //! This module owns the contract (trait, stub, chunk), the [`REGISTRY`], and the wire shape
 //! of a toxic ([`ToxicSpec`]) and of an installed one ([`InstalledToxic`]). It must not own
-//! sockets or chains: [`crate::link`] wires stubs together and [`crate::proxy`] keeps the
+//! sockets or chains: the link module wires stubs together and [`crate::proxy`] keeps the
 //! chain per direction.
 
 use std::any::Any;

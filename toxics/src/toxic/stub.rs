@@ -5,7 +5,7 @@
 //! the tail), its interrupt token, the data handed back on an interrupt, its per-connection
 //! state and its share of the seeded randomness. Every wait a toxic makes goes through here, so
 //! every wait is interruptible and no interrupted write loses bytes. It must not decide what a
-//! toxic does with the data, nor rewire itself: [`crate::link`] does that.
+//! toxic does with the data, nor rewire itself: the link module does that.
 
 use std::any::Any;
 use std::collections::VecDeque;
