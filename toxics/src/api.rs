@@ -57,6 +57,7 @@ pub fn routes(collection: Arc<ProxyCollection>) -> Router {
         .route("/version", get(version))
         .fallback(|| async { ApiError::route_not_found() })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
+        .layer(middleware::map_response(json_errors))
         .layer(middleware::from_fn(stop_browsers))
         .with_state(collection)
 }
@@ -72,6 +73,28 @@ async fn stop_browsers(headers: HeaderMap, request: Request, next: Next) -> Resp
         return ApiError::browser_refused().into_response();
     }
     next.run(request).await
+}
+
+/// Errors that did not come from a handler (axum's own rejections: a path that does not
+/// decode, a body over the limit) are rewritten into the `{"error", "status"}` shape, so a
+/// client sees one error format whatever failed.
+async fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let text = axum::body::to_bytes(response.into_body(), 64 * 1024)
+        .await
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).trim().to_lowercase())
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_lowercase());
+    ApiError::new(text, status).into_response()
 }
 
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> ApiResult<T> {

@@ -13,6 +13,7 @@
 //! not decide which toxics exist; the connection task tells it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -22,6 +23,9 @@ use crate::connection::{ConnShared, Side};
 use crate::direction::Direction;
 use crate::rng::Rng;
 use crate::toxic::{Input, InstalledToxic, Msg, Output, Stub, noop};
+
+/// How long a toxic's cleanup may take before its connection is closed instead.
+const CLEANUP_BOUND: Duration = Duration::from_secs(2);
 
 /// One running stage.
 struct Stage {
@@ -131,7 +135,15 @@ impl Link {
             .expect("only named stages are found");
         if let Some(cleanup) = toxic.toxic.cleanup() {
             current.interrupt = self.conn.done.child_token();
-            cleanup.cleanup(&mut current).await;
+            let bounded = tokio::time::timeout(CLEANUP_BOUND, cleanup.cleanup(&mut current)).await;
+            if bounded.is_err() {
+                // The stages after it do not drain (a peer that stopped reading): rather than
+                // hold up every later change, end the connection outright.
+                tracing::warn!(toxic = %toxic.name, "cleanup did not finish; closing the connection");
+                self.conn.close();
+                self.stages.remove(i);
+                return;
+            }
             if current.closed {
                 self.stages.remove(i);
                 return;
@@ -172,7 +184,17 @@ impl Link {
     async fn interrupt(&mut self, i: usize) -> Option<Stub> {
         let stage = &mut self.stages[i];
         stage.interrupt.cancel();
-        let stub = (&mut stage.join).await.ok()?;
+        let stub = match (&mut stage.join).await {
+            Ok(stub) => stub,
+            Err(e) => {
+                // A toxic panicked: the stream it carried is broken, so say so loudly by
+                // closing the connection rather than leaving it hanging.
+                tracing::error!(error = %e, "a toxic stage failed; closing the connection");
+                self.conn.close();
+                self.dead = true;
+                return None;
+            }
+        };
         if stub.closed || self.conn.done.is_cancelled() {
             if i + 1 == self.stages.len() {
                 self.dead = true;

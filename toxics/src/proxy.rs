@@ -272,6 +272,15 @@ impl Proxy {
         stop_locked(&self.name, &mut st);
     }
 
+    /// Close every live connection and keep listening (new connections are accepted as
+    /// before): the "cut all links" step of a scenario.
+    pub fn cut(&self) {
+        let mut st = self.lock();
+        for conn in st.conns.drain(..) {
+            conn.close();
+        }
+    }
+
     /// Change listen, upstream or enabled, as `POST /proxies/{name}` does: a new listen or
     /// upstream restarts the proxy (dropping its connections).
     pub fn update(self: &Arc<Self>, patch: ProxyPatch) -> Result<(), ApiError> {

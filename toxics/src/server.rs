@@ -43,14 +43,15 @@ impl Server {
 
     /// Bind the API on `addr` (which must be loopback) and start serving.
     pub async fn serve(self, addr: impl ToSocketAddrs) -> io::Result<ServerHandle> {
-        let listener = TcpListener::bind(addr).await?;
-        let addr = listener.local_addr()?;
-        if !addr.ip().is_loopback() {
+        let candidates: Vec<SocketAddr> = tokio::net::lookup_host(addr).await?.collect();
+        if let Some(open) = candidates.iter().find(|a| !a.ip().is_loopback()) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("refusing to serve the fault API on {addr}: it is localhost-only"),
+                format!("refusing to serve the fault API on {open}: it is localhost-only"),
             ));
         }
+        let listener = TcpListener::bind(candidates.as_slice()).await?;
+        let addr = listener.local_addr()?;
         let seed = self.seed.unwrap_or_else(|| Rng::from_entropy().next_u64());
         let proxies = Arc::new(ProxyCollection::new(
             tokio::runtime::Handle::current(),

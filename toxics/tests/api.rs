@@ -470,6 +470,11 @@ async fn browsers_unknown_routes_and_methods_are_refused() {
         )
     );
     assert_eq!(api.get("/nowhere").await.0, 404);
+    // A path that does not decode is refused by the router itself, still in the same shape.
+    let (status, body) = api.get("/proxies/%FF").await;
+    assert_eq!(status, 400);
+    assert_eq!(body["status"], 400);
+    assert!(body["error"].is_string());
     let (status, body) = api.delete("/proxies").await;
     assert_eq!(status, 405);
     assert_eq!(body["status"], 405);

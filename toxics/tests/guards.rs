@@ -74,6 +74,20 @@ async fn a_down_guard_refuses_then_restores() {
     assert_eq!(out.bytes, b"pong");
 }
 
+/// `cut` closes live connections and keeps accepting new ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cut_closes_live_connections_only() {
+    let origin = Origin::start(Mode::Echo).await;
+    let (_server, proxy) = proxied(&origin).await;
+    let mut live = tokio::net::TcpStream::connect(at(&proxy)).await.unwrap();
+    assert_eq!(exchange(&mut live, b"one").await, b"one");
+    proxy.cut();
+    let cut = probe_on(&mut live, b"", PATIENCE).await;
+    assert!(matches!(cut.end, End::Eof | End::Reset), "{cut:?}");
+    let mut fresh = tokio::net::TcpStream::connect(at(&proxy)).await.unwrap();
+    assert_eq!(exchange(&mut fresh, b"two").await, b"two");
+}
+
 /// Dropping the server stops the API and every proxy: both ports refuse.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_server_closes_everything() {
