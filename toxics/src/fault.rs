@@ -4,10 +4,10 @@
 //! {"kind": "sigstop", "target": {"type": "process", "role": "daemon"}, "params": {"hold_ms": 500}}
 //! ```
 //!
-//! Families: stdio (`delay`, `garbage`, `close_stdin`, `kill_stdio_owner`), process
-//! (`sigkill`, `sigstop`, `sigterm`, `squat_port`, `read_only_state_dir`, and the
-//! `lsof_kill_recipe` that kills whatever holds a port), browser (`close_tab`, `reload`,
-//! `background`, `offline`). This module owns the vocabulary as plain serde data: the names,
+//! Families: stdio (`delay`, `garbage`, `close_stdin`, `kill_stdio_owner`, and the
+//! `lsof_kill_recipe` an agent uses to clear a port, which kills whatever holds it, clients
+//! included), process (`sigkill`, `sigstop`, `sigterm`, `squat_port`, `read_only_state_dir`),
+//! browser (`close_tab`, `reload`, `background`, `offline`). This module owns the vocabulary as plain serde data: the names,
 //! which target each kind takes, its parameters, and how it heals. It must not carry a fault
 //! out; executors belong to the harness.
 
@@ -122,9 +122,9 @@ impl FaultKind {
             FaultKind::Delay
             | FaultKind::Garbage
             | FaultKind::CloseStdin
-            | FaultKind::KillStdioOwner => Family::Stdio,
-            FaultKind::LsofKillRecipe
-            | FaultKind::Sigkill
+            | FaultKind::KillStdioOwner
+            | FaultKind::LsofKillRecipe => Family::Stdio,
+            FaultKind::Sigkill
             | FaultKind::Sigstop
             | FaultKind::Sigterm
             | FaultKind::SquatPort
@@ -550,7 +550,13 @@ mod tests {
             .collect();
         assert_eq!(
             stdio,
-            ["delay", "garbage", "close_stdin", "kill_stdio_owner"]
+            [
+                "delay",
+                "garbage",
+                "close_stdin",
+                "kill_stdio_owner",
+                "lsof_kill_recipe"
+            ]
         );
     }
 
