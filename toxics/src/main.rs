@@ -38,6 +38,10 @@ enum Command {
         /// absent. The seed in use is printed at start, so a run can be replayed.
         #[arg(long, env = "TOXICS_SEED")]
         seed: Option<u64>,
+        /// A JSON file of proxies to create at start, in the body shape of POST /populate:
+        /// [{"name": "db", "listen": "127.0.0.1:26379", "upstream": "127.0.0.1:6379"}].
+        #[arg(long, env = "TOXICS_CONFIG")]
+        config: Option<std::path::PathBuf>,
     },
 }
 
@@ -58,11 +62,35 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Serve { host, port, seed } => runtime.block_on(serve(host, port, seed)),
+        Command::Serve {
+            host,
+            port,
+            seed,
+            config,
+        } => runtime.block_on(serve(host, port, seed, config)),
     }
 }
 
-async fn serve(host: String, port: u16, seed: Option<u64>) -> ExitCode {
+/// Read the proxies a `--config` file asks for.
+fn read_config(path: &std::path::Path) -> Result<Vec<toxics::ProxyConfig>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{} is not a proxy list: {e}", path.display()))
+}
+
+async fn serve(
+    host: String,
+    port: u16,
+    seed: Option<u64>,
+    config: Option<std::path::PathBuf>,
+) -> ExitCode {
+    let proxies = match config.as_deref().map(read_config).transpose() {
+        Ok(p) => p.unwrap_or_default(),
+        Err(e) => {
+            eprintln!("toxics: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let mut builder = toxics::Server::builder();
     if let Some(seed) = seed {
         builder = builder.seed(seed);
@@ -74,6 +102,20 @@ async fn serve(host: String, port: u16, seed: Option<u64>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Err(failed) = server.proxies().populate(proxies) {
+        eprintln!(
+            "toxics: cannot create the configured proxies: {}",
+            failed.error.error
+        );
+        return ExitCode::FAILURE;
+    }
+    for proxy in server.proxies().all() {
+        let info = proxy.info();
+        println!(
+            "toxics: proxy {} listens on {} for {}",
+            info.name, info.listen, info.upstream
+        );
+    }
     // Listen for the stop signals before saying we are up, so a signal sent as soon as the
     // address is printed is never missed.
     let stop = shutdown_signal();

@@ -99,6 +99,53 @@ fn serve_reports_its_address_answers_and_stops_on_sigterm() {
 }
 
 #[test]
+fn serve_creates_the_proxies_of_a_config_file() {
+    let dir = std::env::temp_dir().join(format!("toxics-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("proxies.json");
+    std::fs::write(
+        &file,
+        r#"[{"name": "db", "listen": "127.0.0.1:0", "upstream": "127.0.0.1:6379"}]"#,
+    )
+    .unwrap();
+    let child = toxics()
+        .args(["serve", "--port", "0", "--config"])
+        .arg(&file)
+        .env("TOXICS_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Reap(child);
+    let stdout = child.0.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    let found = loop {
+        match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(line) if line.contains("proxy db listens on 127.0.0.1:") => break true,
+            Ok(line) => seen.push(line),
+            Err(_) => break false,
+        }
+    };
+    assert!(found, "no proxy line in {seen:?}");
+
+    std::fs::write(&file, "not json").unwrap();
+    let out = toxics()
+        .args(["serve", "--port", "0", "--config"])
+        .arg(&file)
+        .env("TOXICS_LOG", "off")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a proxy list"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn serve_refuses_a_non_loopback_host() {
     let out = toxics()
         .args(["serve", "--host", "0.0.0.0", "--port", "0"])
