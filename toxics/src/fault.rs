@@ -319,19 +319,33 @@ pub struct NoParams {}
 /// A fault's parameters; the variant names the kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Params {
+    /// `delay`: hold a stdio stream back.
     Delay(StdioDelay),
+    /// `garbage`: write non-protocol bytes into a stdio stream.
     Garbage(StdioGarbage),
+    /// `close_stdin`.
     CloseStdin,
+    /// `kill_stdio_owner`.
     KillStdioOwner,
+    /// `lsof_kill_recipe`.
     LsofKillRecipe,
+    /// `sigkill`.
     Sigkill,
+    /// `sigstop`, optionally continued after a while.
     Sigstop(Hold),
+    /// `sigterm`.
     Sigterm,
+    /// `squat_port`.
     SquatPort,
+    /// `read_only_state_dir`.
     ReadOnlyStateDir,
+    /// `close_tab`.
     CloseTab,
+    /// `reload`.
     Reload,
+    /// `background`, optionally brought back after a while.
     Background(Hold),
+    /// `offline`, optionally back online after a while.
     Offline(Hold),
 }
 
