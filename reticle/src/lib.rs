@@ -5,7 +5,10 @@
 //! - [`wire`]: message shapes shared by the daemon and its clients (the `/status` report).
 //! - [`daemon`]: the long-lived process: state dir, port lock, pid file, log, heartbeat,
 //!   idle shutdown, and how it starts and ends.
-//! - [`http`]: the daemon's HTTP plane (`/status`) and its loopback/token guard.
+//! - [`http`]: the daemon's HTTP plane (`/status`, the MCP routes) and its loopback/token guard.
+//! - [`mcp`]: the daemon's MCP endpoint (SSE + POST) and the JSON-RPC/handshake pieces the proxy
+//!   shares.
+//! - [`tools`]: the tool catalogue and `run_tool`, the one chokepoint for every tool call.
 //! - [`auth`]: the pairing token.
 //! - [`probe`]: client-side port truth: presence (`daemon`/`foreign`/`free`) and port holders.
 //! - [`cli`]: the `reticle` command line.
@@ -15,7 +18,9 @@ pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod http;
+pub mod mcp;
 pub mod probe;
+pub mod tools;
 pub mod wire;
 
 /// The product version, as reported by `/status` and `reticle version`.

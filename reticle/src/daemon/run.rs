@@ -153,6 +153,13 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
             "idleShutdownMs": settings.idle_shutdown.as_millis() as u64,
         }),
     );
+    let catalogue = match crate::tools::Catalogue::from_env() {
+        Ok(catalogue) => catalogue,
+        Err(reason) => {
+            acquired.lock.release();
+            return Err(fail(reason));
+        }
+    };
     let activity = Activity::new();
     let state = AppState {
         info: Arc::new(DaemonInfo {
@@ -165,6 +172,7 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
         activity: activity.clone(),
         token,
         shutdown: tokio_util::sync::CancellationToken::new(),
+        mcp: crate::mcp::McpState::new(catalogue, Some(log.clone())),
     };
     let life_started = Instant::now();
     let heartbeat = tokio::spawn(super::heartbeat::beat(

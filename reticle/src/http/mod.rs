@@ -9,7 +9,8 @@ pub mod status;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::routing::get;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::PairingToken;
@@ -35,12 +36,23 @@ pub struct AppState {
     /// Cancelled when the daemon begins to shut down: long-lived streams (SSE, WebSocket) end
     /// on it, so draining never waits on a client.
     pub shutdown: CancellationToken,
+    /// The MCP endpoint: catalogue and open protocol sessions.
+    pub mcp: crate::mcp::McpState,
 }
 
 /// The route table.
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/status", get(status::status_show))
+        .route(
+            crate::mcp::SSE_PATH,
+            get(crate::mcp::transport::mcp_sse_open),
+        )
+        .route(
+            crate::mcp::MESSAGE_PATH,
+            post(crate::mcp::transport::mcp_message_post)
+                .layer(DefaultBodyLimit::max(crate::mcp::MAX_MESSAGE_BYTES)),
+        )
         .fallback(errors::not_found)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

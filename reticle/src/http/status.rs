@@ -19,5 +19,7 @@ pub async fn status_show(State(state): State<AppState>) -> Json<StatusReport> {
         started_at: info.started_at.clone(),
         session_count: state.activity.count(Holder::Session),
         sessions: Vec::new(),
+        agent_count: state.activity.count(Holder::Agent),
+        catalogue: Some(state.mcp.catalogue().summary()),
     })
 }

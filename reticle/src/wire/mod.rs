@@ -3,4 +3,4 @@
 
 pub mod status;
 
-pub use status::{SessionSummary, StatusReport};
+pub use status::{CatalogueSummary, SessionSummary, StatusReport};
