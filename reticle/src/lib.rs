@@ -8,6 +8,8 @@
 //! - [`http`]: the daemon's HTTP plane (`/status`, the MCP routes) and its loopback/token guard.
 //! - [`mcp`]: the daemon's MCP endpoint (SSE + POST) and the JSON-RPC/handshake pieces the proxy
 //!   shares.
+//! - [`proxy`]: `reticle mcp`, the stdio proxy that keeps an agent's link up whatever happens to
+//!   the daemon (a supervisor on stdio, a worker holding the daemon link).
 //! - [`tools`]: the tool catalogue and `run_tool`, the one chokepoint for every tool call.
 //! - [`auth`]: the pairing token.
 //! - [`probe`]: client-side port truth: presence (`daemon`/`foreign`/`free`) and port holders.
@@ -20,6 +22,7 @@ pub mod daemon;
 pub mod http;
 pub mod mcp;
 pub mod probe;
+pub mod proxy;
 pub mod tools;
 pub mod wire;
 
