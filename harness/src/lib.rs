@@ -9,15 +9,22 @@
 //! - [`outcome`]: three-valued outcomes (a run whose transport died proves nothing).
 //! - [`poll`]: bounded polling, the only synchronisation tests use.
 //! - [`cli`]: running `reticle <command>` as a user would and capturing what it says.
+//! - [`history`]: the timed record of every operation and fault in a run, for checkers.
+//! - [`mcp_client`]: [`McpClient`] (the rmcp client over `reticle mcp`'s stdio) and [`RawMcp`]
+//!   (the same process driven line by line, for faults a real client cannot produce).
 
 pub mod binaries;
 pub mod cli;
+pub mod history;
 pub mod marker;
+pub mod mcp_client;
 pub mod outcome;
 pub mod owned;
 pub mod poll;
 pub mod ports;
 
+pub use history::{History, Op, OpKind};
+pub use mcp_client::{McpClient, McpFailure, ProxyOptions, RawMcp};
 pub use outcome::Outcome;
 pub use owned::{OwnedDaemon, OwnedDaemonBuilder};
 pub use ports::{PortHolder, PortPresence, SocketRole, free_port};

@@ -20,6 +20,7 @@ pub async fn status_show(State(state): State<AppState>) -> Json<StatusReport> {
         session_count: state.activity.count(Holder::Session),
         sessions: Vec::new(),
         agent_count: state.activity.count(Holder::Agent),
+        calls_in_flight: state.mcp.calls_in_flight(),
         catalogue: Some(state.mcp.catalogue().summary()),
     })
 }

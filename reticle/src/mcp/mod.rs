@@ -16,6 +16,7 @@ pub mod session;
 pub mod transport;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::json;
@@ -54,6 +55,8 @@ struct Inner {
     sessions: Mutex<HashMap<String, Arc<ProtocolSession>>>,
     /// The daemon log, for stream open and close lines (absent in unit tests).
     log: Option<Arc<DaemonLog>>,
+    /// Tool calls started and not yet answered.
+    in_flight: AtomicUsize,
 }
 
 impl McpState {
@@ -63,6 +66,7 @@ impl McpState {
                 catalogue: RwLock::new(Arc::new(catalogue)),
                 sessions: Mutex::new(HashMap::new()),
                 log,
+                in_flight: AtomicUsize::new(0),
             }),
         }
     }
@@ -85,6 +89,11 @@ impl McpState {
         for session in self.sessions() {
             session.send(line.clone()).await;
         }
+    }
+
+    /// How many tool calls are running.
+    pub fn calls_in_flight(&self) -> usize {
+        self.inner.in_flight.load(Ordering::SeqCst)
     }
 
     /// How many protocol sessions are open.

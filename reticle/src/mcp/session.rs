@@ -134,6 +134,9 @@ impl ProtocolSession {
         ctx: ToolContext,
     ) {
         let session = self.clone();
+        mcp.inner
+            .in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tokio::spawn(async move {
             let catalogue = mcp.catalogue();
             let arguments = call.arguments.unwrap_or_default();
@@ -155,6 +158,9 @@ impl ProtocolSession {
                 )),
             };
             session.send(answer_line(&id, answer)).await;
+            mcp.inner
+                .in_flight
+                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
     }
 }

@@ -41,7 +41,12 @@ pub async fn probe(port: u16) -> PortPresence {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     match tokio::time::timeout(TCP_PROBE_TIMEOUT, tokio::net::TcpStream::connect(addr)).await {
         Ok(Ok(_stream)) => {}
-        Ok(Err(_)) => return PortPresence::Free,
+        // Only a refusal means nothing listens: a reset right after the handshake (a wedge that
+        // accepts and closes) is something holding the port.
+        Ok(Err(err)) if err.kind() == std::io::ErrorKind::ConnectionRefused => {
+            return PortPresence::Free;
+        }
+        Ok(Err(_)) => return PortPresence::Foreign,
         // A connect that neither succeeds nor is refused means something holds the port but
         // cannot take connections (a full backlog on a stopped process).
         Err(_) => return PortPresence::Foreign,

@@ -15,8 +15,9 @@ use crate::mcp::jsonrpc::{self, TRANSPORT_LOST};
 pub enum CallState {
     /// Waiting for a daemon session; never sent.
     Queued,
-    /// Handed to the daemon session `epoch`.
-    Sent { epoch: u64 },
+    /// Handed to the worker for the daemon session `epoch`; `posting` once the worker said its
+    /// POST is leaving (before that, a lost worker or stream means it never ran).
+    Sent { epoch: u64, posting: bool },
 }
 
 /// One request the agent is owed an answer to.
@@ -78,6 +79,15 @@ impl Book {
         self.calls
             .iter()
             .filter(|(_, c)| c.state == wanted)
+            .map(|(s, _)| *s)
+            .collect()
+    }
+
+    /// Proxy ids of calls handed over for session `epoch`.
+    pub fn sent_on(&self, epoch: u64) -> Vec<u64> {
+        self.calls
+            .iter()
+            .filter(|(_, c)| matches!(c.state, CallState::Sent { epoch: e, .. } if e == epoch))
             .map(|(s, _)| *s)
             .collect()
     }
@@ -262,10 +272,19 @@ mod tests {
     fn a_call_leaves_the_book_once() {
         let mut book = Book::default();
         book.insert(1, call(json!("a"), CallState::Queued));
-        book.insert(2, call(json!(1), CallState::Sent { epoch: 7 }));
+        book.insert(
+            2,
+            call(
+                json!(1),
+                CallState::Sent {
+                    epoch: 7,
+                    posting: true,
+                },
+            ),
+        );
         assert_eq!(book.seq_of(&json!("a")), Some(1));
         assert_eq!(book.queued(), vec![1]);
-        assert_eq!(book.in_state(CallState::Sent { epoch: 7 }), vec![2]);
+        assert_eq!(book.sent_on(7), vec![2]);
         assert!(book.take(2).is_some());
         assert!(book.take(2).is_none(), "a second answer finds nothing");
         assert_eq!(book.seq_of(&json!(1)), None);

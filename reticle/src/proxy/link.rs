@@ -42,20 +42,26 @@ pub enum Report {
     Message { epoch: u64, data: String },
     /// The daemon announced a planned shutdown on this stream.
     Retiring { epoch: u64 },
-    /// The stream ended. `unsent`: POSTs that never left the worker (their calls did not run).
+    /// The stream ended. Reported after every POST of the session has finished or been
+    /// abandoned, so each call's fate is already known.
     Dropped {
         epoch: u64,
         reason: String,
         detail: String,
-        unsent: Vec<u64>,
     },
-    /// A POST failed while its stream was still up. `reached: Some(false)` when the daemon
-    /// certainly did not take it (an HTTP refusal), `None` when it cannot be known (a reset).
+    /// The worker is about to POST `seq`: written before the request leaves, so a call without
+    /// this report when the worker dies never reached the daemon.
+    Posting { epoch: u64, seq: u64 },
+    /// A POST failed. `reached: Some(false)` when the daemon certainly did not take it (an HTTP
+    /// refusal, no connection), `None` when it cannot be known (a reset mid-request).
+    /// `retryable` when it never left this machine's side (no connection could be made, or its
+    /// session was already gone): its call did not run and may be sent again.
     PostFailed {
         epoch: u64,
         seq: u64,
         reason: String,
         reached: Option<bool>,
+        retryable: bool,
     },
     /// A line for the proxy log (the supervisor is its only writer).
     Log {
@@ -88,7 +94,6 @@ mod tests {
             epoch: 3,
             reason: "sse_ended".into(),
             detail: String::new(),
-            unsent: vec![4],
         };
         let line = serde_json::to_string(&report).unwrap();
         assert_eq!(serde_json::from_str::<Report>(&line).unwrap(), report);

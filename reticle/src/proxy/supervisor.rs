@@ -548,8 +548,7 @@ impl Supervisor {
                 let epoch = self.epoch();
                 if let Some(seq) = target
                     && epoch.is_some()
-                    && self.book.get(seq).map(|c| c.state)
-                        == epoch.map(|epoch| CallState::Sent { epoch })
+                    && matches!(self.book.get(seq).map(|c| c.state), Some(CallState::Sent { epoch: e, .. }) if Some(e) == epoch)
                 {
                     if let Some(Value::Object(params)) = object.get_mut("params") {
                         params.insert("requestId".into(), json!(seq));
@@ -633,10 +632,23 @@ impl Supervisor {
                 epoch,
                 reason,
                 detail,
-                unsent,
             } => {
                 if self.epoch() == Some(epoch) {
-                    self.on_dropped(&reason, &detail, &unsent);
+                    self.on_dropped(&reason, &detail);
+                }
+            }
+            Report::Posting { epoch, seq } => {
+                if let Some(call) = self.book.get_mut(seq)
+                    && call.state
+                        == (CallState::Sent {
+                            epoch,
+                            posting: false,
+                        })
+                {
+                    call.state = CallState::Sent {
+                        epoch,
+                        posting: true,
+                    };
                 }
             }
             Report::PostFailed {
@@ -644,7 +656,8 @@ impl Supervisor {
                 seq,
                 reason,
                 reached,
-            } => self.on_post_failed(epoch, seq, &reason, reached),
+                retryable,
+            } => self.on_post_failed(epoch, seq, &reason, reached, retryable),
             Report::Log { event, fields } => self.log.event(&event, fields),
             Report::Beat => {}
         }
@@ -733,6 +746,10 @@ impl Supervisor {
             }
         }
         let waiting = !self.book.queued().is_empty();
+        if definitive && waiting && !current.spawn {
+            // Calls arrived during an attempt that could not start a daemon: a wake decides.
+            return self.start_attempt(true);
+        }
         if definitive && waiting {
             let loss = LinkLoss::never_sent(self.port, &obstacle, None);
             for seq in self.book.queued() {
@@ -767,27 +784,31 @@ impl Supervisor {
         self.retry_at = Some(Instant::now() + settings::backoff(self.failures));
     }
 
-    fn on_dropped(&mut self, reason: &str, detail: &str, unsent: &[u64]) {
+    fn on_dropped(&mut self, reason: &str, detail: &str) {
         let Some(epoch) = self.epoch() else { return };
         let reason = if self.retiring {
             "daemon_shutdown"
         } else {
             reason
         };
-        for seq in unsent {
-            if let Some(call) = self.book.get_mut(*seq) {
-                call.state = CallState::Queued;
-            }
-        }
-        let lost = self.book.in_state(CallState::Sent { epoch });
         let loss = LinkLoss::in_flight(self.port, reason, detail);
-        for seq in &lost {
-            if let Some(call) = self.book.take(*seq) {
-                self.answer_call(
-                    &call,
-                    "in_flight_lost",
-                    loss.answer(&call.client_id, self.port),
-                );
+        let mut lost = Vec::new();
+        let mut unsent = Vec::new();
+        for seq in self.book.sent_on(epoch) {
+            let posting = matches!(
+                self.book.get(seq).map(|c| c.state),
+                Some(CallState::Sent { posting: true, .. })
+            );
+            if posting {
+                if let Some(call) = self.book.take(seq) {
+                    let answer = loss.answer(&call.client_id, self.port);
+                    self.answer_call(&call, "in_flight_lost", answer);
+                    lost.push(seq);
+                }
+            } else if let Some(call) = self.book.get_mut(seq) {
+                // It never left for the daemon: it did not run, and goes on the next session.
+                call.state = CallState::Queued;
+                unsent.push(seq);
             }
         }
         self.log.event(
@@ -810,11 +831,33 @@ impl Supervisor {
         }
     }
 
-    fn on_post_failed(&mut self, epoch: u64, seq: u64, reason: &str, reached: Option<bool>) {
-        let Some(call) = self.book.get(seq) else {
+    fn on_post_failed(
+        &mut self,
+        epoch: u64,
+        seq: u64,
+        reason: &str,
+        reached: Option<bool>,
+        retryable: bool,
+    ) {
+        let Some(call) = self.book.get_mut(seq) else {
             return;
         };
-        if call.state != (CallState::Sent { epoch }) {
+        if !matches!(call.state, CallState::Sent { epoch: e, .. } if e == epoch) {
+            return;
+        }
+        if retryable {
+            // It never reached the daemon (no connection, or its session was gone): it waits
+            // for the next session, within its own deadline.
+            call.state = CallState::Queued;
+            self.log.event(
+                "mcp_call_requeued",
+                json!({ "id": call.client_id, "method": call.method, "reason": reason }),
+            );
+            match self.epoch() {
+                Some(current) if current != epoch => self.send_call(seq),
+                Some(_) => {}
+                None => self.demand(),
+            }
             return;
         }
         if let Some(call) = self.book.take(seq) {
@@ -897,7 +940,7 @@ impl Supervisor {
             json!({ "workerPid": worker.pid, "status": status, "livedMs": lived.as_millis() as u64 }),
         );
         if self.connected() {
-            self.on_dropped("link_process_died", &status, &[]);
+            self.on_dropped("link_process_died", &status);
         } else if let Some(attempt) = self.attempt {
             self.on_unreachable(
                 attempt.id,
@@ -996,7 +1039,10 @@ impl Supervisor {
         let Some(call) = self.book.get_mut(seq) else {
             return;
         };
-        call.state = CallState::Sent { epoch };
+        call.state = CallState::Sent {
+            epoch,
+            posting: false,
+        };
         let mut object = call.object.clone();
         object.insert("id".into(), json!(seq));
         let body = Value::Object(object).to_string();

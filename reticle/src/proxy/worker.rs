@@ -28,7 +28,36 @@ use crate::mcp::{
 use crate::probe::{PortPresence, fetch_status, probe};
 use crate::wire::CatalogueSummary;
 
-type Reports = mpsc::UnboundedSender<Report>;
+/// Writes reports to stdout synchronously, one line each, so a `posting` report is in the pipe
+/// before its POST leaves (the supervisor reads a dead worker's pipe to the end).
+#[derive(Debug, Clone, Copy)]
+struct Reports;
+
+impl Reports {
+    fn send(&self, report: Report) -> Result<(), ()> {
+        let Ok(mut line) = serde_json::to_string(&report) else {
+            return Err(());
+        };
+        line.push('\n');
+        let mut out = std::io::stdout().lock();
+        if out
+            .write_all(line.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            // The supervisor is gone.
+            std::process::exit(0);
+        }
+        Ok(())
+    }
+}
+
+/// How long a POST under way when its stream drops may still take to finish.
+const POST_AFTER_DROP: Duration = Duration::from_millis(500);
+
+/// How often, and how many times, a foreign answer with no visible listener is probed again.
+const FOREIGN_RECHECKS: usize = 5;
+const FOREIGN_RECHECK_EVERY: Duration = Duration::from_millis(40);
 
 /// The one open session, as the command loop sees it.
 struct Live {
@@ -63,11 +92,10 @@ pub fn run(port: u16) -> ExitCode {
 }
 
 async fn serve(settings: Settings) {
-    let (reports, outgoing) = mpsc::unbounded_channel::<Report>();
-    std::thread::spawn(move || write_reports(outgoing));
+    let reports = Reports;
     let (commands_tx, mut commands) = mpsc::unbounded_channel::<Command>();
     std::thread::spawn(move || read_commands(commands_tx));
-    let beats = reports.clone();
+    let beats = reports;
     tokio::spawn(async move {
         let mut every = tokio::time::interval(BEAT_EVERY);
         loop {
@@ -89,7 +117,7 @@ async fn serve(settings: Settings) {
                     attempt,
                     spawn,
                     settings.clone(),
-                    reports.clone(),
+                    reports,
                     shared.clone(),
                 ));
             }
@@ -104,6 +132,7 @@ async fn serve(settings: Settings) {
                         seq,
                         reason: "its stream had already ended, so it was never sent".into(),
                         reached: Some(false),
+                        retryable: true,
                     });
                 }
             }
@@ -128,29 +157,6 @@ fn read_commands(tx: mpsc::UnboundedSender<Command>) {
                 }
             }
             Err(err) => eprintln!("reticle mcp-worker: unreadable command ({err}): {line}"),
-        }
-    }
-}
-
-fn write_reports(mut rx: mpsc::UnboundedReceiver<Report>) {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    while let Some(report) = rx.blocking_recv() {
-        let mut batch = vec![report];
-        while let Ok(more) = rx.try_recv() {
-            batch.push(more);
-        }
-        for report in batch {
-            let Ok(mut line) = serde_json::to_string(&report) else {
-                continue;
-            };
-            line.push('\n');
-            if out.write_all(line.as_bytes()).is_err() {
-                std::process::exit(0);
-            }
-        }
-        if out.flush().is_err() {
-            std::process::exit(0);
         }
     }
 }
@@ -221,7 +227,7 @@ async fn connect(
         est.post_url,
         posts_rx,
         attempt,
-        reports.clone(),
+        reports,
         stop_posting.clone(),
     ));
     let (reason, detail) = read_stream(est.response, est.parser, attempt, &reports, &cancel).await;
@@ -232,10 +238,15 @@ async fn connect(
         }
     }
     stop_posting.cancel();
-    let mut unsent = Vec::new();
     if let Ok(mut left) = poster.await {
         while let Ok((seq, _)) = left.try_recv() {
-            unsent.push(seq);
+            let _ = reports.send(Report::PostFailed {
+                epoch: attempt,
+                seq,
+                reason: "its stream ended before it could be sent".into(),
+                reached: Some(false),
+                retryable: true,
+            });
         }
     }
     if reason == "closed" {
@@ -245,7 +256,6 @@ async fn connect(
         epoch: attempt,
         reason: reason.into(),
         detail,
-        unsent,
     });
 }
 
@@ -256,7 +266,17 @@ async fn establish(
 ) -> Result<Established, Unreachable> {
     let port = settings.port;
     let mut spawned = None;
-    match probe(port).await {
+    let mut presence = probe(port).await;
+    // A listener that was just killed still completes handshakes for a moment while the kernel
+    // tears it down: with no listener visible, look again before calling the port foreign.
+    for _ in 0..FOREIGN_RECHECKS {
+        if presence != PortPresence::Foreign || !crate::probe::listeners(port).is_empty() {
+            break;
+        }
+        tokio::time::sleep(FOREIGN_RECHECK_EVERY).await;
+        presence = probe(port).await;
+    }
+    match presence {
         PortPresence::Daemon { .. } => {}
         PortPresence::Foreign => {
             let files = StateDir::from_env().port_files(port);
@@ -347,11 +367,11 @@ async fn start_daemon(settings: &Settings, reports: &Reports) -> Result<u32, Unr
 }
 
 async fn open_stream(port: u16, spawned: Option<u32>) -> Result<Established, String> {
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .tcp_nodelay(true)
-        .build()
-        .map_err(|err| format!("cannot build an HTTP client: {err}"))?;
+    let client = http_client(None)?;
+    // POSTs never reuse a connection: a POST to a daemon that just died then fails to connect
+    // (its call certainly did not run, and is sent again on the next session) instead of dying
+    // on a stale kept-alive socket, where whether it ran could not be known.
+    let posts = http_client(Some(0))?;
     let url = format!("http://127.0.0.1:{port}{SSE_PATH}");
     let handshake = async {
         let mut response = client
@@ -404,7 +424,7 @@ async fn open_stream(port: u16, spawned: Option<u32>) -> Result<Established, Str
     Ok(Established {
         response,
         parser,
-        client,
+        client: posts,
         post_url: endpoint.unwrap_or_default(),
         session: info["session"].as_str().unwrap_or_default().to_string(),
         instance: info["instance"].as_str().unwrap_or_default().to_string(),
@@ -412,6 +432,16 @@ async fn open_stream(port: u16, spawned: Option<u32>) -> Result<Established, Str
         early,
         spawned,
     })
+}
+
+fn http_client(idle_per_host: Option<usize>) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder().no_proxy().tcp_nodelay(true);
+    if let Some(idle) = idle_per_host {
+        builder = builder.pool_max_idle_per_host(idle);
+    }
+    builder
+        .build()
+        .map_err(|err| format!("cannot build an HTTP client: {err}"))
 }
 
 /// The POST URL named by an endpoint frame; an empty or malformed one is refused (a stream
@@ -514,36 +544,44 @@ async fn post_in_order(
         let Some((seq, body)) = next else {
             return posts;
         };
+        let _ = reports.send(Report::Posting { epoch, seq });
         let post = client
             .post(&url)
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .body(body)
             .timeout(POST_BOUND)
             .send();
-        // A POST under way when the stream drops is abandoned: its call is one of those the
-        // supervisor answers as "may or may not have run".
+        // A POST under way when the stream drops gets a short while to finish, so its outcome
+        // is known; abandoned after that, its call is answered as "may or may not have run".
+        tokio::pin!(post);
         let sent = tokio::select! {
-            _ = stop.cancelled() => return posts,
-            sent = post => sent,
+            sent = &mut post => sent,
+            _ = stop.cancelled() => match tokio::time::timeout(POST_AFTER_DROP, &mut post).await {
+                Ok(sent) => sent,
+                Err(_) => return posts,
+            },
         };
         let failure = match sent {
             Ok(response) if response.status().is_success() => None,
             Ok(response) => {
                 let status = response.status();
                 let text = response.text().await.unwrap_or_default();
-                Some((
-                    format!("the daemon refused it with HTTP {status}: {}", text.trim()),
-                    Some(false),
-                ))
+                let reason = format!("the daemon refused it with HTTP {status}: {}", text.trim());
+                Some((reason, Some(false), false))
             }
-            Err(err) => Some((format!("its POST failed: {}", chain(&err)), None)),
+            Err(err) if err.is_connect() => {
+                let reason = format!("no connection could be made for its POST: {}", chain(&err));
+                Some((reason, Some(false), true))
+            }
+            Err(err) => Some((format!("its POST failed: {}", chain(&err)), None, false)),
         };
-        if let Some((reason, reached)) = failure {
+        if let Some((reason, reached, retryable)) = failure {
             let _ = reports.send(Report::PostFailed {
                 epoch,
                 seq,
                 reason,
                 reached,
+                retryable,
             });
         }
     }

@@ -26,6 +26,9 @@ pub struct StatusReport {
     /// How many MCP client streams (agents, through `reticle mcp`) are attached.
     #[serde(default)]
     pub agent_count: usize,
+    /// How many tool calls are running.
+    #[serde(default)]
+    pub calls_in_flight: usize,
     /// The tool catalogue this daemon serves.
     #[serde(default)]
     pub catalogue: Option<CatalogueSummary>,
