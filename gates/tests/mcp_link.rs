@@ -1,6 +1,7 @@
 //! Hop 2: faults on the link between `reticle mcp` and the daemon, through an in-test relay.
 //! H2.1 the SSE stream reset mid-call; H2.2 a call queued while the stream is blackholed; H2.3
-//! the POST leg reset while the stream stays healthy. Each is answered -32001 naming what
+//! the POST leg reset while the stream stays healthy; and (part of H2.7, until the toxics nemesis
+//! lands) a link that delivers every byte stream in slices of 1 to 7 bytes. Each is answered -32001 naming what
 //! happened and whether the call ran, and the link serves again once the fault heals.
 
 mod support;
@@ -181,4 +182,28 @@ async fn h2_3_a_post_reset_while_the_stream_is_healthy_is_answered_and_the_strea
         events(&log, "mcp_connection_lost").is_empty(),
         "no outage: only the POST failed"
     );
+}
+
+#[tokio::test]
+async fn h2_7_part_a_link_sliced_into_tiny_pieces_still_answers_every_call_once() {
+    let state = tempfile::tempdir().unwrap();
+    let daemon = OwnedDaemon::start().await;
+    let relay = Relay::start(daemon.port()).await;
+    relay.set_mode(Mode::Slice);
+    let client = McpClient::start(ProxyOptions::new(relay.port, state.path()))
+        .await
+        .unwrap();
+    let _evidence = LogOnFailure(client.options().clone());
+    client
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await;
+    for _ in 0..30 {
+        client
+            .call_tool("reticle_sessions", json!({}))
+            .await
+            .expect("a sliced link serves");
+        assert_eq!(client.list_tools().await.unwrap(), ["reticle_sessions"]);
+    }
+    assert_eq!(relay.streams_opened(), 1, "slicing never broke the stream");
+    assert!(client.history().unanswered().is_empty());
 }

@@ -169,6 +169,14 @@ async fn a_stream_that_flaps_without_end_never_makes_the_proxy_exit() {
         "flapping never ends the proxy"
     );
     assert!(client.history().unanswered().is_empty());
+    assert!(
+        client
+            .history()
+            .ops()
+            .iter()
+            .all(|op| op.kind != OpKind::Timeout),
+        "every call was answered within its bound, none left hanging"
+    );
     assert!(calls >= 1);
     relay.set_mode(Mode::Pass);
     relay.reset_streams();

@@ -23,6 +23,8 @@ pub enum Mode {
     Flap,
     /// Every connection is accepted and closed at once.
     Wedge,
+    /// New connections are forwarded both ways in pieces of 1 to 7 bytes (Toxiproxy's slicer).
+    Slice,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,7 +186,16 @@ async fn handle(mut client: TcpStream, state: Arc<State>) {
     if leg == Leg::Stream {
         state.streams_opened.fetch_add(1, Ordering::SeqCst);
     }
-    let reset = if leg == Leg::Stream && mode == Mode::Flap {
+    let reset = if mode == Mode::Slice {
+        let _ = client.set_nodelay(true);
+        let _ = upstream.set_nodelay(true);
+        let (client_read, client_write) = client.split();
+        let (upstream_read, upstream_write) = upstream.split();
+        tokio::select! {
+            _ = async { tokio::join!(sliced(client_read, upstream_write), sliced(upstream_read, client_write)) } => false,
+            _ = kill.notified() => true,
+        }
+    } else if leg == Leg::Stream && mode == Mode::Flap {
         // Forward the stream's handshake (endpoint and session events), then cut it.
         let mut seen = Vec::new();
         loop {
@@ -216,4 +227,26 @@ async fn handle(mut client: TcpStream, state: Arc<State>) {
         let _ = client.set_zero_linger();
         let _ = upstream.set_zero_linger();
     }
+}
+
+/// Copies one direction in pieces of 1 to 7 bytes, each written on its own.
+async fn sliced(mut from: tokio::net::tcp::ReadHalf<'_>, mut to: tokio::net::tcp::WriteHalf<'_>) {
+    let mut buf = [0u8; 4096];
+    let mut piece = 0usize;
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut at = 0;
+        while at < n {
+            piece += 1;
+            let end = (at + piece % 7 + 1).min(n);
+            if to.write_all(&buf[at..end]).await.is_err() {
+                return;
+            }
+            at = end;
+        }
+    }
+    let _ = to.shutdown().await;
 }

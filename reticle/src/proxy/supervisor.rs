@@ -304,7 +304,13 @@ impl Supervisor {
                 _ = tokio::time::sleep_until(wake.into()) => None,
             };
             match input {
-                Some(input) => self.guarded(|s| s.handle(input)),
+                Some(input) => {
+                    self.guarded(|s| s.handle(input));
+                    // A steady stream of inputs must not starve the timers.
+                    if self.next_wake() <= Instant::now() {
+                        self.guarded(|s| s.tick());
+                    }
+                }
                 None => self.guarded(|s| s.tick()),
             }
         }
@@ -806,7 +812,8 @@ impl Supervisor {
                     lost.push(seq);
                 }
             } else if let Some(call) = self.book.get_mut(seq) {
-                // It never left for the daemon: it did not run, and goes on the next session.
+                // It never left for the daemon: it did not run, and goes on the next session
+                // (within the deadline it got on arrival, so no fault can keep it waiting longer).
                 call.state = CallState::Queued;
                 unsent.push(seq);
             }
@@ -847,7 +854,7 @@ impl Supervisor {
         }
         if retryable {
             // It never reached the daemon (no connection, or its session was gone): it waits
-            // for the next session, within its own deadline.
+            // for the next session, within the deadline it got on arrival.
             call.state = CallState::Queued;
             self.log.event(
                 "mcp_call_requeued",
