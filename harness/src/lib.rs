@@ -15,6 +15,9 @@
 //! - [`published_sdk`]: the published `@reticlehq/browser` 2.0.0, installed and bundled at test time.
 //! - [`wire_page`]: [`WirePage`], a page without a browser, speaking protocol 1 frame by frame.
 //! - [`bridge_client`]: [`BridgeClient`], driving a daemon's bridge over its `/bridge/*` routes.
+//! - [`history`]: the timed record of every operation and fault in a run, for checkers.
+//! - [`mcp_client`]: [`McpClient`] (the rmcp client over `reticle mcp`'s stdio) and [`RawMcp`]
+//!   (the same process driven line by line, for faults a real client cannot produce).
 
 pub mod binaries;
 pub mod bridge_client;
@@ -22,7 +25,9 @@ pub mod browser;
 pub mod cli;
 pub mod fixture_api;
 pub mod fixture_app;
+pub mod history;
 pub mod marker;
+pub mod mcp_client;
 pub mod outcome;
 pub mod owned;
 pub mod poll;
@@ -33,6 +38,8 @@ pub mod wire_page;
 pub use bridge_client::BridgeClient;
 pub use browser::{Browser, Tab};
 pub use fixture_app::FixtureApp;
+pub use history::{History, Op, OpKind};
+pub use mcp_client::{McpClient, McpFailure, ProxyOptions, RawMcp};
 pub use outcome::Outcome;
 pub use owned::{OwnedDaemon, OwnedDaemonBuilder};
 pub use ports::{PortHolder, PortPresence, SocketRole, free_port};

@@ -55,6 +55,25 @@ pub fn marked_processes() -> Vec<Marked> {
         .collect()
 }
 
+/// Ends (SIGKILL) every process listening on `port` that carries this process's marker (daemons
+/// a test's `reticle mcp` started); never touches anything else. Returns the pids it ended.
+pub fn end_marked_listeners(port: u16) -> Vec<u32> {
+    let mine: Vec<u32> = marked_processes()
+        .into_iter()
+        .filter(|m| m.owner == std::process::id())
+        .map(|m| m.pid)
+        .collect();
+    let ended: Vec<u32> = crate::ports::listeners(port)
+        .into_iter()
+        .map(|h| h.pid)
+        .filter(|pid| mine.contains(pid))
+        .collect();
+    for pid in &ended {
+        let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGKILL);
+    }
+    ended
+}
+
 /// Ends (SIGKILL) every marked process whose owner is no longer alive; returns what it ended.
 pub fn sweep_orphans() -> Vec<Marked> {
     let orphans: Vec<Marked> = marked_processes()

@@ -21,12 +21,28 @@ pub mod env {
     pub const ALLOWED_ORIGINS: &str = "RETICLE_ALLOWED_ORIGINS";
     pub const MAX_EVENTS_PER_SECOND: &str = "RETICLE_MAX_EVENTS_PER_SECOND";
     pub const SESSION_IDLE_MS: &str = "RETICLE_SESSION_IDLE_MS";
+    /// `reticle mcp`: how long a call may wait for a daemon before it is answered -32001.
+    pub const QUEUE_WAIT_MS: &str = "RETICLE_QUEUE_WAIT_MS";
+    /// `reticle mcp`: how long a daemon it started gets to answer `/status`.
+    pub const DAEMON_READY_TIMEOUT_MS: &str = "RETICLE_DAEMON_READY_TIMEOUT_MS";
+    /// `reticle mcp`: reconnect attempts after a lost link before it goes dormant.
+    pub const RECONNECT_ATTEMPTS: &str = "RETICLE_RECONNECT_ATTEMPTS";
+    /// `reticle mcp`: how long calls still owed get once stdin closes.
+    pub const DRAIN_MS: &str = "RETICLE_DRAIN_MS";
+    /// Test only: edits to the daemon's tool catalogue, read at start (`+name,-name`).
+    pub const TEST_CATALOGUE: &str = "RETICLE_TEST_CATALOGUE";
+    /// Test only: a JSON-RPC method whose handling panics inside `reticle mcp`.
+    pub const TEST_PANIC_METHOD: &str = "RETICLE_TEST_PANIC_METHOD";
 }
 
 /// Defaults for the durations above.
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(30);
 pub const DEFAULT_IDLE_SHUTDOWN: Duration = Duration::from_secs(5 * 60);
 pub const DEFAULT_SERVE_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_QUEUE_WAIT: Duration = Duration::from_secs(20);
+pub const DEFAULT_DAEMON_READY_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_RECONNECT_ATTEMPTS: u32 = 30;
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(5);
 
 /// A setting that could not be understood, named so the user can fix it.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -35,10 +51,10 @@ pub enum ConfigError {
     BadPort { name: &'static str, value: String },
     #[error("{name} must be a whole number of milliseconds, got '{value}'")]
     BadMillis { name: &'static str, value: String },
+    #[error("{name} must be a whole number of at least 1, got '{value}'")]
+    BadCount { name: &'static str, value: String },
     #[error("RETICLE_HOST must be an IP address such as 127.0.0.1, got '{value}'")]
     BadHost { value: String },
-    #[error("{name} must be a whole number above zero, got '{value}'")]
-    BadCount { name: &'static str, value: String },
 }
 
 /// Port order: the `--port` flag, then `RETICLE_PORT`, then [`DEFAULT_PORT`].
@@ -67,6 +83,17 @@ pub fn parse_port(name: &'static str, raw: &str) -> Result<u16, ConfigError> {
 pub fn millis_from_env(name: &'static str, default: Duration) -> Result<Duration, ConfigError> {
     match std::env::var(name) {
         Ok(raw) if !raw.trim().is_empty() => parse_millis(name, &raw),
+        _ => Ok(default),
+    }
+}
+
+/// Reads a positive count from the environment; unset or blank gives the default.
+pub fn count_from_env(name: &'static str, default: u32) -> Result<u32, ConfigError> {
+    match std::env::var(name) {
+        Ok(raw) if !raw.trim().is_empty() => match raw.trim().parse::<u32>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(ConfigError::BadCount { name, value: raw }),
+        },
         _ => Ok(default),
     }
 }

@@ -6,7 +6,12 @@
 //!   protocol 1's messages, vocabulary and limits).
 //! - [`daemon`]: the long-lived process: state dir, port lock, pid file, log, heartbeat,
 //!   idle shutdown, and how it starts and ends.
-//! - [`http`]: the daemon's HTTP plane (`/status`) and its loopback/token guard.
+//! - [`http`]: the daemon's HTTP plane (`/status`, the MCP routes) and its loopback/token guard.
+//! - [`mcp`]: the daemon's MCP endpoint (SSE + POST) and the JSON-RPC/handshake pieces the proxy
+//!   shares.
+//! - [`proxy`]: `reticle mcp`, the stdio proxy that keeps an agent's link up whatever happens to
+//!   the daemon (a supervisor on stdio, a worker holding the daemon link).
+//! - [`tools`]: the tool catalogue and `run_tool`, the one chokepoint for every tool call.
 //! - [`auth`]: the pairing token.
 //! - [`bridge`]: the WebSocket bridge pages connect to, their sessions, and the API that drives
 //!   them.
@@ -21,7 +26,10 @@ pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod http;
+pub mod mcp;
 pub mod probe;
+pub mod proxy;
+pub mod tools;
 pub mod trace;
 pub mod verdict;
 pub mod wire;

@@ -1,12 +1,12 @@
 //! The `reticle` command line: parse with clap, run one command, map its result to an exit code.
 //! Each command lives in its own module; this one owns only the grammar and the dispatch.
 
-mod describe;
+pub(crate) mod describe;
 mod doctor;
 mod exit;
 mod external;
 mod kill;
-mod serve;
+pub(crate) mod serve;
 mod status;
 mod stop;
 
@@ -92,6 +92,22 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve MCP on stdin/stdout for a coding agent, through the daemon on the port.
+    ///
+    /// Starts a daemon when none is running, answers `initialize` at once whatever the daemon's
+    /// state, and keeps answering when the daemon, the port or the link fails: a call that cannot
+    /// be served is answered with error -32001 saying whether it ran and what to do. Exits only
+    /// when stdin closes. Log: proxy-<port>.log in the state dir.
+    Mcp {
+        #[command(flatten)]
+        port: PortArg,
+    },
+    /// Internal: the process `reticle mcp` starts to hold its daemon link.
+    #[command(name = "mcp-worker", hide = true)]
+    McpWorker {
+        #[command(flatten)]
+        port: PortArg,
+    },
     /// Print this binary's version.
     Version,
     #[command(external_subcommand)]
@@ -114,6 +130,19 @@ impl PortArg {
 /// Parses the command line, runs the command and returns its exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    let proxy = match cli.command {
+        Command::Mcp { port } => Some((port, crate::proxy::run_supervisor as fn(u16) -> ExitCode)),
+        Command::McpWorker { port } => {
+            Some((port, crate::proxy::run_worker as fn(u16) -> ExitCode))
+        }
+        _ => None,
+    };
+    if let Some((port, serve)) = proxy {
+        return match port.resolve() {
+            Ok(port) => serve(port),
+            Err(exit) => exit.report(),
+        };
+    }
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(exit) => exit.report(),
@@ -148,6 +177,7 @@ fn run(command: Command) -> Result<(), Exit> {
             Ok(())
         }
         Command::External(args) => external::dispatch(args),
+        Command::Mcp { .. } | Command::McpWorker { .. } => Ok(()),
     }
 }
 

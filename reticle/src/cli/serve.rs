@@ -82,7 +82,7 @@ pub async fn detached(port: u16) -> Result<(), Exit> {
 }
 
 /// The reason a life logged for failing to start, if it did.
-fn start_failure(log: &std::path::Path, instance: &str) -> Option<String> {
+pub(crate) fn start_failure(log: &std::path::Path, instance: &str) -> Option<String> {
     read_tail(log).lines().rev().find_map(|line| {
         let value: serde_json::Value = serde_json::from_str(line).ok()?;
         (value["event"] == events::START_FAILED && value["instance"] == instance)

@@ -154,6 +154,13 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
             "idleShutdownMs": settings.idle_shutdown.as_millis() as u64,
         }),
     );
+    let catalogue = match crate::tools::Catalogue::from_env() {
+        Ok(catalogue) => catalogue,
+        Err(reason) => {
+            acquired.lock.release();
+            return Err(fail(reason));
+        }
+    };
     let activity = Activity::new();
     let bridge_config = match BridgeConfig::from_env() {
         Ok(config) => config,
@@ -182,6 +189,7 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
         token,
         shutdown,
         bridge,
+        mcp: crate::mcp::McpState::new(catalogue, Some(log.clone())),
     };
     let life_started = Instant::now();
     let heartbeat = tokio::spawn(super::heartbeat::beat(

@@ -9,6 +9,7 @@ pub mod status;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use tokio_util::sync::CancellationToken;
 
@@ -38,6 +39,8 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// The bridge: connected pages and the API that drives them.
     pub bridge: Bridge,
+    /// The MCP endpoint: catalogue and open protocol sessions.
+    pub mcp: crate::mcp::McpState,
 }
 
 /// The route table.
@@ -47,6 +50,15 @@ pub fn router(state: AppState) -> Router {
         .route("/bridge/sessions", get(bridge::routes::sessions_index))
         .route("/bridge/commands", post(bridge::routes::commands_create))
         .route("/bridge/events", get(bridge::routes::events_index))
+        .route(
+            crate::mcp::SSE_PATH,
+            get(crate::mcp::transport::mcp_sse_open),
+        )
+        .route(
+            crate::mcp::MESSAGE_PATH,
+            post(crate::mcp::transport::mcp_message_post)
+                .layer(DefaultBodyLimit::max(crate::mcp::MAX_MESSAGE_BYTES)),
+        )
         .fallback(errors::not_found)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

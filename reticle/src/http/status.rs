@@ -4,6 +4,7 @@ use axum::Json;
 use axum::extract::State;
 
 use super::AppState;
+use crate::daemon::activity::Holder;
 use crate::wire::StatusReport;
 
 /// Answers who this daemon is and what is connected to it.
@@ -19,5 +20,8 @@ pub async fn status_show(State(state): State<AppState>) -> Json<StatusReport> {
         session_count: state.bridge.session_count(),
         sessions: state.bridge.summaries(),
         refused: state.bridge.refused(),
+        agent_count: state.activity.count(Holder::Agent),
+        calls_in_flight: state.mcp.calls_in_flight(),
+        catalogue: Some(state.mcp.catalogue().summary()),
     })
 }

@@ -18,7 +18,7 @@ pub const STATUS_PROBE_TIMEOUT: Duration = Duration::from_millis(700);
 #[serde(tag = "presence", rename_all = "snake_case")]
 pub enum PortPresence {
     /// A Reticle daemon answered `/status`.
-    Daemon { status: StatusReport },
+    Daemon { status: Box<StatusReport> },
     /// Something accepts connections but did not answer as a Reticle daemon.
     Foreign,
     /// Nothing accepts connections.
@@ -41,13 +41,20 @@ pub async fn probe(port: u16) -> PortPresence {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     match tokio::time::timeout(TCP_PROBE_TIMEOUT, tokio::net::TcpStream::connect(addr)).await {
         Ok(Ok(_stream)) => {}
-        Ok(Err(_)) => return PortPresence::Free,
+        // Only a refusal means nothing listens: a reset right after the handshake (a wedge that
+        // accepts and closes) is something holding the port.
+        Ok(Err(err)) if err.kind() == std::io::ErrorKind::ConnectionRefused => {
+            return PortPresence::Free;
+        }
+        Ok(Err(_)) => return PortPresence::Foreign,
         // A connect that neither succeeds nor is refused means something holds the port but
         // cannot take connections (a full backlog on a stopped process).
         Err(_) => return PortPresence::Foreign,
     }
     match fetch_status(port, STATUS_PROBE_TIMEOUT).await {
-        Some(status) => PortPresence::Daemon { status },
+        Some(status) => PortPresence::Daemon {
+            status: Box::new(status),
+        },
         None => PortPresence::Foreign,
     }
 }

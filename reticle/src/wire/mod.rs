@@ -15,5 +15,5 @@ pub mod vocabulary;
 
 pub use close::Refusal;
 pub use messages::{Command, CommandResult, DecodeError, Event, EventMessage, Hello, Message};
-pub use status::{RefusedPage, SessionSummary, StatusReport};
+pub use status::{CatalogueSummary, RefusedPage, SessionSummary, StatusReport};
 pub use vocabulary::{CommandName, EventType, KnownEventType};

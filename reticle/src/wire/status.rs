@@ -27,6 +27,27 @@ pub struct StatusReport {
     /// is visible here rather than only in its own console.
     #[serde(default)]
     pub refused: Vec<RefusedPage>,
+    /// How many MCP client streams (agents, through `reticle mcp`) are attached.
+    #[serde(default)]
+    pub agent_count: usize,
+    /// How many tool calls are running.
+    #[serde(default)]
+    pub calls_in_flight: usize,
+    /// The tool catalogue this daemon serves.
+    #[serde(default)]
+    pub catalogue: Option<CatalogueSummary>,
+}
+
+/// Which tool catalogue a daemon serves: a client that cached tool definitions compares these
+/// to know whether its copy still matches.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CatalogueSummary {
+    /// The catalogue's revision.
+    pub version: String,
+    /// A hash of every advertised tool definition.
+    pub hash: String,
+    /// How many tools it advertises.
+    pub tools: usize,
 }
 
 /// One connected browser session as `/status` lists it.

@@ -1,0 +1,179 @@
+//! The daemon's MCP endpoint, spoken to directly (no proxy): the stream opens with its endpoint,
+//! answers arrive as `message` events, JSON-RPC 2.0 holds exactly, a fresh session refuses calls
+//! before `initialize` (the control for H2.6), the catalogue's version and hash are in `/status`,
+//! a planned shutdown is announced on the stream, and idle shutdown never fires while a stream
+//! is attached (control: it fires once none is).
+
+mod support;
+
+use harness::{OwnedDaemon, poll};
+use nix::sys::signal::Signal;
+use serde_json::{Value, json};
+use support::{BOUND, SseReader, initialize_line};
+
+#[tokio::test]
+async fn a_stream_serves_a_fresh_session_with_json_rpc_exactly() {
+    let daemon = OwnedDaemon::start().await;
+    let mut stream = SseReader::open(daemon.port()).await;
+    let (event, data) = stream.next_event().await.unwrap();
+    assert_eq!(event, "reticle-session");
+    let info: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(info["instance"], daemon.instance());
+
+    // Before initialize, a call is refused (this is what handshake replay must prevent).
+    let call = json!({"jsonrpc":"2.0","id":"early","method":"tools/call","params":{"name":"reticle_sessions","arguments":{}}}).to_string();
+    assert_eq!(stream.post(&call).await, 202);
+    let refused = stream.next_message().await;
+    assert_eq!(refused["id"], "early");
+    assert_eq!(refused["error"]["code"], -32600);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("initialize")
+    );
+    let log = std::fs::read_to_string(daemon.log_path()).unwrap();
+    assert!(log.contains("mcp_call_refused"), "the refusal is logged");
+
+    assert_eq!(stream.post(&initialize_line(1)).await, 202);
+    let init = stream.next_message().await;
+    assert_eq!(init["id"], 1);
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(init["result"]["serverInfo"]["name"], "reticle");
+    let instructions = init["result"]["instructions"].as_str().unwrap();
+    assert!(instructions.contains("reticle_act_and_wait") && instructions.contains("not a pass"));
+    stream
+        .post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+
+    let cases = [
+        ("{\"jsonrpc\":\"2.0\",\"id\":2,\"meth", -32700, Value::Null),
+        (
+            r#"[{"jsonrpc":"2.0","id":3,"method":"ping"}]"#,
+            -32600,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"resources/list"}"#,
+            -32601,
+            json!(4),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope"}}"#,
+            -32602,
+            json!(5),
+        ),
+    ];
+    for (body, code, id) in cases {
+        assert_eq!(stream.post(body).await, 202);
+        let answer = stream.next_message().await;
+        assert_eq!(answer["error"]["code"], code, "{body} -> {answer}");
+        assert_eq!(answer["id"], id, "{body}");
+    }
+    assert_eq!(
+        stream
+            .post(r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"reticle_sessions","arguments":{}}}"#)
+            .await,
+        202
+    );
+    let sessions = stream.next_message().await;
+    assert_eq!(sessions["id"], "s", "ids are echoed as sent");
+    assert_eq!(
+        sessions["result"]["structuredContent"]["sessions"],
+        json!([])
+    );
+    assert!(sessions["result"]["structuredContent"]["why"].is_string());
+
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let unknown = client
+        .post(format!(
+            "http://127.0.0.1:{}/mcp/message?sessionId=nope",
+            daemon.port()
+        ))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 404);
+    let missing = client
+        .post(format!("http://127.0.0.1:{}/mcp/message", daemon.port()))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 400);
+}
+
+#[tokio::test]
+async fn status_reports_the_catalogue_and_a_test_edit_changes_its_hash() {
+    let standard = OwnedDaemon::start().await;
+    let edited = OwnedDaemon::builder()
+        .env("RETICLE_TEST_CATALOGUE", "+reticle_test_echo")
+        .start()
+        .await;
+    let a = standard.status().await.unwrap().catalogue.unwrap();
+    let b = edited.status().await.unwrap().catalogue.unwrap();
+    assert_eq!(a.version, b.version);
+    assert_ne!(a.hash, b.hash);
+    assert_eq!((a.tools, b.tools), (1, 2));
+    // Control: the same catalogue hashes the same in another daemon life.
+    let again = OwnedDaemon::start().await;
+    assert_eq!(
+        again.status().await.unwrap().catalogue.unwrap().hash,
+        a.hash
+    );
+}
+
+#[tokio::test]
+async fn a_planned_shutdown_is_announced_on_every_stream_before_it_ends() {
+    let mut daemon = OwnedDaemon::start().await;
+    let mut stream = SseReader::open(daemon.port()).await;
+    stream.next_event().await.unwrap();
+    daemon.signal(Signal::SIGTERM);
+    let (event, data) = tokio::time::timeout(BOUND, stream.next_event())
+        .await
+        .unwrap()
+        .expect("a notice before the end");
+    assert_eq!(event, "reticle-shutdown");
+    assert!(data.contains("shutting down"));
+    let end = tokio::time::timeout(BOUND, stream.next_event())
+        .await
+        .unwrap();
+    assert!(end.is_none(), "the stream ends after the notice");
+    poll::until("the daemon to exit", BOUND, async || {
+        daemon.has_exited().then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn idle_shutdown_never_fires_while_a_stream_is_attached_and_fires_once_none_is() {
+    let mut daemon = OwnedDaemon::builder()
+        .env("RETICLE_IDLE_SHUTDOWN_MS", "300")
+        .env("RETICLE_HEARTBEAT_MS", "30")
+        .start()
+        .await;
+    let stream = SseReader::open(daemon.port()).await;
+    assert_eq!(daemon.status().await.unwrap().agent_count, 1);
+    let beats = |text: String| text.matches("daemon_alive").count();
+    let log = daemon.log_path();
+    let before = beats(std::fs::read_to_string(&log).unwrap());
+    // 40 heartbeats at 30 ms is four times the idle bound.
+    poll::until("forty heartbeats while attached", BOUND, async || {
+        (beats(std::fs::read_to_string(&log).unwrap()) >= before + 40).then_some(())
+    })
+    .await;
+    assert!(
+        !daemon.has_exited(),
+        "an attached stream must hold off idle shutdown"
+    );
+    assert!(daemon.status().await.is_some());
+    // Control: detach, and the idle bound ends the daemon.
+    drop(stream);
+    poll::until("idle shutdown once detached", BOUND, async || {
+        daemon.has_exited().then_some(())
+    })
+    .await;
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("daemon_idle"), "{text}");
+}

@@ -1,0 +1,188 @@
+//! The proxy under repeated and concurrent faults: ten daemon kills in a row with every call
+//! answered; twenty concurrent calls across a kill, each answered exactly once; a stream that
+//! flaps without end never makes the proxy exit.
+
+mod support;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use harness::{McpClient, OpKind, OwnedDaemon, ProxyOptions, RawMcp, free_port, poll};
+use serde_json::json;
+use support::relay::{Mode, Relay};
+use support::{BOUND, LogOnFailure, Reap, daemon_on, kill_and_wait};
+
+#[tokio::test]
+async fn ten_daemon_kills_in_a_row_leave_every_call_answered() {
+    let state = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _reap = Reap(port);
+    let client = McpClient::start(ProxyOptions::new(port, state.path()))
+        .await
+        .unwrap();
+    let _evidence = LogOnFailure(client.options().clone());
+    let mut instances = Vec::new();
+    for round in 0..10 {
+        let result = client
+            .call_until_ok("reticle_sessions", json!({}), BOUND)
+            .await;
+        instances.push(result["structuredContent"]["daemon"]["instance"].clone());
+        let daemon = daemon_on(port).await;
+        client.history().record(
+            "nemesis",
+            OpKind::Info,
+            "kill_daemon",
+            None,
+            json!({ "round": round, "pid": daemon.pid }),
+        );
+        kill_and_wait(daemon.pid).await;
+        // A call right after the kill: answered (by the daemon or -32001), never left hanging.
+        let _ = client.call_tool("reticle_sessions", json!({})).await;
+    }
+    client
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await;
+    let distinct: std::collections::HashSet<String> =
+        instances.iter().map(|i| i.to_string()).collect();
+    assert_eq!(distinct.len(), 10, "ten daemon lives served calls");
+    let history = client.history();
+    assert!(
+        history.unanswered().is_empty(),
+        "every call has an answer: {:?}",
+        history.unanswered()
+    );
+    assert!(history.ops().iter().all(|op| op.kind != OpKind::Timeout));
+    for op in history.ops().iter().filter(|op| op.kind == OpKind::Error) {
+        assert_eq!(op.value["code"], -32001, "only link losses, named: {op:?}");
+    }
+    assert!(harness::ports::pid_alive(client.pid()));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn twenty_concurrent_calls_across_a_kill_are_each_answered_exactly_once() {
+    let state = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _reap = Reap(port);
+    let opts =
+        ProxyOptions::new(port, state.path()).env("RETICLE_TEST_CATALOGUE", "+reticle_test_sleep");
+    let _evidence = LogOnFailure(opts.clone());
+    let mut raw = RawMcp::start(opts);
+    raw.initialize().await;
+    let warm = raw
+        .request(
+            "tools/call",
+            json!({"name":"reticle_sessions","arguments":{}}),
+        )
+        .await;
+    raw.answer(&warm, BOUND).await.expect("the daemon serves");
+    let daemon = daemon_on(port).await;
+    let mut ids = Vec::new();
+    for i in 0..20 {
+        let ms = if i % 2 == 0 { 50 } else { 5_000 };
+        ids.push(
+            raw.request(
+                "tools/call",
+                json!({"name":"reticle_test_sleep","arguments":{"ms": ms}}),
+            )
+            .await,
+        );
+    }
+    poll::until("calls in flight at the daemon", BOUND, async || {
+        let status = reticle::probe::fetch_status(port, Duration::from_millis(300)).await?;
+        (status.calls_in_flight >= 5).then_some(())
+    })
+    .await;
+    kill_and_wait(daemon.pid).await;
+    for id in &ids {
+        raw.answer(id, BOUND)
+            .await
+            .unwrap_or_else(|| panic!("call {id} answered"));
+    }
+    // A call after the kill goes through a new daemon: everything before it has settled.
+    let after = raw
+        .request(
+            "tools/call",
+            json!({"name":"reticle_sessions","arguments":{}}),
+        )
+        .await;
+    poll::until("a call through the new daemon", BOUND, async || {
+        let answer = raw.answer(&after, Duration::from_millis(10)).await?;
+        answer.get("result").map(|_| ())
+    })
+    .await;
+    raw.close_stdin();
+    raw.wait_exit(BOUND)
+        .await
+        .expect("the proxy exits when stdin closes");
+    // The whole of stdout, to its end: each id exactly once.
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for answer in raw.received() {
+        if let Some(id) = answer.get("id").filter(|id| !id.is_null()) {
+            *counts.entry(id.to_string()).or_default() += 1;
+        }
+    }
+    let mut lost = 0;
+    for id in &ids {
+        assert_eq!(
+            counts.get(&id.to_string()),
+            Some(&1),
+            "id {id} answered exactly once"
+        );
+        let answer = raw.answer(id, BOUND).await.unwrap();
+        if let Some(error) = answer.get("error") {
+            assert_eq!(error["code"], -32001, "{answer}");
+            lost += 1;
+        }
+    }
+    assert!(lost >= 1, "the kill cost the calls in flight, each named");
+}
+
+#[tokio::test]
+async fn a_stream_that_flaps_without_end_never_makes_the_proxy_exit() {
+    let state = tempfile::tempdir().unwrap();
+    let daemon = OwnedDaemon::start().await;
+    let relay = Relay::start(daemon.port()).await;
+    let client = McpClient::start(
+        ProxyOptions::new(relay.port, state.path())
+            .env("RETICLE_RECONNECT_ATTEMPTS", "2")
+            .env("RETICLE_QUEUE_WAIT_MS", "2000"),
+    )
+    .await
+    .unwrap();
+    let _evidence = LogOnFailure(client.options().clone());
+    client
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await;
+    relay.set_mode(Mode::Flap);
+    relay.reset_streams();
+    let opened = relay.streams_opened();
+    let mut calls = 0;
+    poll::until("thirty flaps", Duration::from_secs(60), async || {
+        let _ = client.call_tool("reticle_sessions", json!({})).await;
+        calls += 1;
+        (relay.streams_opened() >= opened + 30).then_some(())
+    })
+    .await;
+    assert!(
+        harness::ports::pid_alive(client.pid()),
+        "flapping never ends the proxy"
+    );
+    assert!(client.history().unanswered().is_empty());
+    assert!(
+        client
+            .history()
+            .ops()
+            .iter()
+            .all(|op| op.kind != OpKind::Timeout),
+        "every call was answered within its bound, none left hanging"
+    );
+    assert!(calls >= 1);
+    relay.set_mode(Mode::Pass);
+    relay.reset_streams();
+    client
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await;
+    assert!(harness::ports::pid_alive(client.pid()));
+    client.close().await;
+}

@@ -1,0 +1,216 @@
+//! Shared pieces of the MCP gates: an in-test TCP relay that can fault the proxy's link to the
+//! daemon per leg (until the `toxics` nemesis lands), a port squatter, and a reaper for daemons a
+//! test's proxy started.
+#![allow(dead_code)]
+
+pub mod relay;
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use harness::{marker, poll};
+use serde_json::Value;
+
+pub const BOUND: Duration = Duration::from_secs(20);
+
+/// Ends, when dropped, every daemon this test's proxies started on the port.
+pub struct Reap(pub u16);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        marker::end_marked_listeners(self.0);
+    }
+}
+
+/// A process that listens on the port, accepts, and never answers.
+pub struct Squatter {
+    pub child: Child,
+}
+
+impl Squatter {
+    pub async fn start(port: u16) -> Self {
+        let mut command = Command::new("python3");
+        command
+            .args([
+                "-c",
+                &format!(
+                    "import socket,time\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\ns.bind(('127.0.0.1',{port}))\ns.listen(64)\nkeep=[]\nwhile True:\n  c,_=s.accept()\n  keep.append(c)"
+                ),
+            ])
+            .stdout(Stdio::null());
+        marker::mark(&mut command);
+        let child = command.spawn().expect("python3 runs the squatter");
+        poll::until("the squatter to listen", BOUND, async || {
+            (!harness::ports::listeners(port).is_empty()).then_some(())
+        })
+        .await;
+        Self { child }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Ends the squatter and waits until the port is free.
+    pub async fn leave(mut self, port: u16) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        poll::until("the port to be free", BOUND, async || {
+            harness::ports::listeners(port).is_empty().then_some(())
+        })
+        .await;
+    }
+}
+
+impl Drop for Squatter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The daemon answering on the port, waiting for one.
+pub async fn daemon_on(port: u16) -> reticle::wire::StatusReport {
+    poll::until("a daemon to answer /status", BOUND, async || {
+        reticle::probe::fetch_status(port, Duration::from_millis(500)).await
+    })
+    .await
+}
+
+/// SIGKILLs a pid and waits until it is gone.
+pub async fn kill_and_wait(pid: u32) {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    poll::until("the process to die", BOUND, async || {
+        (!harness::ports::pid_alive(pid)).then_some(())
+    })
+    .await;
+}
+
+/// Proxy log events named `event`.
+pub fn events(log: &[Value], event: &str) -> Vec<Value> {
+    log.iter()
+        .filter(|e| e["event"] == event)
+        .cloned()
+        .collect()
+}
+
+/// The error object of a JSON-RPC answer (panics when it is not an error).
+pub fn error_of(answer: &Value) -> &Value {
+    answer
+        .get("error")
+        .unwrap_or_else(|| panic!("expected an error answer, got {answer}"))
+}
+
+/// A raw MCP stream opened straight on a daemon (no proxy), read event by event.
+pub struct SseReader {
+    response: reqwest::Response,
+    buf: String,
+    pub post_url: String,
+}
+
+impl SseReader {
+    /// Opens `GET /mcp/sse` and reads the endpoint event.
+    pub async fn open(port: u16) -> Self {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let response = client
+            .get(format!("http://127.0.0.1:{port}/mcp/sse"))
+            .send()
+            .await
+            .expect("the daemon answers GET /mcp/sse");
+        assert_eq!(response.status(), 200);
+        let mut reader = Self {
+            response,
+            buf: String::new(),
+            post_url: String::new(),
+        };
+        let (event, data) = reader.next_event().await.expect("a first event");
+        assert_eq!(event, "endpoint", "the first event names the POST path");
+        assert!(data.starts_with("/mcp/message?sessionId="), "{data}");
+        reader.post_url = format!("http://127.0.0.1:{port}{data}");
+        reader
+    }
+
+    /// The next event (name, data), skipping keep-alive comments; `None` when the stream ends.
+    pub async fn next_event(&mut self) -> Option<(String, String)> {
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                let mut event = "message".to_string();
+                let mut data: Option<String> = None;
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        event = v.trim().to_string();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        let v = v.strip_prefix(' ').unwrap_or(v);
+                        data = Some(match data {
+                            Some(d) => format!("{d}\n{v}"),
+                            None => v.to_string(),
+                        });
+                    }
+                }
+                match data {
+                    Some(data) => return Some((event, data)),
+                    None => continue,
+                }
+            }
+            let chunk = self.response.chunk().await.ok()??;
+            self.buf.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    /// The next `message` event's JSON.
+    pub async fn next_message(&mut self) -> Value {
+        loop {
+            let (event, data) = tokio::time::timeout(BOUND, self.next_event())
+                .await
+                .expect("an event within the bound")
+                .expect("the stream is open");
+            if event == "message" {
+                return serde_json::from_str(&data).unwrap();
+            }
+        }
+    }
+
+    /// POSTs one raw body to this session; the HTTP status.
+    pub async fn post(&self, body: &str) -> u16 {
+        reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .unwrap()
+            .post(&self.post_url)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("the POST is answered")
+            .status()
+            .as_u16()
+    }
+}
+
+/// An `initialize` request line with this id.
+pub fn initialize_line(id: u64) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": id, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "gate", "version": "1" } }
+    })
+    .to_string()
+}
+
+/// Prints the proxy log when the test that holds it panics (a failing gate shows its evidence).
+pub struct LogOnFailure(pub harness::ProxyOptions);
+
+impl Drop for LogOnFailure {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let text = std::fs::read_to_string(self.0.log_path()).unwrap_or_default();
+            eprintln!(
+                "---- proxy log {} ----\n{text}",
+                self.0.log_path().display()
+            );
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! A TCP relay between `reticle mcp` and a daemon that can fault one leg of the link: reset the
+//! open SSE streams (reset_peer downstream), reset every POST (reset_peer upstream on the POST
+//! leg only), blackhole new SSE streams, cut every SSE stream shortly after it opens (flapping),
+//! or wedge the port (accept, then close). Requests are told apart by their first line.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+
+/// What the relay does to new connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Pass,
+    /// Every POST connection is reset after its request head arrives.
+    ResetPosts,
+    /// New SSE streams are accepted and never answered.
+    BlackholeStreams,
+    /// Every SSE stream is reset right after its handshake (endpoint and session events).
+    Flap,
+    /// Every connection is accepted and closed at once.
+    Wedge,
+    /// New connections are forwarded both ways in pieces of 1 to 7 bytes (Toxiproxy's slicer).
+    Slice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leg {
+    Stream,
+    Post,
+    Other,
+}
+
+struct State {
+    upstream: u16,
+    mode: Mutex<Mode>,
+    next: AtomicU64,
+    open: Mutex<HashMap<u64, (Leg, Arc<Notify>)>>,
+    streams_opened: AtomicUsize,
+    posts_reset: AtomicUsize,
+}
+
+/// A running relay on `port`.
+pub struct Relay {
+    pub port: u16,
+    state: Arc<State>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Relay {
+    pub async fn start(upstream: u16) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind the relay");
+        let port = listener.local_addr().unwrap().port();
+        let state = Arc::new(State {
+            upstream,
+            mode: Mutex::new(Mode::Pass),
+            next: AtomicU64::new(0),
+            open: Mutex::new(HashMap::new()),
+            streams_opened: AtomicUsize::new(0),
+            posts_reset: AtomicUsize::new(0),
+        });
+        let shared = state.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                tokio::spawn(handle(client, shared.clone()));
+            }
+        });
+        Self { port, state, task }
+    }
+
+    /// Changes the mode; `ResetPosts` and `Wedge` also reset the matching open connections.
+    pub fn set_mode(&self, mode: Mode) {
+        *self.state.mode.lock().unwrap() = mode;
+        match mode {
+            Mode::ResetPosts => {
+                self.reset(Leg::Post);
+            }
+            Mode::Wedge => {
+                self.reset(Leg::Stream);
+                self.reset(Leg::Post);
+                self.reset(Leg::Other);
+            }
+            _ => {}
+        }
+    }
+
+    /// Resets every open SSE stream; returns how many.
+    pub fn reset_streams(&self) -> usize {
+        self.reset(Leg::Stream)
+    }
+
+    fn reset(&self, leg: Leg) -> usize {
+        let open = self.state.open.lock().unwrap();
+        let mut count = 0;
+        for (kind, kill) in open.values() {
+            if *kind == leg {
+                kill.notify_one();
+                count += 1;
+            }
+        }
+        count
+    }
+
+    /// SSE streams forwarded so far.
+    pub fn streams_opened(&self) -> usize {
+        self.state.streams_opened.load(Ordering::SeqCst)
+    }
+
+    /// SSE streams open now.
+    pub fn streams_open(&self) -> usize {
+        self.state
+            .open
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|(leg, _)| *leg == Leg::Stream)
+            .count()
+    }
+
+    /// POST connections reset so far.
+    pub fn posts_reset(&self) -> usize {
+        self.state.posts_reset.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.task.abort();
+        self.set_mode(Mode::Wedge);
+    }
+}
+
+async fn handle(mut client: TcpStream, state: Arc<State>) {
+    let mode = *state.mode.lock().unwrap();
+    if mode == Mode::Wedge {
+        let _ = client.set_zero_linger();
+        return;
+    }
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !head.windows(2).any(|w| w == b"\r\n") && head.len() < 16 * 1024 {
+        match client.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    let leg = if head.starts_with(b"GET /mcp/sse") {
+        Leg::Stream
+    } else if head.starts_with(b"POST ") {
+        Leg::Post
+    } else {
+        Leg::Other
+    };
+    let mode = *state.mode.lock().unwrap();
+    match (leg, mode) {
+        (Leg::Post, Mode::ResetPosts) => {
+            state.posts_reset.fetch_add(1, Ordering::SeqCst);
+            let _ = client.set_zero_linger();
+            return;
+        }
+        (Leg::Stream, Mode::BlackholeStreams) => {
+            while let Ok(n) = client.read(&mut buf).await {
+                if n == 0 {
+                    return;
+                }
+            }
+            return;
+        }
+        _ => {}
+    }
+    let Ok(mut upstream) = TcpStream::connect(("127.0.0.1", state.upstream)).await else {
+        let _ = client.set_zero_linger();
+        return;
+    };
+    if upstream.write_all(&head).await.is_err() {
+        return;
+    }
+    let id = state.next.fetch_add(1, Ordering::SeqCst);
+    let kill = Arc::new(Notify::new());
+    state.open.lock().unwrap().insert(id, (leg, kill.clone()));
+    if leg == Leg::Stream {
+        state.streams_opened.fetch_add(1, Ordering::SeqCst);
+    }
+    let reset = if mode == Mode::Slice {
+        let _ = client.set_nodelay(true);
+        let _ = upstream.set_nodelay(true);
+        let (client_read, client_write) = client.split();
+        let (upstream_read, upstream_write) = upstream.split();
+        tokio::select! {
+            _ = async { tokio::join!(sliced(client_read, upstream_write), sliced(upstream_read, client_write)) } => false,
+            _ = kill.notified() => true,
+        }
+    } else if leg == Leg::Stream && mode == Mode::Flap {
+        // Forward the stream's handshake (endpoint and session events), then cut it.
+        let mut seen = Vec::new();
+        loop {
+            match upstream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if client.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                    seen.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&seen);
+                    if let Some(at) = text.find("reticle-session")
+                        && text[at..].contains("\n\n")
+                    {
+                        break;
+                    }
+                }
+            }
+        }
+        true
+    } else {
+        tokio::select! {
+            _ = tokio::io::copy_bidirectional(&mut client, &mut upstream) => false,
+            _ = kill.notified() => true,
+        }
+    };
+    state.open.lock().unwrap().remove(&id);
+    if reset {
+        let _ = client.set_zero_linger();
+        let _ = upstream.set_zero_linger();
+    }
+}
+
+/// Copies one direction in pieces of 1 to 7 bytes, each written on its own.
+async fn sliced(mut from: tokio::net::tcp::ReadHalf<'_>, mut to: tokio::net::tcp::WriteHalf<'_>) {
+    let mut buf = [0u8; 4096];
+    let mut piece = 0usize;
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut at = 0;
+        while at < n {
+            piece += 1;
+            let end = (at + piece % 7 + 1).min(n);
+            if to.write_all(&buf[at..end]).await.is_err() {
+                return;
+            }
+            at = end;
+        }
+    }
+    let _ = to.shutdown().await;
+}

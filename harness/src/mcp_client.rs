@@ -1,0 +1,539 @@
+//! Speaking MCP to `reticle mcp` over stdio, as an agent does, with every request and answer
+//! timed into a [`History`].
+//!
+//! [`McpClient`] is a real MCP client: the `rmcp` client over the child process, one session
+//! held open for the whole run. It sends its requests as plain `tools/list` / `tools/call`
+//! requests (not rmcp's cached helpers), so every answer the proxy gives reaches the history.
+//!
+//! [`RawMcp`] stands beside it for fault tests rmcp cannot express: writing garbage lines and
+//! half objects, closing stdin with calls in flight and reading what comes after, and seeing a
+//! duplicate answer (rmcp drops an answer for an id it no longer waits on, so "exactly once"
+//! can only be checked on the raw stream).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientConfig, ClientRequest, CustomRequest,
+    Implementation, ListToolsRequest, PingRequest, ProtocolVersion, ServerResult,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::Notify;
+
+use crate::history::{History, OpKind};
+use crate::{binaries, marker, poll};
+
+/// The protocol version the harness asks for.
+pub const PROTOCOL: &str = "2025-06-18";
+/// How long one request may take before the history says `timeout`.
+pub const CALL_BOUND: Duration = Duration::from_secs(60);
+
+/// How to start `reticle mcp`.
+#[derive(Debug, Clone)]
+pub struct ProxyOptions {
+    pub port: u16,
+    pub state_dir: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+impl ProxyOptions {
+    /// `reticle mcp --port <port>` with a private state dir. Daemons it starts idle out after
+    /// 20 s with no agent, so none outlives a test by much.
+    pub fn new(port: u16, state_dir: &Path) -> Self {
+        Self {
+            port,
+            state_dir: state_dir.to_path_buf(),
+            env: vec![("RETICLE_IDLE_SHUTDOWN_MS".into(), "20000".into())],
+        }
+    }
+
+    /// Sets an environment variable for the proxy (and what it starts).
+    pub fn env(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.env.push((key.to_string(), value.into()));
+        self
+    }
+
+    fn command(&self) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(binaries::reticle());
+        command
+            .args(["mcp", "--port", &self.port.to_string()])
+            .env(reticle::config::env::STATE_DIR, &self.state_dir)
+            .env(marker::MARKER_VAR, marker::marker())
+            .kill_on_drop(true);
+        for (key, value) in &self.env {
+            command.env(key, value);
+        }
+        command
+    }
+
+    /// The proxy log.
+    pub fn log_path(&self) -> PathBuf {
+        self.state_dir.join(format!("proxy-{}.log", self.port))
+    }
+
+    /// The proxy log's events so far, parsed.
+    pub fn log_events(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.log_path())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
+    }
+}
+
+/// How a request failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum McpFailure {
+    /// A JSON-RPC error answer.
+    Rpc {
+        code: i32,
+        message: String,
+        data: Option<Value>,
+    },
+    /// The client could not send it or the session ended.
+    Transport(String),
+    /// No answer within [`CALL_BOUND`].
+    Timeout,
+}
+
+impl McpFailure {
+    /// The JSON-RPC code, if it was an error answer.
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            McpFailure::Rpc { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            McpFailure::Rpc { message, .. } => message.clone(),
+            McpFailure::Transport(text) => text.clone(),
+            McpFailure::Timeout => "timed out".into(),
+        }
+    }
+}
+
+/// The rmcp client's handler: records what the server tells it unasked.
+#[derive(Clone)]
+struct Recorder {
+    history: History,
+    list_changed: Arc<AtomicUsize>,
+}
+
+impl ClientHandler for Recorder {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            Default::default(),
+            Implementation::new("reticle-harness", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_06_18)
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.fetch_add(1, Ordering::SeqCst);
+        self.history.record(
+            "client",
+            OpKind::Info,
+            "notifications/tools/list_changed",
+            None,
+            json!({}),
+        );
+    }
+}
+
+/// One held-open MCP session to `reticle mcp`, through the rmcp client.
+pub struct McpClient {
+    service: RunningService<RoleClient, Recorder>,
+    history: History,
+    list_changed: Arc<AtomicUsize>,
+    options: ProxyOptions,
+    pid: u32,
+    seq: AtomicUsize,
+}
+
+impl McpClient {
+    /// Starts `reticle mcp` and completes the MCP handshake (recorded as `initialize`).
+    pub async fn start(options: ProxyOptions) -> Result<Self, McpFailure> {
+        let history = History::new();
+        let list_changed = Arc::new(AtomicUsize::new(0));
+        let (transport, _stderr) = TokioChildProcess::builder(options.command())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| McpFailure::Transport(format!("cannot start reticle mcp: {e}")))?;
+        let pid = transport.id().unwrap_or(0);
+        let recorder = Recorder {
+            history: history.clone(),
+            list_changed: list_changed.clone(),
+        };
+        history.record(
+            "client",
+            OpKind::Invoke,
+            "initialize",
+            Some(json!(0)),
+            json!({ "protocolVersion": PROTOCOL }),
+        );
+        let service = match tokio::time::timeout(CALL_BOUND, recorder.serve(transport)).await {
+            Ok(Ok(service)) => service,
+            Ok(Err(err)) => {
+                let failure = McpFailure::Transport(err.to_string());
+                history.record(
+                    "client",
+                    OpKind::Error,
+                    "initialize",
+                    Some(json!(0)),
+                    json!(failure.message()),
+                );
+                return Err(failure);
+            }
+            Err(_) => {
+                history.record(
+                    "client",
+                    OpKind::Timeout,
+                    "initialize",
+                    Some(json!(0)),
+                    Value::Null,
+                );
+                return Err(McpFailure::Timeout);
+            }
+        };
+        let info = service
+            .peer()
+            .peer_info()
+            .map(|i| serde_json::to_value(&*i).unwrap_or_default());
+        history.record(
+            "client",
+            OpKind::Ok,
+            "initialize",
+            Some(json!(0)),
+            info.unwrap_or_default(),
+        );
+        Ok(Self {
+            service,
+            history,
+            list_changed,
+            options,
+            pid,
+            seq: AtomicUsize::new(1),
+        })
+    }
+
+    /// `tools/list`; the tool names on success.
+    pub async fn list_tools(&self) -> Result<Vec<String>, McpFailure> {
+        let request = ClientRequest::ListToolsRequest(ListToolsRequest {
+            method: Default::default(),
+            params: None,
+            extensions: Default::default(),
+        });
+        let result = self.request("tools/list", json!({}), request).await?;
+        Ok(result["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t["name"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// `tools/call`; the result object on success.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, McpFailure> {
+        let mut params = CallToolRequestParams::new(name.to_string());
+        params.arguments = arguments.as_object().cloned();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        self.request(
+            "tools/call",
+            json!({ "name": name, "arguments": arguments }),
+            request,
+        )
+        .await
+    }
+
+    /// `ping`.
+    pub async fn ping(&self) -> Result<(), McpFailure> {
+        let request = ClientRequest::PingRequest(PingRequest {
+            method: Default::default(),
+            extensions: Default::default(),
+        });
+        self.request("ping", json!({}), request).await.map(|_| ())
+    }
+
+    /// Any other method, as a custom request.
+    pub async fn custom(&self, method: &str, params: Value) -> Result<Value, McpFailure> {
+        let request =
+            ClientRequest::CustomRequest(CustomRequest::new(method, Some(params.clone())));
+        self.request(method, params, request).await
+    }
+
+    async fn request(
+        &self,
+        f: &str,
+        value: Value,
+        request: ClientRequest,
+    ) -> Result<Value, McpFailure> {
+        let op = json!(self.seq.fetch_add(1, Ordering::SeqCst));
+        self.history
+            .record("client", OpKind::Invoke, f, Some(op.clone()), value);
+        let outcome =
+            tokio::time::timeout(CALL_BOUND, self.service.peer().send_request(request)).await;
+        let result = match outcome {
+            Err(_) => Err(McpFailure::Timeout),
+            Ok(Ok(result)) => Ok(server_result(result)),
+            Ok(Err(ServiceError::McpError(error))) => Err(McpFailure::Rpc {
+                code: error.code.0,
+                message: error.message.to_string(),
+                data: error.data.clone(),
+            }),
+            Ok(Err(other)) => Err(McpFailure::Transport(other.to_string())),
+        };
+        match &result {
+            Ok(value) => self
+                .history
+                .record("client", OpKind::Ok, f, Some(op), value.clone()),
+            Err(McpFailure::Timeout) => {
+                self.history
+                    .record("client", OpKind::Timeout, f, Some(op), Value::Null)
+            }
+            Err(failure) => self.history.record(
+                "client",
+                OpKind::Error,
+                f,
+                Some(op),
+                json!({ "code": failure.code(), "message": failure.message() }),
+            ),
+        };
+        result
+    }
+
+    /// Calls `tools/call` until one succeeds (each attempt is in the history), within `bound`.
+    pub async fn call_until_ok(&self, name: &str, arguments: Value, bound: Duration) -> Value {
+        poll::until(
+            &format!("{name} to succeed through reticle mcp"),
+            bound,
+            async || self.call_tool(name, arguments.clone()).await.ok(),
+        )
+        .await
+    }
+
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// How many `notifications/tools/list_changed` arrived.
+    pub fn list_changed(&self) -> usize {
+        self.list_changed.load(Ordering::SeqCst)
+    }
+
+    /// The `reticle mcp` (supervisor) process id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    pub fn options(&self) -> &ProxyOptions {
+        &self.options
+    }
+
+    /// Ends the session (closes the proxy's stdin) and waits for the client to wind down.
+    pub async fn close(self) {
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.service.cancel()).await;
+    }
+}
+
+fn server_result(result: ServerResult) -> Value {
+    serde_json::to_value(result).unwrap_or(Value::Null)
+}
+
+/// `reticle mcp` driven line by line, for faults a real client cannot produce.
+pub struct RawMcp {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    received: Arc<std::sync::Mutex<Vec<Value>>>,
+    arrived: Arc<Notify>,
+    reader: Option<tokio::task::JoinHandle<()>>,
+    history: History,
+    options: ProxyOptions,
+    next_id: u64,
+}
+
+impl RawMcp {
+    /// Starts `reticle mcp` with piped stdio; nothing is sent yet.
+    pub fn start(options: ProxyOptions) -> Self {
+        let mut child = options
+            .command()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("reticle mcp starts");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let received = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let arrived = Arc::new(Notify::new());
+        let history = History::new();
+        let reader = {
+            let received = received.clone();
+            let arrived = arrived.clone();
+            let history = history.clone();
+            tokio::spawn(async move {
+                let mut lines = tokio::io::BufReader::new(stdout).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let value: Value = serde_json::from_str(&line).unwrap_or(Value::String(line));
+                    let kind = if value.get("error").is_some() {
+                        OpKind::Error
+                    } else if value.get("result").is_some() {
+                        OpKind::Ok
+                    } else {
+                        OpKind::Info
+                    };
+                    let f = value["method"].as_str().unwrap_or("answer").to_string();
+                    history.record("raw", kind, &f, value.get("id").cloned(), value.clone());
+                    received.lock().unwrap().push(value);
+                    arrived.notify_waiters();
+                }
+                arrived.notify_waiters();
+            })
+        };
+        Self {
+            child,
+            stdin,
+            received,
+            arrived,
+            reader: Some(reader),
+            history,
+            options,
+            next_id: 1,
+        }
+    }
+
+    /// Writes one raw line (a newline is added).
+    pub async fn write_line(&mut self, line: &str) {
+        self.history.record(
+            "raw",
+            OpKind::Info,
+            "write",
+            None,
+            json!({ "bytes": line.len() }),
+        );
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin
+            .write_all(line.as_bytes())
+            .await
+            .expect("write to reticle mcp");
+        stdin.write_all(b"\n").await.expect("write to reticle mcp");
+        stdin.flush().await.expect("flush to reticle mcp");
+    }
+
+    /// Sends a request with a fresh numeric id; returns the id.
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = json!(self.next_id);
+        self.next_id += 1;
+        self.history.record(
+            "raw",
+            OpKind::Invoke,
+            method,
+            Some(id.clone()),
+            params.clone(),
+        );
+        let line =
+            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .expect("write to reticle mcp");
+        id
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&mut self, method: &str) {
+        let line = json!({ "jsonrpc": "2.0", "method": method }).to_string();
+        self.write_line(&line).await;
+    }
+
+    /// `initialize` then `notifications/initialized`; the initialize answer.
+    pub async fn initialize(&mut self) -> Value {
+        let id = self
+            .request(
+                "initialize",
+                json!({ "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": { "name": "reticle-harness-raw", "version": "1" } }),
+            )
+            .await;
+        let answer = self
+            .answer(&id, Duration::from_secs(10))
+            .await
+            .expect("initialize is answered");
+        self.notify("notifications/initialized").await;
+        answer
+    }
+
+    /// Waits (bounded) for the first answer carrying `id`.
+    pub async fn answer(&self, id: &Value, bound: Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + bound;
+        loop {
+            let notified = self.arrived.notified();
+            if let Some(found) = self.received().into_iter().find(|v| {
+                v.get("id") == Some(id) && (v.get("result").is_some() || v.get("error").is_some())
+            }) {
+                return Some(found);
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// How many answers carried `id` so far.
+    pub fn answers_for(&self, id: &Value) -> usize {
+        self.received()
+            .iter()
+            .filter(|v| {
+                v.get("id") == Some(id) && (v.get("result").is_some() || v.get("error").is_some())
+            })
+            .count()
+    }
+
+    /// Everything read from stdout so far.
+    pub fn received(&self) -> Vec<Value> {
+        self.received.lock().unwrap().clone()
+    }
+
+    /// Closes stdin (the agent going away).
+    pub fn close_stdin(&mut self) {
+        self.history
+            .record("raw", OpKind::Info, "close_stdin", None, Value::Null);
+        self.stdin = None;
+    }
+
+    /// Waits (bounded) for the proxy to exit and its stdout to be read to the end.
+    pub async fn wait_exit(&mut self, bound: Duration) -> Option<std::process::ExitStatus> {
+        let status = tokio::time::timeout(bound, self.child.wait())
+            .await
+            .ok()?
+            .ok()?;
+        if let Some(reader) = self.reader.take() {
+            let _ = tokio::time::timeout(bound, reader).await;
+        }
+        Some(status)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id().unwrap_or(0)
+    }
+
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    pub fn options(&self) -> &ProxyOptions {
+        &self.options
+    }
+}

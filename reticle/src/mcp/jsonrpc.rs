@@ -1,0 +1,258 @@
+//! JSON-RPC 2.0 framing, shared by the daemon's MCP endpoint and the `reticle mcp` proxy: how one
+//! message is classified, the error codes, and the error objects. It parses and builds values; it
+//! must not route messages or perform I/O.
+
+use serde_json::{Map, Value, json};
+
+/// The text was not JSON.
+pub const PARSE_ERROR: i32 = -32700;
+/// The JSON was not a valid request object (or not one this server accepts, such as a batch).
+pub const INVALID_REQUEST: i32 = -32600;
+/// No such method.
+pub const METHOD_NOT_FOUND: i32 = -32601;
+/// The method exists but its params are wrong.
+pub const INVALID_PARAMS: i32 = -32602;
+/// Something broke inside the server while handling the call.
+pub const INTERNAL_ERROR: i32 = -32603;
+/// The link to the daemon was lost or never established: nothing failed inside the call itself.
+/// Only the proxy produces this code; the message says whether the call ran and what to do.
+pub const TRANSPORT_LOST: i32 = -32001;
+
+/// What kind of message a valid JSON-RPC object is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// Has a method and an id: it must be answered exactly once.
+    Request { id: Value, method: String },
+    /// Has a method and no id: it is never answered.
+    Notification { method: String },
+    /// Has an id and a `result` or an `error`: it answers a request the other side sent.
+    Response { id: Value },
+}
+
+/// A valid JSON-RPC 2.0 message: its kind and the whole object (so it can be re-sent, possibly
+/// under another id).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub kind: Kind,
+    pub object: Map<String, Value>,
+}
+
+impl Message {
+    /// The `params` member, if present.
+    pub fn params(&self) -> Option<&Value> {
+        self.object.get("params")
+    }
+
+    /// The method of a request or notification.
+    pub fn method(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Request { method, .. } | Kind::Notification { method } => Some(method),
+            Kind::Response { .. } => None,
+        }
+    }
+
+    /// The object as one line of JSON.
+    pub fn to_line(&self) -> String {
+        Value::Object(self.object.clone()).to_string()
+    }
+}
+
+/// A message that cannot be processed, with the error it must be answered with. `id` is the
+/// request's id when it could be read, else `null` (as JSON-RPC requires).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invalid {
+    pub code: i32,
+    pub id: Value,
+    pub reason: String,
+}
+
+impl Invalid {
+    /// The error response for this message.
+    pub fn response(&self) -> Value {
+        error_response(&self.id, self.code, &self.reason, None)
+    }
+}
+
+/// Classifies one message. Batches are refused: MCP removed them.
+pub fn parse(text: &str) -> Result<Message, Invalid> {
+    let value: Value = serde_json::from_str(text).map_err(|err| Invalid {
+        code: PARSE_ERROR,
+        id: Value::Null,
+        reason: format!("parse error: the message is not JSON ({err})"),
+    })?;
+    classify(value)
+}
+
+/// Classifies a parsed JSON value.
+pub fn classify(value: Value) -> Result<Message, Invalid> {
+    let invalid = |id: Value, reason: &str| Invalid {
+        code: INVALID_REQUEST,
+        id,
+        reason: format!("invalid request: {reason}"),
+    };
+    let object = match value {
+        Value::Object(object) => object,
+        Value::Array(_) => {
+            return Err(invalid(
+                Value::Null,
+                "batches are not supported; send one JSON-RPC object per message",
+            ));
+        }
+        _ => {
+            return Err(invalid(
+                Value::Null,
+                "a JSON-RPC message must be a JSON object",
+            ));
+        }
+    };
+    let id = object.get("id").cloned();
+    let readable_id = match &id {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ => Value::Null,
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(invalid(readable_id, "\"jsonrpc\" must be \"2.0\""));
+    }
+    if let Some(id) = &id
+        && !matches!(id, Value::String(_) | Value::Number(_))
+    {
+        return Err(invalid(
+            Value::Null,
+            "\"id\" must be a string or a number (MCP forbids null ids)",
+        ));
+    }
+    match object.get("method") {
+        Some(Value::String(method)) => {
+            if let Some(params) = object.get("params")
+                && !matches!(params, Value::Object(_) | Value::Array(_))
+            {
+                return Err(invalid(
+                    readable_id,
+                    "\"params\" must be an object or an array",
+                ));
+            }
+            let method = method.clone();
+            let kind = match id {
+                Some(id) => Kind::Request { id, method },
+                None => Kind::Notification { method },
+            };
+            Ok(Message { kind, object })
+        }
+        Some(_) => Err(invalid(readable_id, "\"method\" must be a string")),
+        None => {
+            let has_result = object.contains_key("result");
+            let has_error = object.contains_key("error");
+            match id {
+                Some(id) if has_result != has_error => Ok(Message {
+                    kind: Kind::Response { id },
+                    object,
+                }),
+                Some(_) => Err(invalid(
+                    readable_id,
+                    "a response carries exactly one of \"result\" and \"error\"",
+                )),
+                None => Err(invalid(
+                    Value::Null,
+                    "the object has no \"method\" (a request or notification) and no \"id\" (a response)",
+                )),
+            }
+        }
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":<id>,"error":{"code":..,"message":..[,"data":..]}}`.
+pub fn error_response(id: &Value, code: i32, message: &str, data: Option<Value>) -> Value {
+    let mut error = json!({ "code": code, "message": message });
+    if let Some(data) = data {
+        error["data"] = data;
+    }
+    json!({ "jsonrpc": "2.0", "id": id, "error": error })
+}
+
+/// `{"jsonrpc":"2.0","id":<id>,"result":<result>}`.
+pub fn result_response(id: &Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// `{"jsonrpc":"2.0","method":<method>}` (a notification without params).
+pub fn notification(method: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "method": method })
+}
+
+/// A stable text key for an id, so `1` and `"1"` stay distinct.
+pub fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(text: &str) -> i32 {
+        parse(text).unwrap_err().code
+    }
+
+    #[test]
+    fn requests_notifications_and_responses_are_told_apart() {
+        let request = parse(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#).unwrap();
+        assert_eq!(
+            request.kind,
+            Kind::Request {
+                id: json!(7),
+                method: "tools/list".into()
+            }
+        );
+        let note = parse(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+        assert_eq!(
+            note.kind,
+            Kind::Notification {
+                method: "notifications/initialized".into()
+            }
+        );
+        let response = parse(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
+        assert_eq!(response.kind, Kind::Response { id: json!("a") });
+    }
+
+    #[test]
+    fn garbage_gets_the_json_rpc_codes() {
+        assert_eq!(code("not json"), PARSE_ERROR);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"meth"#), PARSE_ERROR);
+        assert_eq!(code("[]"), INVALID_REQUEST);
+        assert_eq!(
+            code(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+            INVALID_REQUEST
+        );
+        assert_eq!(code("42"), INVALID_REQUEST);
+        assert_eq!(code(r#"{"id":1,"method":"ping"}"#), INVALID_REQUEST);
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+            INVALID_REQUEST
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"method":5}"#),
+            INVALID_REQUEST
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#),
+            INVALID_REQUEST
+        );
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1}"#), INVALID_REQUEST);
+        assert_eq!(code(r#"{"jsonrpc":"2.0"}"#), INVALID_REQUEST);
+    }
+
+    #[test]
+    fn an_invalid_request_keeps_its_id_when_readable() {
+        let invalid = parse(r#"{"jsonrpc":"1.0","id":"abc","method":"ping"}"#).unwrap_err();
+        assert_eq!(invalid.id, json!("abc"));
+        let answer = invalid.response();
+        assert_eq!(answer["id"], "abc");
+        assert_eq!(answer["error"]["code"], INVALID_REQUEST);
+        let unreadable = parse("nope").unwrap_err();
+        assert_eq!(unreadable.response()["id"], Value::Null);
+    }
+
+    #[test]
+    fn id_keys_keep_numbers_and_strings_apart() {
+        assert_ne!(id_key(&json!(1)), id_key(&json!("1")));
+    }
+}

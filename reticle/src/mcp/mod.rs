@@ -1,0 +1,140 @@
+//! The daemon's MCP endpoint over the legacy SSE transport: `GET /mcp/sse` opens a stream whose
+//! first event names the POST path of a fresh protocol session; `POST /mcp/message?sessionId=..`
+//! takes one JSON-RPC message (202) whose answer arrives on that stream as a `message` event.
+//!
+//! # Layout
+//! - [`jsonrpc`]: JSON-RPC 2.0 classification, codes and error objects (shared with the proxy).
+//! - [`protocol`]: the handshake: versions, server identity, instructions (shared with the proxy).
+//! - [`session`]: one protocol session: what each method answers.
+//! - [`transport`]: the two HTTP handlers and the stream's frames.
+//!
+//! This room speaks MCP; it must not run tools itself (that is [`crate::tools::run_tool`]).
+
+pub mod jsonrpc;
+pub mod protocol;
+pub mod session;
+pub mod transport;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde_json::json;
+
+use crate::daemon::DaemonLog;
+use crate::tools::Catalogue;
+use session::ProtocolSession;
+
+/// Where a client opens a stream.
+pub const SSE_PATH: &str = "/mcp/sse";
+/// Where a client posts messages (with `?sessionId=`).
+pub const MESSAGE_PATH: &str = "/mcp/message";
+/// The stream's first event: its data is the POST path for this session.
+pub const ENDPOINT_EVENT: &str = "endpoint";
+/// Every JSON-RPC message from the daemon.
+pub const MESSAGE_EVENT: &str = "message";
+/// Right after the endpoint: `{"session", "instance", "catalogue": {version, hash, tools}}`, so a
+/// client knows which daemon life and which catalogue this session belongs to.
+pub const SESSION_EVENT: &str = "reticle-session";
+/// Sent on every stream before a planned shutdown: `{"reason"}`.
+pub const SHUTDOWN_EVENT: &str = "reticle-shutdown";
+/// The largest message a POST may carry.
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// The MCP side of the daemon: its catalogue and its open protocol sessions.
+#[derive(Debug, Clone)]
+pub struct McpState {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// The catalogue every session serves; replaced only through [`McpState::replace_catalogue`].
+    catalogue: RwLock<Arc<Catalogue>>,
+    /// Open sessions by id; a session leaves when its stream ends.
+    sessions: Mutex<HashMap<String, Arc<ProtocolSession>>>,
+    /// The daemon log, for stream open and close lines (absent in unit tests).
+    log: Option<Arc<DaemonLog>>,
+    /// Tool calls started and not yet answered.
+    in_flight: AtomicUsize,
+}
+
+impl McpState {
+    pub fn new(catalogue: Catalogue, log: Option<Arc<DaemonLog>>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                catalogue: RwLock::new(Arc::new(catalogue)),
+                sessions: Mutex::new(HashMap::new()),
+                log,
+                in_flight: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// The catalogue in force.
+    pub fn catalogue(&self) -> Arc<Catalogue> {
+        match self.inner.catalogue.read() {
+            Ok(c) => c.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Swaps the catalogue and tells every open session with `notifications/tools/list_changed`.
+    pub async fn replace_catalogue(&self, catalogue: Catalogue) {
+        match self.inner.catalogue.write() {
+            Ok(mut c) => *c = Arc::new(catalogue),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(catalogue),
+        }
+        let line = jsonrpc::notification("notifications/tools/list_changed").to_string();
+        for session in self.sessions() {
+            session.send(line.clone()).await;
+        }
+    }
+
+    /// How many tool calls are running.
+    pub fn calls_in_flight(&self) -> usize {
+        self.inner.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// How many protocol sessions are open.
+    pub fn session_count(&self) -> usize {
+        self.inner.sessions.lock().map(|s| s.len()).unwrap_or(0)
+    }
+
+    fn sessions(&self) -> Vec<Arc<ProtocolSession>> {
+        self.inner
+            .sessions
+            .lock()
+            .map(|s| s.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn session(&self, id: &str) -> Option<Arc<ProtocolSession>> {
+        self.inner.sessions.lock().ok()?.get(id).cloned()
+    }
+
+    fn register(&self, session: Arc<ProtocolSession>) {
+        if let Ok(mut sessions) = self.inner.sessions.lock() {
+            sessions.insert(session.id().to_string(), session);
+        }
+    }
+
+    fn deregister(&self, id: &str) {
+        if let Ok(mut sessions) = self.inner.sessions.lock() {
+            sessions.remove(id);
+        }
+    }
+
+    fn log(&self, event: &str, fields: serde_json::Value) {
+        if let Some(log) = &self.inner.log {
+            log.event(event, fields);
+        }
+    }
+
+    fn log_refusal(&self, session: &str, method: &str, reason: &str) {
+        self.log(
+            "mcp_call_refused",
+            json!({ "session": session, "method": method, "reason": reason }),
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! The legacy SSE transport, by hand: `GET /mcp/sse` opens a stream (first event `endpoint` with
+//! the POST path, then `reticle-session`, then one `message` event per answer, keep-alive
+//! comments in between) and `POST /mcp/message?sessionId=..` hands one message to its session.
+//! Each open stream keeps the daemon from idling (an `Agent` attachment) and ends, after a
+//! `reticle-shutdown` event, when the daemon starts to shut down.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::{Stream, StreamExt, stream};
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::session::ProtocolSession;
+use super::{ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, McpState, SESSION_EVENT, SHUTDOWN_EVENT};
+use crate::daemon::activity::{Attachment, Holder};
+use crate::http::AppState;
+use crate::http::errors::refusal;
+use crate::tools::ToolContext;
+
+/// How often an idle stream carries a keep-alive comment (the proxy treats a long silence as a
+/// dead stream).
+pub const KEEPALIVE: Duration = Duration::from_secs(1);
+/// Answers waiting to be written to one stream before posting waits.
+const OUTBOUND_BOUND: usize = 1024;
+
+/// `GET /mcp/sse`: opens a stream with a fresh protocol session.
+pub async fn mcp_sse_open(
+    State(state): State<AppState>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let (tx, rx) = mpsc::channel(OUTBOUND_BOUND);
+    state
+        .mcp
+        .register(std::sync::Arc::new(ProtocolSession::new(id.clone(), tx)));
+    state.mcp.log(
+        "mcp_client_connected",
+        json!({ "session": id, "streams": state.mcp.session_count() }),
+    );
+    let guard = StreamGuard {
+        mcp: state.mcp.clone(),
+        id: id.clone(),
+        opened: Instant::now(),
+        _agent: state.activity.attach(Holder::Agent),
+    };
+    let info = json!({
+        "session": id,
+        "instance": state.info.instance,
+        "catalogue": state.mcp.catalogue().summary(),
+    });
+    let head = stream::iter([
+        Event::default()
+            .event(ENDPOINT_EVENT)
+            .data(format!("{MESSAGE_PATH}?sessionId={id}")),
+        Event::default().event(SESSION_EVENT).data(info.to_string()),
+    ])
+    .map(Ok);
+    let tail = stream::unfold(
+        Some((rx, guard, state.shutdown.clone())),
+        |open: Option<(mpsc::Receiver<String>, StreamGuard, CancellationToken)>| async move {
+            let (mut rx, guard, shutdown) = open?;
+            tokio::select! {
+                biased;
+                line = rx.recv() => {
+                    let line = line?;
+                    Some((Ok(Event::default().event(MESSAGE_EVENT).data(line)), Some((rx, guard, shutdown))))
+                }
+                _ = shutdown.cancelled() => {
+                    let notice = json!({ "reason": "the daemon is shutting down" }).to_string();
+                    Some((Ok(Event::default().event(SHUTDOWN_EVENT).data(notice)), None))
+                }
+            }
+        },
+    );
+    Sse::new(head.chain(tail)).keep_alive(KeepAlive::new().interval(KEEPALIVE))
+}
+
+/// `POST /mcp/message?sessionId=..`: one JSON-RPC message for an open session; 202 once handled
+/// (protocol methods) or started (tool calls). The answer goes on the session's stream.
+pub async fn mcp_message_post(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> Response {
+    let Some(id) = query.get("sessionId") else {
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            "missing sessionId: post to the path the stream's endpoint event named",
+        );
+    };
+    let Some(session) = state.mcp.session(id) else {
+        return refusal(
+            StatusCode::NOT_FOUND,
+            &format!(
+                "no MCP session {id} on this daemon: its stream has ended, or it belongs to an earlier daemon life; open a new stream with GET /mcp/sse"
+            ),
+        );
+    };
+    let ctx = ToolContext {
+        info: state.info.clone(),
+        activity: state.activity.clone(),
+    };
+    session.receive(&body, &state.mcp, &ctx).await;
+    StatusCode::ACCEPTED.into_response()
+}
+
+/// Lives as long as one stream: deregisters its session, releases the `Agent` attachment and
+/// logs the close, however the stream ends.
+struct StreamGuard {
+    mcp: McpState,
+    id: String,
+    opened: Instant,
+    _agent: Attachment,
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.mcp.deregister(&self.id);
+        self.mcp.log(
+            "mcp_client_disconnected",
+            json!({
+                "session": self.id,
+                "durationMs": self.opened.elapsed().as_millis() as u64,
+                "streams": self.mcp.session_count(),
+            }),
+        );
+    }
+}

@@ -1,0 +1,29 @@
+//! `reticle mcp`: the stdio proxy between a coding agent and the daemon, built so the agent's
+//! link never goes down.
+//!
+//! Two processes. The supervisor ([`supervisor`]) owns the agent's stdin and stdout, every
+//! promise made on them (each request answered exactly once), the state machine, the handshake
+//! it replays into each daemon session, the catalogue cache and the log; it holds no socket. The
+//! worker ([`worker`], the hidden `reticle mcp-worker`) holds every socket on the daemon's port
+//! and nothing else; the supervisor restarts it whenever it dies, so killing every process with
+//! a socket on the port (`lsof -ti tcp:PORT | xargs kill -9`) costs the agent at most the calls
+//! then in flight, each answered -32001.
+//!
+//! # Layout
+//! - [`supervisor`]: the actor on stdio, its states and the three populations of lost calls.
+//! - [`worker`]: probe, spawn, wait, stream, POST.
+//! - [`link`]: the pipe protocol between them.
+//! - [`calls`]: the book of owed calls and the -32001 sentences.
+//! - [`lines`], [`sse`]: bounded stdin framing and the SSE frame parser (pure).
+//! - [`settings`]: bounds and the environment that tunes them.
+
+pub mod calls;
+pub mod lines;
+pub mod link;
+pub mod settings;
+pub mod sse;
+pub mod supervisor;
+pub mod worker;
+
+pub use supervisor::run as run_supervisor;
+pub use worker::run as run_worker;

@@ -1,0 +1,624 @@
+//! The worker, `reticle mcp-worker --port N`: started (and restarted) by the supervisor, it holds
+//! every socket the proxy has on the daemon's port, so the supervisor holds none. On a `connect`
+//! command it probes the port (bounded TCP + `/status`), starts a daemon when the port is free and
+//! it is asked to, waits for it to answer, opens `GET /mcp/sse` and checks the endpoint frame;
+//! then it relays `message` frames up and POSTs what it is given, in order, one at a time. It
+//! keeps no protocol state and exits when its stdin closes (the supervisor is gone).
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::link::{BEAT_EVERY, Command, Report};
+use super::settings::{POST_BOUND, STREAM_HANDSHAKE, STREAM_STALL, Settings};
+use super::sse::{Frame, SseParser};
+use crate::cli::describe::foreign_holder;
+use crate::cli::serve::start_failure;
+use crate::daemon::StateDir;
+use crate::daemon::spawn::spawn_detached;
+use crate::mcp::{
+    ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH,
+};
+use crate::probe::{PortPresence, fetch_status, probe};
+use crate::wire::CatalogueSummary;
+
+/// Writes reports to stdout synchronously, one line each, so a `posting` report is in the pipe
+/// before its POST leaves (the supervisor reads a dead worker's pipe to the end).
+#[derive(Debug, Clone, Copy)]
+struct Reports;
+
+impl Reports {
+    fn send(&self, report: Report) -> Result<(), ()> {
+        let Ok(mut line) = serde_json::to_string(&report) else {
+            return Err(());
+        };
+        line.push('\n');
+        let mut out = std::io::stdout().lock();
+        if out
+            .write_all(line.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            // The supervisor is gone.
+            std::process::exit(0);
+        }
+        Ok(())
+    }
+}
+
+/// How long a POST under way when its stream drops may still take to finish.
+const POST_AFTER_DROP: Duration = Duration::from_millis(500);
+
+/// How often, and how many times, a foreign answer with no visible listener is probed again.
+const FOREIGN_RECHECKS: usize = 5;
+const FOREIGN_RECHECK_EVERY: Duration = Duration::from_millis(40);
+
+/// The one open session, as the command loop sees it.
+struct Live {
+    epoch: u64,
+    posts: mpsc::UnboundedSender<(u64, String)>,
+    cancel: CancellationToken,
+}
+
+type Shared = Arc<Mutex<Option<Live>>>;
+
+/// Runs the worker until its stdin closes.
+pub fn run(port: u16) -> ExitCode {
+    let settings = match Settings::from_env(port) {
+        Ok(settings) => settings,
+        Err(err) => {
+            eprintln!("reticle mcp-worker: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("reticle mcp-worker: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(serve(settings));
+    ExitCode::SUCCESS
+}
+
+async fn serve(settings: Settings) {
+    let reports = Reports;
+    let (commands_tx, mut commands) = mpsc::unbounded_channel::<Command>();
+    std::thread::spawn(move || read_commands(commands_tx));
+    let beats = reports;
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(BEAT_EVERY);
+        loop {
+            every.tick().await;
+            if beats.send(Report::Beat).is_err() {
+                return;
+            }
+        }
+    });
+    let settings = Arc::new(settings);
+    let shared: Shared = Arc::new(Mutex::new(None));
+    while let Some(command) = commands.recv().await {
+        match command {
+            Command::Connect { attempt, spawn } => {
+                if let Some(live) = lock(&shared).take() {
+                    live.cancel.cancel();
+                }
+                tokio::spawn(connect(
+                    attempt,
+                    spawn,
+                    settings.clone(),
+                    reports,
+                    shared.clone(),
+                ));
+            }
+            Command::Post { epoch, seq, body } => {
+                let refused = match lock(&shared).as_ref() {
+                    Some(live) if live.epoch == epoch => live.posts.send((seq, body)).is_err(),
+                    _ => true,
+                };
+                if refused {
+                    let _ = reports.send(Report::PostFailed {
+                        epoch,
+                        seq,
+                        reason: "its stream had already ended, so it was never sent".into(),
+                        reached: Some(false),
+                        retryable: true,
+                    });
+                }
+            }
+        }
+    }
+    // stdin closed: the supervisor is gone.
+    std::process::exit(0);
+}
+
+fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Option<Live>> {
+    shared.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn read_commands(tx: mpsc::UnboundedSender<Command>) {
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        match serde_json::from_str::<Command>(&line) {
+            Ok(command) => {
+                if tx.send(command).is_err() {
+                    break;
+                }
+            }
+            Err(err) => eprintln!("reticle mcp-worker: unreadable command ({err}): {line}"),
+        }
+    }
+}
+
+/// A daemon stream whose endpoint frame was usable.
+struct Established {
+    response: reqwest::Response,
+    parser: SseParser,
+    client: reqwest::Client,
+    post_url: String,
+    session: String,
+    instance: String,
+    catalogue: Option<CatalogueSummary>,
+    /// `message` frames that arrived with the handshake.
+    early: Vec<String>,
+    spawned: Option<u32>,
+}
+
+/// Why an attempt failed.
+struct Unreachable {
+    presence: &'static str,
+    obstacle: String,
+    definitive: bool,
+}
+
+async fn connect(
+    attempt: u64,
+    spawn: bool,
+    settings: Arc<Settings>,
+    reports: Reports,
+    shared: Shared,
+) {
+    let est = match establish(spawn, &settings, &reports).await {
+        Ok(est) => est,
+        Err(u) => {
+            let _ = reports.send(Report::Unreachable {
+                attempt,
+                presence: u.presence.into(),
+                obstacle: u.obstacle,
+                definitive: u.definitive,
+            });
+            return;
+        }
+    };
+    let (posts, posts_rx) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    *lock(&shared) = Some(Live {
+        epoch: attempt,
+        posts,
+        cancel: cancel.clone(),
+    });
+    let _ = reports.send(Report::Connected {
+        epoch: attempt,
+        session: est.session.clone(),
+        instance: est.instance.clone(),
+        catalogue: est.catalogue.clone(),
+        spawned: est.spawned,
+    });
+    for data in est.early {
+        let _ = reports.send(Report::Message {
+            epoch: attempt,
+            data,
+        });
+    }
+    let stop_posting = CancellationToken::new();
+    let poster = tokio::spawn(post_in_order(
+        est.client,
+        est.post_url,
+        posts_rx,
+        attempt,
+        reports,
+        stop_posting.clone(),
+    ));
+    let (reason, detail) = read_stream(est.response, est.parser, attempt, &reports, &cancel).await;
+    {
+        let mut guard = lock(&shared);
+        if guard.as_ref().is_some_and(|live| live.epoch == attempt) {
+            guard.take();
+        }
+    }
+    stop_posting.cancel();
+    if let Ok(mut left) = poster.await {
+        while let Ok((seq, _)) = left.try_recv() {
+            let _ = reports.send(Report::PostFailed {
+                epoch: attempt,
+                seq,
+                reason: "its stream ended before it could be sent".into(),
+                reached: Some(false),
+                retryable: true,
+            });
+        }
+    }
+    if reason == "closed" {
+        return;
+    }
+    let _ = reports.send(Report::Dropped {
+        epoch: attempt,
+        reason: reason.into(),
+        detail,
+    });
+}
+
+async fn establish(
+    spawn: bool,
+    settings: &Settings,
+    reports: &Reports,
+) -> Result<Established, Unreachable> {
+    let port = settings.port;
+    let mut spawned = None;
+    let mut presence = probe(port).await;
+    // A listener that was just killed still completes handshakes for a moment while the kernel
+    // tears it down: with no listener visible, look again before calling the port foreign.
+    for _ in 0..FOREIGN_RECHECKS {
+        if presence != PortPresence::Foreign || !crate::probe::listeners(port).is_empty() {
+            break;
+        }
+        tokio::time::sleep(FOREIGN_RECHECK_EVERY).await;
+        presence = probe(port).await;
+    }
+    match presence {
+        PortPresence::Daemon { .. } => {}
+        PortPresence::Foreign => {
+            let files = StateDir::from_env().port_files(port);
+            return Err(Unreachable {
+                presence: "foreign",
+                obstacle: foreign_holder(port, &files).0,
+                definitive: true,
+            });
+        }
+        PortPresence::Free if !spawn => {
+            return Err(Unreachable {
+                presence: "free",
+                obstacle: format!(
+                    "nothing listens on port {port}: no Reticle daemon is running there"
+                ),
+                definitive: false,
+            });
+        }
+        PortPresence::Free => spawned = Some(start_daemon(settings, reports).await?),
+    }
+    open_stream(port, spawned)
+        .await
+        .map_err(|obstacle| Unreachable {
+            presence: "daemon",
+            obstacle,
+            definitive: false,
+        })
+}
+
+/// Starts a daemon on a free port and waits until one answers `/status` there (ours, or a racer
+/// that won the port: either will do).
+async fn start_daemon(settings: &Settings, reports: &Reports) -> Result<u32, Unreachable> {
+    let port = settings.port;
+    let definitive = |obstacle: String| Unreachable {
+        presence: "free",
+        obstacle,
+        definitive: true,
+    };
+    let state = StateDir::from_env();
+    if let Some(problem) = state.problem() {
+        return Err(definitive(format!(
+            "no daemon can start on port {port}: {problem}"
+        )));
+    }
+    let files = state.port_files(port);
+    let instance = uuid::Uuid::new_v4().to_string();
+    let mut child = spawn_detached(port, &instance)
+        .map_err(|err| definitive(format!("cannot start a daemon process: {err}")))?;
+    let _ = reports.send(Report::Log {
+        event: "mcp_daemon_spawned".into(),
+        fields: json!({ "port": port, "daemonPid": child.id(), "daemonInstance": instance }),
+    });
+    let deadline = Instant::now() + settings.ready_timeout;
+    let answer = loop {
+        if let Some(status) = fetch_status(port, Duration::from_millis(250)).await {
+            break Ok(status.pid);
+        }
+        if let Ok(Some(code)) = child.try_wait() {
+            if let Some(status) = fetch_status(port, Duration::from_millis(250)).await {
+                break Ok(status.pid);
+            }
+            let reason = start_failure(&files.log, &instance).unwrap_or_else(|| {
+                format!(
+                    "the daemon exited ({code}) before answering /status; see {}",
+                    files.log.display()
+                )
+            });
+            break Err(definitive(format!(
+                "no daemon could start on port {port}: {reason}"
+            )));
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            break Err(definitive(format!(
+                "the daemon started on port {port} did not answer /status within {} ms, so it was stopped; raise {} on a slow machine, or see {}",
+                settings.ready_timeout.as_millis(),
+                crate::config::env::DAEMON_READY_TIMEOUT_MS,
+                files.log.display()
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    // Reap the daemon whenever it ends, so it never lingers as a zombie of this worker.
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    answer
+}
+
+async fn open_stream(port: u16, spawned: Option<u32>) -> Result<Established, String> {
+    let client = http_client(None)?;
+    // POSTs never reuse a connection: a POST to a daemon that just died then fails to connect
+    // (its call certainly did not run, and is sent again on the next session) instead of dying
+    // on a stale kept-alive socket, where whether it ran could not be known.
+    let posts = http_client(Some(0))?;
+    let url = format!("http://127.0.0.1:{port}{SSE_PATH}");
+    let handshake = async {
+        let mut response = client
+            .get(&url)
+            .send()
+            .await
+            .map_err(|err| format!("GET {SSE_PATH} failed: {}", chain(&err)))?;
+        if !response.status().is_success() {
+            return Err(format!(
+                "the daemon answered GET {SSE_PATH} with HTTP {}",
+                response.status()
+            ));
+        }
+        let mut parser = SseParser::new();
+        let mut endpoint = None;
+        let mut info: Option<serde_json::Value> = None;
+        let mut early = Vec::new();
+        while endpoint.is_none() || info.is_none() {
+            let chunk = response
+                .chunk()
+                .await
+                .map_err(|err| {
+                    format!(
+                        "the stream failed before its endpoint event: {}",
+                        chain(&err)
+                    )
+                })?
+                .ok_or("the stream ended before its endpoint event")?;
+            for Frame { event, data } in parser.feed(&chunk) {
+                match event.as_str() {
+                    ENDPOINT_EVENT => endpoint = Some(endpoint_url(port, &data)?),
+                    SESSION_EVENT => info = serde_json::from_str(&data).ok(),
+                    MESSAGE_EVENT => early.push(data),
+                    _ => {}
+                }
+            }
+        }
+        Ok((response, parser, endpoint, info, early))
+    };
+    let (response, parser, endpoint, info, early) =
+        tokio::time::timeout(STREAM_HANDSHAKE, handshake)
+            .await
+            .map_err(|_| {
+                format!(
+                    "the daemon on port {port} did not open an MCP stream within {} ms",
+                    STREAM_HANDSHAKE.as_millis()
+                )
+            })??;
+    let info = info.unwrap_or_default();
+    Ok(Established {
+        response,
+        parser,
+        client: posts,
+        post_url: endpoint.unwrap_or_default(),
+        session: info["session"].as_str().unwrap_or_default().to_string(),
+        instance: info["instance"].as_str().unwrap_or_default().to_string(),
+        catalogue: serde_json::from_value(info["catalogue"].clone()).ok(),
+        early,
+        spawned,
+    })
+}
+
+fn http_client(idle_per_host: Option<usize>) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder().no_proxy().tcp_nodelay(true);
+    if let Some(idle) = idle_per_host {
+        builder = builder.pool_max_idle_per_host(idle);
+    }
+    builder
+        .build()
+        .map_err(|err| format!("cannot build an HTTP client: {err}"))
+}
+
+/// The POST URL named by an endpoint frame; an empty or malformed one is refused (a stream
+/// without a usable endpoint is not a connection).
+pub fn endpoint_url(port: u16, data: &str) -> Result<String, String> {
+    let path = data.trim();
+    let refuse = |why: &str| {
+        Err(format!(
+            "the daemon's endpoint event was {why} ('{path}'), so its stream was refused"
+        ))
+    };
+    if path.is_empty() {
+        return refuse("empty");
+    }
+    let Some(query) = path
+        .strip_prefix(MESSAGE_PATH)
+        .and_then(|rest| rest.strip_prefix('?'))
+    else {
+        return refuse(&format!("not a {MESSAGE_PATH} path"));
+    };
+    let session = query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("sessionId="))
+        .unwrap_or("");
+    if session.is_empty() || path.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return refuse("missing a usable sessionId");
+    }
+    Ok(format!("http://127.0.0.1:{port}{path}"))
+}
+
+/// Relays frames until the stream ends; returns the reason (`closed` when told to stop).
+async fn read_stream(
+    mut response: reqwest::Response,
+    mut parser: SseParser,
+    epoch: u64,
+    reports: &Reports,
+    cancel: &CancellationToken,
+) -> (&'static str, String) {
+    let mut retiring = false;
+    loop {
+        let next = tokio::select! {
+            _ = cancel.cancelled() => return ("closed", String::new()),
+            next = tokio::time::timeout(STREAM_STALL, response.chunk()) => next,
+        };
+        match next {
+            Err(_) => {
+                return (
+                    "sse_stalled",
+                    format!(
+                        "no bytes for {} ms (the daemon sends a keep-alive every second): it is stopped or the link is blackholed",
+                        STREAM_STALL.as_millis()
+                    ),
+                );
+            }
+            Ok(Err(err)) => return ("sse_error", chain(&err)),
+            Ok(Ok(None)) => {
+                let reason = if retiring {
+                    "daemon_shutdown"
+                } else {
+                    "sse_ended"
+                };
+                return (reason, String::new());
+            }
+            Ok(Ok(Some(bytes))) => {
+                for frame in parser.feed(&bytes) {
+                    match frame.event.as_str() {
+                        MESSAGE_EVENT => {
+                            let _ = reports.send(Report::Message {
+                                epoch,
+                                data: frame.data,
+                            });
+                        }
+                        SHUTDOWN_EVENT => {
+                            retiring = true;
+                            let _ = reports.send(Report::Retiring { epoch });
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// POSTs each message in order, one at a time, so the daemon sees them in the order sent.
+async fn post_in_order(
+    client: reqwest::Client,
+    url: String,
+    mut posts: mpsc::UnboundedReceiver<(u64, String)>,
+    epoch: u64,
+    reports: Reports,
+    stop: CancellationToken,
+) -> mpsc::UnboundedReceiver<(u64, String)> {
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = stop.cancelled() => return posts,
+            next = posts.recv() => next,
+        };
+        let Some((seq, body)) = next else {
+            return posts;
+        };
+        let _ = reports.send(Report::Posting { epoch, seq });
+        let post = client
+            .post(&url)
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .body(body)
+            .timeout(POST_BOUND)
+            .send();
+        // A POST under way when the stream drops gets a short while to finish, so its outcome
+        // is known; abandoned after that, its call is answered as "may or may not have run".
+        tokio::pin!(post);
+        let sent = tokio::select! {
+            sent = &mut post => sent,
+            _ = stop.cancelled() => match tokio::time::timeout(POST_AFTER_DROP, &mut post).await {
+                Ok(sent) => sent,
+                Err(_) => return posts,
+            },
+        };
+        let failure = match sent {
+            Ok(response) if response.status().is_success() => None,
+            Ok(response) => {
+                let status = response.status();
+                let text = response.text().await.unwrap_or_default();
+                let reason = format!("the daemon refused it with HTTP {status}: {}", text.trim());
+                Some((reason, Some(false), false))
+            }
+            Err(err) if err.is_connect() => {
+                let reason = format!("no connection could be made for its POST: {}", chain(&err));
+                Some((reason, Some(false), true))
+            }
+            Err(err) => Some((format!("its POST failed: {}", chain(&err)), None, false)),
+        };
+        if let Some((reason, reached, retryable)) = failure {
+            let _ = reports.send(Report::PostFailed {
+                epoch,
+                seq,
+                reason,
+                reached,
+                retryable,
+            });
+        }
+    }
+}
+
+/// An error with its causes, joined: reqwest's own text leaves out the interesting part.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_frames_are_checked() {
+        assert_eq!(
+            endpoint_url(9, "/mcp/message?sessionId=abc").unwrap(),
+            "http://127.0.0.1:9/mcp/message?sessionId=abc"
+        );
+        for bad in [
+            "",
+            "   ",
+            "/mcp/message",
+            "/mcp/message?sessionId=",
+            "http://evil/x?sessionId=1",
+            "/other?sessionId=1",
+            "/mcp/message?sessionId=a b",
+        ] {
+            assert!(endpoint_url(9, bad).is_err(), "{bad:?}");
+        }
+    }
+}
