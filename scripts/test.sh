@@ -6,6 +6,8 @@ cd "$root"
 # shellcheck source=scripts/setup.sh
 . scripts/setup.sh
 ensure_sdk_deps "$root"
+# The browser gates drive Debian's Chromium.
+ensure_chromium
 
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check

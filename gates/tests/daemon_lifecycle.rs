@@ -19,7 +19,7 @@ const BOUND: Duration = Duration::from_secs(15);
 async fn a_stopped_daemon_is_never_reported_running() {
     let daemon = OwnedDaemon::start().await;
     let port = daemon.port().to_string();
-    daemon.signal(Signal::SIGSTOP);
+    assert!(daemon.freeze().await, "the daemon never showed stopped");
     let report = run(daemon.state_dir(), &["status", "--port", &port, "--json"])
         .await
         .json();
@@ -42,7 +42,7 @@ async fn a_stopped_daemon_is_never_reported_running() {
 async fn stop_ends_a_stopped_daemon() {
     let mut daemon = OwnedDaemon::start().await;
     let port = daemon.port().to_string();
-    daemon.signal(Signal::SIGSTOP);
+    assert!(daemon.freeze().await, "the daemon never showed stopped");
     let stop = run(daemon.state_dir(), &["stop", "--port", &port]).await;
     assert!(stop.ok(), "{stop:?}");
     poll::until("the daemon to exit", BOUND, async || {
@@ -368,21 +368,86 @@ async fn unknown_subcommands_run_reticle_dash_name_from_path() {
     );
 }
 
-#[test]
-fn marked_orphans_are_found_by_marker_not_port() {
+#[tokio::test]
+async fn marked_orphans_are_found_by_marker_not_port() {
     let mut child = Command::new("sleep");
     child.arg("30");
     marker::mark(&mut child);
     let mut child = child.spawn().unwrap();
-    let found = marker::marked_processes();
-    assert!(
-        found
-            .iter()
-            .any(|m| m.pid == child.id() && m.owner == std::process::id())
-    );
+    let pid = child.id();
+    // The marker appears in /proc once the child has exec'd, not at fork.
+    poll::until("the child's marker", BOUND, async || {
+        marker::marked_processes()
+            .into_iter()
+            .find(|m| m.pid == pid && m.owner == std::process::id())
+    })
+    .await;
     // Its owner (this test) is alive, so the sweep must leave it alone.
     assert!(marker::sweep_orphans().iter().all(|m| m.pid != child.id()));
     assert!(pid_alive(child.id()));
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[tokio::test]
+async fn restart_replaces_the_daemon_with_a_fresh_instance() {
+    let state = tempfile::tempdir().unwrap();
+    let port = free_port().to_string();
+    assert!(run(state.path(), &["serve", "--port", &port]).await.ok());
+    let first = run(state.path(), &["status", "--port", &port, "--json"])
+        .await
+        .json();
+    let restart = run(state.path(), &["restart", "--port", &port]).await;
+    assert!(restart.ok(), "{restart:?}");
+    let second = run(state.path(), &["status", "--port", &port, "--json"])
+        .await
+        .json();
+    assert_eq!(second["running"], true);
+    assert_ne!(first["daemon"]["instance"], second["daemon"]["instance"]);
+    assert_eq!(second["lastExit"]["kind"], "signalled", "{second}");
+    assert!(run(state.path(), &["stop", "--port", &port]).await.ok());
+}
+
+/// A stand-in daemon answering `/status` as an older Reticle would (a deliberate fake: the point
+/// is a version the real binary can never report).
+fn older_daemon_on_a_free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            use std::io::{Read, Write};
+            let mut stream = stream;
+            let mut buf = [0u8; 2048];
+            let _ = stream.read(&mut buf);
+            let body = format!(
+                r#"{{"running":true,"version":"0.0.1","instance":"old","pid":1,"port":{port},"startedAt":"then","sessionCount":0,"sessions":[]}}"#
+            );
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn doctor_names_a_version_mismatch() {
+    let state = tempfile::tempdir().unwrap();
+    let port = older_daemon_on_a_free_port().to_string();
+    let doctor = run(state.path(), &["doctor", "--port", &port, "--json"]).await;
+    assert!(!doctor.ok());
+    let report = doctor.json();
+    let version = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "version")
+        .expect("a version finding");
+    assert_eq!(version["ok"], false);
+    assert!(
+        version["detail"].as_str().unwrap().contains("0.0.1"),
+        "{version}"
+    );
 }

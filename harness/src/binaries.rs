@@ -14,9 +14,12 @@ pub fn reticle() -> PathBuf {
         }
         let dir = target_dir();
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--quiet", "-p", "reticle", "--bin", "reticle"])
-            .status();
+        let mut build = Command::new(cargo);
+        build.args(["build", "--quiet", "-p", "reticle", "--bin", "reticle"]);
+        if dir.ends_with("release") {
+            build.arg("--release");
+        }
+        let status = build.status();
         assert!(
             matches!(status, Ok(s) if s.success()),
             "could not build the reticle binary ({status:?}); run `cargo build --bins` and retry"

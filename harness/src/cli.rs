@@ -34,7 +34,12 @@ impl Ran {
 
 /// A `reticle` command for `state_dir`, marked, with stdin closed.
 pub fn command(state_dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(binaries::reticle());
+    command_with(&binaries::reticle(), state_dir, args)
+}
+
+/// Like [`command`], for an explicit binary (a stand-in, in a negative control).
+pub fn command_with(bin: &Path, state_dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(bin);
     command
         .args(args)
         .env(reticle::config::env::STATE_DIR, state_dir)
@@ -45,7 +50,12 @@ pub fn command(state_dir: &Path, args: &[&str]) -> Command {
 
 /// Runs `reticle <args>` to completion (on a blocking thread).
 pub async fn run(state_dir: &Path, args: &[&str]) -> Ran {
-    let mut command = command(state_dir, args);
+    run_with(&binaries::reticle(), state_dir, args).await
+}
+
+/// Like [`run`], for an explicit binary.
+pub async fn run_with(bin: &Path, state_dir: &Path, args: &[&str]) -> Ran {
+    let mut command = command_with(bin, state_dir, args);
     let output = tokio::task::spawn_blocking(move || command.output())
         .await
         .expect("the blocking task runs")

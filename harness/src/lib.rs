@@ -9,12 +9,23 @@
 //! - [`outcome`]: three-valued outcomes (a run whose transport died proves nothing).
 //! - [`poll`]: bounded polling, the only synchronisation tests use.
 //! - [`cli`]: running `reticle <command>` as a user would and capturing what it says.
-//! - [`history`]: the timed record of every operation and fault in a run, for checkers.
+//! - [`fixture_app`]: [`FixtureApp`], the fixture app (and its API, [`fixture_api`]) on an
+//!   ephemeral loopback port.
+//! - [`browser`]: [`Browser`], Debian's Chromium over CDP: tabs, reloads, backgrounding, console.
+//! - [`published_sdk`]: the published `@reticlehq/browser` 2.0.0, installed and bundled at test time.
+//! - [`wire_page`]: [`WirePage`], a page without a browser, speaking protocol 1 frame by frame.
+//! - [`bridge_client`]: [`BridgeClient`], driving a daemon's bridge over its `/bridge/*` routes.
+//! - [`history`]: the timed record of every operation and fault in a run (Jepsen's model), which
+//!   the clients here record into and the gates' checkers judge.
 //! - [`mcp_client`]: [`McpClient`] (the rmcp client over `reticle mcp`'s stdio) and [`RawMcp`]
 //!   (the same process driven line by line, for faults a real client cannot produce).
 
 pub mod binaries;
+pub mod bridge_client;
+pub mod browser;
 pub mod cli;
+pub mod fixture_api;
+pub mod fixture_app;
 pub mod history;
 pub mod marker;
 pub mod mcp_client;
@@ -22,9 +33,15 @@ pub mod outcome;
 pub mod owned;
 pub mod poll;
 pub mod ports;
+pub mod published_sdk;
+pub mod wire_page;
 
-pub use history::{History, Op, OpKind};
+pub use bridge_client::BridgeClient;
+pub use browser::{Browser, Tab};
+pub use fixture_app::FixtureApp;
+pub use history::{Actor, History, Op, OpType};
 pub use mcp_client::{McpClient, McpFailure, ProxyOptions, RawMcp};
 pub use outcome::Outcome;
 pub use owned::{OwnedDaemon, OwnedDaemonBuilder};
 pub use ports::{PortHolder, PortPresence, SocketRole, free_port};
+pub use wire_page::WirePage;

@@ -136,6 +136,13 @@ impl OwnedDaemon {
         self.state_dir.join(format!("daemon-{}.log", self.port))
     }
 
+    /// The pairing token the daemon provisioned (or was given), read from its state dir.
+    pub fn token(&self) -> String {
+        std::fs::read_to_string(self.state_dir.join(reticle::auth::token::TOKEN_FILE))
+            .map(|t| t.trim().to_string())
+            .unwrap_or_else(|err| panic!("the daemon's pairing token is readable: {err}"))
+    }
+
     /// The daemon's pid.
     pub fn pid(&self) -> u32 {
         self.child.as_ref().map(Child::id).unwrap_or(0)
@@ -149,6 +156,18 @@ impl OwnedDaemon {
     /// Sends a signal to the daemon process.
     pub fn signal(&self, signal: Signal) {
         let _ = kill(Pid::from_raw(self.pid() as i32), signal);
+    }
+
+    /// SIGSTOPs the daemon and waits until the kernel shows it stopped (delivery is asynchronous);
+    /// `false` when it never showed stopped within the bound.
+    pub async fn freeze(&self) -> bool {
+        self.signal(Signal::SIGSTOP);
+        let pid = self.pid();
+        poll::within(READY_BOUND, async || {
+            (process_state(pid) == Some('T')).then_some(())
+        })
+        .await
+        .is_some()
     }
 
     /// Whether the daemon process has exited (reaping it if so).
@@ -203,6 +222,12 @@ impl OwnedDaemon {
             )),
         }
     }
+}
+
+/// The one-letter state of a process (`T` when stopped, `Z` a zombie).
+pub fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
 impl Drop for OwnedDaemon {

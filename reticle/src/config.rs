@@ -18,6 +18,9 @@ pub mod env {
     pub const INSTANCE_ID: &str = "RETICLE_INSTANCE_ID";
     pub const TOKEN: &str = "RETICLE_TOKEN";
     pub const HOST: &str = "RETICLE_HOST";
+    pub const ALLOWED_ORIGINS: &str = "RETICLE_ALLOWED_ORIGINS";
+    pub const MAX_EVENTS_PER_SECOND: &str = "RETICLE_MAX_EVENTS_PER_SECOND";
+    pub const SESSION_IDLE_MS: &str = "RETICLE_SESSION_IDLE_MS";
     /// `reticle mcp`: how long a call may wait for a daemon before it is answered -32001.
     pub const QUEUE_WAIT_MS: &str = "RETICLE_QUEUE_WAIT_MS";
     /// `reticle mcp`: how long a daemon it started gets to answer `/status`.
@@ -48,10 +51,10 @@ pub enum ConfigError {
     BadPort { name: &'static str, value: String },
     #[error("{name} must be a whole number of milliseconds, got '{value}'")]
     BadMillis { name: &'static str, value: String },
-    #[error("{name} must be a whole number of at least 1, got '{value}'")]
-    BadCount { name: &'static str, value: String },
     #[error("RETICLE_HOST must be an IP address such as 127.0.0.1, got '{value}'")]
     BadHost { value: String },
+    #[error("{name} must be a whole number above zero, got '{value}'")]
+    BadCount { name: &'static str, value: String },
 }
 
 /// Port order: the `--port` flag, then `RETICLE_PORT`, then [`DEFAULT_PORT`].

@@ -2,7 +2,8 @@
 //!
 //! # Layout
 //! - [`config`]: the environment and port vocabulary, resolved once and imported everywhere.
-//! - [`wire`]: message shapes shared by the daemon and its clients (the `/status` report).
+//! - [`wire`]: message shapes shared by the daemon and its clients (the `/status` report,
+//!   protocol 1's messages, vocabulary and limits).
 //! - [`daemon`]: the long-lived process: state dir, port lock, pid file, log, heartbeat,
 //!   idle shutdown, and how it starts and ends.
 //! - [`http`]: the daemon's HTTP plane (`/status`, the MCP routes) and its loopback/token guard.
@@ -12,10 +13,15 @@
 //!   the daemon (a supervisor on stdio, a worker holding the daemon link).
 //! - [`tools`]: the tool catalogue and `run_tool`, the one chokepoint for every tool call.
 //! - [`auth`]: the pairing token.
+//! - [`bridge`]: the WebSocket bridge pages connect to, their sessions, and the API that drives
+//!   them.
 //! - [`probe`]: client-side port truth: presence (`daemon`/`foreign`/`free`) and port holders.
+//! - [`trace`]: `RETICLE_TRACE` span lines in the daemon log.
+//! - [`verdict`]: predicates, their evaluation over a window and the page, and the verdict.
 //! - [`cli`]: the `reticle` command line.
 
 pub mod auth;
+pub mod bridge;
 pub mod cli;
 pub mod config;
 pub mod daemon;
@@ -24,6 +30,8 @@ pub mod mcp;
 pub mod probe;
 pub mod proxy;
 pub mod tools;
+pub mod trace;
+pub mod verdict;
 pub mod wire;
 
 /// The product version, as reported by `/status` and `reticle version`.

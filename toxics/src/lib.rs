@@ -1,5 +1,50 @@
 //! The nemesis: specified faults for every hop of Reticle.
 //!
-//! It will own a TCP fault proxy that speaks Toxiproxy's REST API and toxic vocabulary, and the
-//! non-TCP fault kinds (stdio, process, browser). It must not know anything about what the
-//! product does with the bytes it disturbs.
+//! For TCP hops, a fault proxy that speaks Toxiproxy's REST API and toxic vocabulary, embedded
+//! ([`Server::start`]) or standalone (`toxics serve`). For everything else, the shared fault
+//! shape ([`fault`]). It must not know anything about what the product does with the bytes it
+//! disturbs.
+//!
+//! # Layout
+//! - [`server`]: the embeddable server, [`Server`] and [`ServerHandle`]. Start here.
+//! - [`api`]: the REST routes, Toxiproxy's shapes; [`error`]: the one error they return.
+//! - [`collection`]: every proxy by name; [`proxy`]: one proxy, its listener, its chains.
+//! - `connection`: one accepted connection and its two links; `link`: one direction, a
+//!   chain of stages behind a hidden noop head.
+//! - [`toxic`]: the toxic contract, the registry and one file per toxic.
+//! - [`guard`]: faults installed from Rust heal when their guard drops.
+//! - [`direction`]: upstream and downstream; [`rng`]: seeded randomness.
+//! - [`fault`]: stdio, process and browser fault kinds, targets and parameters (types only).
+//!
+//! # Example
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use toxics::{ProxyConfig, Server, ToxicSpec, toxic::Latency};
+//! let server = Server::builder().seed(7).serve("127.0.0.1:0").await?;
+//! let proxy = server.proxies().create(ProxyConfig::new("daemon", "127.0.0.1:4400"))?;
+//! let slow = proxy.inject(ToxicSpec::new(Latency { latency: 250, jitter: 0 })).await?;
+//! // ... connect to proxy.listen_addr() and observe ...
+//! drop(slow); // healed
+//! # Ok(()) }
+//! ```
+
+pub mod api;
+pub mod collection;
+mod connection;
+pub mod direction;
+pub mod error;
+pub mod fault;
+pub mod guard;
+mod link;
+pub mod proxy;
+pub mod rng;
+pub mod server;
+pub mod toxic;
+
+pub use collection::{PopulateError, ProxyCollection};
+pub use direction::Direction;
+pub use error::ApiError;
+pub use guard::{DownGuard, ToxicGuard};
+pub use proxy::{Applied, Proxy, ProxyConfig, ProxyInfo, ProxyPatch};
+pub use server::{Server, ServerHandle};
+pub use toxic::{InstalledToxic, ToxicPatch, ToxicSpec};

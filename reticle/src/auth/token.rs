@@ -14,7 +14,7 @@ use crate::config::env;
 /// The file name of the provisioned token inside the state dir.
 pub const TOKEN_FILE: &str = "pairing-token";
 /// Tokens longer than this are refused outright.
-pub const MAX_TOKEN_LEN: usize = 512;
+pub const MAX_TOKEN_LEN: usize = crate::wire::limits::MAX_TOKEN_CHARS;
 const TOKEN_BYTES: usize = 24;
 
 /// A token that requests may present.

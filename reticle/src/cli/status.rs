@@ -103,6 +103,35 @@ pub async fn status(port: u16, json: bool) -> Result<(), Exit> {
         .map(|t| format!(" at {t}"))
         .unwrap_or_default();
     println!("  last exit: {}{at}: {}", exit.kind, exit.reason);
+    if let Some(daemon) = &report.daemon {
+        for session in &daemon.sessions {
+            println!(
+                "  session {}{}: {} ({}), connected {}, last heard {} ms ago",
+                session.id,
+                if session.idle { " (idle)" } else { "" },
+                session.url,
+                session.title,
+                session.connected_at,
+                session.last_seen_ms
+            );
+        }
+        for page in &daemon.refused {
+            let who = page
+                .session_id
+                .as_deref()
+                .or(page.origin.as_deref())
+                .unwrap_or("a page");
+            let url = page
+                .url
+                .as_deref()
+                .map(|u| format!(" at {u}"))
+                .unwrap_or_default();
+            println!(
+                "  refused {who}{url} at {}: {} ({}): {}",
+                page.at, page.kind, page.code, page.reason
+            );
+        }
+    }
     println!("  log: {}", report.log);
     Ok(())
 }

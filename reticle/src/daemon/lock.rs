@@ -71,7 +71,9 @@ impl PortLock {
             .map_err(io_err)?;
         match file.try_lock() {
             Ok(()) => {}
-            Err(TryLockError::WouldBlock) => return Err(LockError::Held(read_holder(&mut file))),
+            Err(TryLockError::WouldBlock) => {
+                return Err(LockError::Held(holder_of_held_lock(&mut file)));
+            }
             Err(TryLockError::Error(err)) => return Err(io_err(err)),
         }
         let previous = read_holder(&mut file);
@@ -113,6 +115,21 @@ pub fn is_held(path: &Path) -> bool {
         Err(_) => true,
     }
 }
+
+/// The holder writes its record right after it takes the lock, so a racer that lost by a hair
+/// may find the file still empty: look again briefly before giving up on naming it.
+fn holder_of_held_lock(file: &mut File) -> Option<LockHolder> {
+    for _ in 0..HOLDER_RECORD_LOOKS {
+        if let Some(holder) = read_holder(file) {
+            return Some(holder);
+        }
+        std::thread::sleep(HOLDER_RECORD_PAUSE);
+    }
+    None
+}
+
+const HOLDER_RECORD_LOOKS: usize = 100;
+const HOLDER_RECORD_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
 
 fn read_holder(file: &mut File) -> Option<LockHolder> {
     let mut text = String::new();

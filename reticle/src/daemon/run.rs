@@ -15,6 +15,7 @@ use super::lock::{LockError, LockHolder, PortLock};
 use super::state::{PortFiles, StateDir};
 use super::{Activity, DaemonLog, events};
 use crate::auth::PairingToken;
+use crate::bridge::{Bridge, BridgeConfig};
 use crate::config::{self, ConfigError, env};
 use crate::http::{self, AppState, DaemonInfo};
 use crate::probe::holders::{self, pid_alive};
@@ -161,6 +162,21 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
         }
     };
     let activity = Activity::new();
+    let bridge_config = match BridgeConfig::from_env() {
+        Ok(config) => config,
+        Err(err) => {
+            acquired.lock.release();
+            return Err(fail(err.to_string()));
+        }
+    };
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let bridge = Bridge::new(
+        bridge_config,
+        token.clone(),
+        activity.clone(),
+        shutdown.clone(),
+        Some(log.clone()),
+    );
     let state = AppState {
         info: Arc::new(DaemonInfo {
             version: crate::VERSION.to_string(),
@@ -171,7 +187,8 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
         }),
         activity: activity.clone(),
         token,
-        shutdown: tokio_util::sync::CancellationToken::new(),
+        shutdown,
+        bridge,
         mcp: crate::mcp::McpState::new(catalogue, Some(log.clone())),
     };
     let life_started = Instant::now();
@@ -207,6 +224,7 @@ async fn serve(
     idle_bound: Duration,
 ) -> ExitReason {
     let shutdown = state.shutdown.clone();
+    let bridge = state.bridge.clone();
     let app = http::router(state).into_make_service_with_connect_info::<SocketAddr>();
     let draining = shutdown.clone();
     let server = axum::serve(listener, app)
@@ -220,7 +238,11 @@ async fn serve(
         }
     };
     shutdown.cancel();
-    let _ = tokio::time::timeout(DRAIN_BOUND, server).await;
+    // Bridge sockets are upgraded out of the server's sight: wait for their close frames too.
+    let _ = tokio::join!(
+        tokio::time::timeout(DRAIN_BOUND, server),
+        bridge.drained(DRAIN_BOUND)
+    );
     reason
 }
 

@@ -14,6 +14,7 @@ use axum::routing::{get, post};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::PairingToken;
+use crate::bridge::{self, Bridge};
 use crate::daemon::Activity;
 
 /// Facts about this daemon life, fixed at start.
@@ -36,6 +37,8 @@ pub struct AppState {
     /// Cancelled when the daemon begins to shut down: long-lived streams (SSE, WebSocket) end
     /// on it, so draining never waits on a client.
     pub shutdown: CancellationToken,
+    /// The bridge: connected pages and the API that drives them.
+    pub bridge: Bridge,
     /// The MCP endpoint: catalogue and open protocol sessions.
     pub mcp: crate::mcp::McpState,
 }
@@ -44,6 +47,9 @@ pub struct AppState {
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/status", get(status::status_show))
+        .route("/bridge/sessions", get(bridge::routes::sessions_index))
+        .route("/bridge/commands", post(bridge::routes::commands_create))
+        .route("/bridge/events", get(bridge::routes::events_index))
         .route(
             crate::mcp::SSE_PATH,
             get(crate::mcp::transport::mcp_sse_open),
@@ -58,5 +64,8 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             guard::loopback_or_token,
         ))
+        // Added after the guard so it is not behind it: a page cannot send headers, so the
+        // bridge applies its own tiers (Origin at the upgrade, the token in the hello).
+        .route("/reticle", get(bridge::routes::socket_upgrade))
         .with_state(state)
 }

@@ -1,6 +1,19 @@
 //! Message shapes shared by the daemon and everything that talks to it. Defined once here and
 //! imported; nothing in this module performs I/O.
+//!
+//! - [`status`]: the `/status` report.
+//! - [`messages`]: protocol 1's four message kinds, decoding and checking.
+//! - [`vocabulary`]: protocol 1's command names and event types.
+//! - [`limits`]: protocol 1's version, limits and transport bounds.
+//! - [`close`]: why the bridge closes a socket, with its close code and reason.
 
+pub mod close;
+pub mod limits;
+pub mod messages;
 pub mod status;
+pub mod vocabulary;
 
-pub use status::{CatalogueSummary, SessionSummary, StatusReport};
+pub use close::Refusal;
+pub use messages::{Command, CommandResult, DecodeError, Event, EventMessage, Hello, Message};
+pub use status::{CatalogueSummary, RefusedPage, SessionSummary, StatusReport};
+pub use vocabulary::{CommandName, EventType, KnownEventType};

@@ -23,6 +23,10 @@ pub struct StatusReport {
     pub session_count: usize,
     /// The connected sessions.
     pub sessions: Vec<SessionSummary>,
+    /// The most recent pages the bridge refused (oldest first), so a page that cannot connect
+    /// is visible here rather than only in its own console.
+    #[serde(default)]
+    pub refused: Vec<RefusedPage>,
     /// How many MCP client streams (agents, through `reticle mcp`) are attached.
     #[serde(default)]
     pub agent_count: usize,
@@ -55,4 +59,27 @@ pub struct SessionSummary {
     pub title: String,
     pub connected_at: String,
     pub last_seen_ms: u64,
+    /// Marked idle by the reaper (no agent activity past the bound); the next command revives it.
+    #[serde(default)]
+    pub idle: bool,
+}
+
+/// A page the bridge turned away, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedPage {
+    /// When, RFC 3339.
+    pub at: String,
+    /// The close code (or HTTP status for a refused upgrade).
+    pub code: u16,
+    /// A stable word: `version_mismatch`, `auth_failed`, `origin_refused`, ...
+    pub kind: String,
+    /// The sentence the page was given.
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }

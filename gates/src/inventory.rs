@@ -1,0 +1,375 @@
+//! The fragility inventory as data: one entry per row of the design's inventory, with its hop,
+//! the reference's behaviour, the outcome ours must reach, and how a gate provokes it. Row ids are
+//! stable; the scorecard, the baseline and `docs/system-map.md` all key on them. This module holds
+//! data only; scenarios and checkers live elsewhere.
+
+use serde::Serialize;
+
+/// The least a row must score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    /// The fault is absorbed and the agent's calls succeed.
+    Survived,
+    /// An error naming the failure reaches the agent or the user within the bound.
+    Surfaced,
+}
+
+/// Which part of the system a row belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hop {
+    Stdio,
+    Mcp,
+    Daemon,
+    Bridge,
+    Sdk,
+    Invariant,
+}
+
+impl Hop {
+    /// The label the scorecard prints.
+    pub fn label(self) -> &'static str {
+        match self {
+            Hop::Stdio => "1 stdio",
+            Hop::Mcp => "2 sse/post",
+            Hop::Daemon => "3 daemon",
+            Hop::Bridge => "4 bridge",
+            Hop::Sdk => "5 sdk",
+            Hop::Invariant => "all",
+        }
+    }
+}
+
+/// One row of the inventory.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Row {
+    pub id: &'static str,
+    pub hop: Hop,
+    pub failure: &'static str,
+    pub reference: &'static str,
+    pub target: Target,
+    pub scenario: &'static str,
+}
+
+const fn row(
+    id: &'static str,
+    hop: Hop,
+    failure: &'static str,
+    reference: &'static str,
+    target: Target,
+    scenario: &'static str,
+) -> Row {
+    Row {
+        id,
+        hop,
+        failure,
+        reference,
+        target,
+        scenario,
+    }
+}
+
+use Hop::*;
+use Target::*;
+
+/// Every row, in the inventory's order.
+pub const INVENTORY: &[Row] = &[
+    row(
+        "H1.1",
+        Stdio,
+        "the process holding a socket on the port is killed externally (lsof -ti tcp:PORT | xargs kill -9)",
+        "silent, total",
+        Survived,
+        "run that exact recipe mid-session; the next calls must succeed",
+    ),
+    row(
+        "H1.2",
+        Stdio,
+        "an internal panic in the proxy",
+        "guarded",
+        Survived,
+        "inject a panic through a test-only fault hook; the next call succeeds",
+    ),
+    row(
+        "H1.3",
+        Stdio,
+        "reconnect budget spent",
+        "fixed (dormant, never exit)",
+        Survived,
+        "wedge the port past the budget; the proxy stays up and recovers once the wedge goes",
+    ),
+    row(
+        "H1.4",
+        Stdio,
+        "client closes stdin with calls in flight",
+        "guarded (5 s drain)",
+        Surfaced,
+        "close stdin with calls in flight; every id is answered or logged as unanswered before exit",
+    ),
+    row(
+        "H1.5",
+        Stdio,
+        "garbage on stdin (non-JSON, half objects, a 200 KB line)",
+        "guarded",
+        Survived,
+        "write each; tools/list still answers",
+    ),
+    row(
+        "H2.1",
+        Mcp,
+        "a forwarded call whose SSE stream drops",
+        "guarded (-32001)",
+        Surfaced,
+        "reset_peer downstream mid-call; answered -32001 naming the drop, well inside the queue wait",
+    ),
+    row(
+        "H2.2",
+        Mcp,
+        "a call queued while dormant, never sent",
+        "guarded (20 s queue timer)",
+        Surfaced,
+        "blackhole the daemon; the queued call is answered -32001 at the queue bound",
+    ),
+    row(
+        "H2.3",
+        Mcp,
+        "POST leg reset while SSE is healthy",
+        "guarded",
+        Surfaced,
+        "reset_peer upstream on the POST connection only",
+    ),
+    row(
+        "H2.4",
+        Mcp,
+        "a squatter on the port that accepts and never serves",
+        "partly silent (12 s handshake)",
+        Surfaced,
+        "squat the port; initialize answers within 1 s and the first tool call names the squatter",
+    ),
+    row(
+        "H2.5",
+        Mcp,
+        "stale tool catalogue served while dormant",
+        "silent",
+        Surfaced,
+        "restart the daemon with a different catalogue; the client receives list_changed",
+    ),
+    row(
+        "H2.6",
+        Mcp,
+        "handshake replay regresses after reconnect",
+        "silent",
+        Survived,
+        "kill and restart the daemon, then call a tool: it reaches an initialized session",
+    ),
+    row(
+        "H2.7",
+        Mcp,
+        "latency, slicing, bandwidth limits on the link",
+        "not gated",
+        Survived,
+        "each toxic on each direction; every call answered, none twice",
+    ),
+    row(
+        "H3.1",
+        Daemon,
+        "serve reports success while the bind failed (EADDRINUSE)",
+        "silent (#115)",
+        Surfaced,
+        "squat the port; reticle serve exits non-zero naming the holder, never prints a started line",
+    ),
+    row(
+        "H3.2",
+        Daemon,
+        "liveness read from the pid file, never the port",
+        "silent",
+        Surfaced,
+        "SIGSTOP the daemon; reticle status must not say running",
+    ),
+    row(
+        "H3.3",
+        Daemon,
+        "idle shutdown fires while a client is attached",
+        "silent",
+        Survived,
+        "attach a proxy, make no calls past the idle bound; the daemon stays",
+    ),
+    row(
+        "H3.4",
+        Daemon,
+        "a daemon that served nothing is ended as useless",
+        "silent",
+        Surfaced,
+        "the exit is logged with its reason and reticle status reports it as the last exit",
+    ),
+    row(
+        "H3.5",
+        Daemon,
+        "a daemon spawned inside a tool call is reaped when the call ends",
+        "silent",
+        Survived,
+        "spawn through a shell whose process group is then SIGTERMed; the daemon survives",
+    ),
+    row(
+        "H3.6",
+        Daemon,
+        "no heartbeat: a killed daemon reads like a tidy exit",
+        "fixed (#123)",
+        Surfaced,
+        "SIGKILL a daemon; reticle status reports died_silently; a tidy stop reports signalled",
+    ),
+    row(
+        "H3.7",
+        Daemon,
+        "no port arbitration: a second daemon binds a port the first held",
+        "silent",
+        Surfaced,
+        "race two serve on one port; exactly one runs, the other exits non-zero naming the first",
+    ),
+    row(
+        "H4.1",
+        Bridge,
+        "protocol version mismatch closes 1008 and the SDK never retries",
+        "not silent, terminal",
+        Surfaced,
+        "hello with another version: the close names the versions, the SDK warns once and backs off",
+    ),
+    row(
+        "H4.2",
+        Bridge,
+        "another project's daemon answers",
+        "surfaced",
+        Surfaced,
+        "two projects, one port; the refusal names the other project",
+    ),
+    row(
+        "H4.3",
+        Bridge,
+        "the page disconnects with commands pending",
+        "fixed (#124)",
+        Surfaced,
+        "close the tab mid-command; verified unknown, reason observation_lost, never no",
+    ),
+    row(
+        "H4.4",
+        Bridge,
+        "the reaper ends a quiet session",
+        "surfaced, revivable",
+        Surfaced,
+        "idle past the reaper bound; the next call revives it or says why",
+    ),
+    row(
+        "H4.5",
+        Bridge,
+        "opaque origins (tauri://localhost, file://)",
+        "guarded",
+        Survived,
+        "hello from each with a token; accepted, kept verbatim",
+    ),
+    row(
+        "H4.6",
+        Bridge,
+        "malformed, oversized or flooding frames",
+        "guarded",
+        Survived,
+        "each against a live daemon; closed with the right code, daemon and other sessions live on",
+    ),
+    row(
+        "H5.1",
+        Sdk,
+        "fixed 1 s reconnect, no backoff, noise in the console channel",
+        "silent",
+        Survived,
+        "stop the daemon for 60 s; reconnects back off and none lands in the reported console events",
+    ),
+    row(
+        "H5.2",
+        Sdk,
+        "a mid-session outage never warns",
+        "silent",
+        Surfaced,
+        "connect, then stop the daemon; the SDK warns once in the page console",
+    ),
+    row(
+        "H5.3",
+        Sdk,
+        "offline queue overflow",
+        "gap marker at the oldest drop",
+        Surfaced,
+        "overflow the queue while offline; a gap marker arrives and a verdict over the window is unknown",
+    ),
+    row(
+        "H5.4",
+        Sdk,
+        "sessionStorage throws in a sandboxed iframe",
+        "guarded",
+        Survived,
+        "load the SDK in a sandboxed iframe; a session still starts",
+    ),
+    row(
+        "H5.5",
+        Sdk,
+        "a ref held across a re-render or reload",
+        "guarded (refuses)",
+        Surfaced,
+        "act on a stale ref; a named refusal, never a click on the new occupant",
+    ),
+    row(
+        "T1",
+        Invariant,
+        "exactly one root span (tool.handler, depth 0) per tool call",
+        "produced and discarded",
+        Survived,
+        "the trace checker over every gate run",
+    ),
+    row(
+        "T2",
+        Invariant,
+        "zero orphan spans (a span whose parent never closed)",
+        "produced and discarded",
+        Survived,
+        "the trace checker over every gate run",
+    ),
+    row(
+        "T3",
+        Invariant,
+        "the settle hook fired for every call, thrown or not",
+        "not checked",
+        Survived,
+        "the trace checker over every gate run",
+    ),
+    row(
+        "T4",
+        Invariant,
+        "no span with ok:false and no error",
+        "produced and discarded",
+        Survived,
+        "the trace checker over every gate run",
+    ),
+    row(
+        "L1",
+        Invariant,
+        "every layer of the gate table has a gate",
+        "nine of eleven",
+        Survived,
+        "the gate table in docs/system-map.md names a gate for every layer",
+    ),
+];
+
+/// Looks a row up by id.
+pub fn find(id: &str) -> Option<&'static Row> {
+    INVENTORY.iter().find(|r| r.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn ids_are_unique() {
+        let ids: BTreeSet<_> = INVENTORY.iter().map(|r| r.id).collect();
+        assert_eq!(ids.len(), INVENTORY.len());
+    }
+}

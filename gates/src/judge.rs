@@ -1,0 +1,288 @@
+//! Judging a history: the four row outcomes and the checkers that decide them, each returning the
+//! evidence that decided it. Pure over a history; checkers never run anything.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::history::{Actor, Op, OpType};
+use crate::inventory::Target;
+
+/// What a scenario established about its row. The order is severity: later is better, except
+/// that `Inconclusive` proves nothing and is never a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowOutcome {
+    /// Failed with no error reaching the agent or the user (a hang, a false success, a wrong verdict).
+    Silent,
+    /// The harness could not establish the fault, so the run proves nothing.
+    Inconclusive,
+    /// An error naming the failure reached the agent or the user within the bound.
+    Surfaced,
+    /// The fault was absorbed and the calls succeeded.
+    Survived,
+}
+
+impl RowOutcome {
+    pub fn word(self) -> &'static str {
+        match self {
+            RowOutcome::Silent => "silent",
+            RowOutcome::Inconclusive => "inconclusive",
+            RowOutcome::Surfaced => "surfaced",
+            RowOutcome::Survived => "survived",
+        }
+    }
+
+    /// Whether this outcome meets `target`. Survived meets either target; inconclusive none.
+    pub fn meets(self, target: Target) -> bool {
+        match (self, target) {
+            (RowOutcome::Survived, _) => true,
+            (RowOutcome::Surfaced, Target::Surfaced) => true,
+            (RowOutcome::Surfaced, Target::Survived) => false,
+            (RowOutcome::Silent | RowOutcome::Inconclusive, _) => false,
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<Self> {
+        [
+            RowOutcome::Silent,
+            RowOutcome::Inconclusive,
+            RowOutcome::Surfaced,
+            RowOutcome::Survived,
+        ]
+        .into_iter()
+        .find(|o| o.word() == word)
+    }
+}
+
+/// An outcome and the one-line evidence that decided it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Judgement {
+    pub outcome: RowOutcome,
+    pub evidence: String,
+}
+
+impl Judgement {
+    pub fn new(outcome: RowOutcome, evidence: impl Into<String>) -> Self {
+        Self {
+            outcome,
+            evidence: evidence.into(),
+        }
+    }
+}
+
+/// The first nemesis fault, if it was established; `Err` names why the run proves nothing.
+pub fn established_fault(ops: &[Op]) -> Result<&Op, Judgement> {
+    match ops.iter().find(|o| o.actor == Actor::Nemesis) {
+        Some(op) if op.op_type == OpType::Ok => Ok(op),
+        Some(op) => Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "the fault `{}` could not be established: {}",
+                op.f,
+                text(&op.value)
+            ),
+        )),
+        None => Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            "no fault was injected".to_string(),
+        )),
+    }
+}
+
+/// Client completions after `after` for the call named `f`.
+pub fn completions<'a>(ops: &'a [Op], after: usize, f: &str) -> Vec<&'a Op> {
+    ops.iter()
+        .filter(|o| o.index > after && o.actor == Actor::Client && o.f == f)
+        .filter(|o| o.op_type != OpType::Invoke)
+        .collect()
+}
+
+/// The user-facing text of an op's value: its `message`/`stderr`/`stdout` strings, or the JSON.
+pub fn text(value: &Value) -> String {
+    let parts: Vec<&str> = ["message", "stderr", "stdout", "error", "reason"]
+        .iter()
+        .filter_map(|k| value.get(*k).and_then(Value::as_str))
+        .collect();
+    if parts.is_empty() {
+        value.to_string()
+    } else {
+        parts.join(" | ")
+    }
+}
+
+/// The call `f` after the fault must fail and say all of `names`: a success claim or an error
+/// that names nothing is silent; no completion is a hang (silent).
+pub fn must_surface(ops: &[Op], f: &str, names: &[&str]) -> Judgement {
+    let fault = match established_fault(ops) {
+        Ok(fault) => fault,
+        Err(judgement) => return judgement,
+    };
+    let done = completions(ops, fault.index, f);
+    let Some(last) = done.last() else {
+        return Judgement::new(
+            RowOutcome::Silent,
+            format!("`{f}` was never answered after `{}`", fault.f),
+        );
+    };
+    let said = text(&last.value);
+    match last.op_type {
+        OpType::Ok => Judgement::new(
+            RowOutcome::Silent,
+            format!(
+                "`{f}` reported success despite `{}`: {}",
+                fault.f,
+                one_line(&said)
+            ),
+        ),
+        OpType::Info | OpType::Invoke => Judgement::new(
+            RowOutcome::Silent,
+            format!(
+                "`{f}` got no definite answer after `{}`: {}",
+                fault.f,
+                one_line(&said)
+            ),
+        ),
+        OpType::Fail => match names.iter().find(|n| !said.contains(*n)) {
+            None => Judgement::new(
+                RowOutcome::Surfaced,
+                format!("`{f}` failed naming it: {}", one_line(&said)),
+            ),
+            Some(missing) => Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "`{f}` failed without naming `{missing}`: {}",
+                    one_line(&said)
+                ),
+            ),
+        },
+    }
+}
+
+/// Every call `f` after the fault must succeed (survived); an error that names something is
+/// surfaced; a call never answered is silent.
+pub fn must_survive(ops: &[Op], f: &str) -> Judgement {
+    let fault = match established_fault(ops) {
+        Ok(fault) => fault,
+        Err(judgement) => return judgement,
+    };
+    let invokes = ops
+        .iter()
+        .filter(|o| {
+            o.index > fault.index
+                && o.actor == Actor::Client
+                && o.f == f
+                && o.op_type == OpType::Invoke
+        })
+        .count();
+    let done = completions(ops, fault.index, f);
+    if invokes == 0 {
+        return Judgement::new(
+            RowOutcome::Inconclusive,
+            format!("no `{f}` was made after `{}`", fault.f),
+        );
+    }
+    if done.len() < invokes {
+        return Judgement::new(
+            RowOutcome::Silent,
+            format!(
+                "{} of {invokes} `{f}` calls were never answered after `{}`",
+                invokes - done.len(),
+                fault.f
+            ),
+        );
+    }
+    if let Some(failed) = done.iter().find(|o| o.op_type != OpType::Ok) {
+        let outcome = if failed.op_type == OpType::Fail {
+            RowOutcome::Surfaced
+        } else {
+            RowOutcome::Silent
+        };
+        return Judgement::new(
+            outcome,
+            format!(
+                "`{f}` after `{}`: {}",
+                fault.f,
+                one_line(&text(&failed.value))
+            ),
+        );
+    }
+    Judgement::new(
+        RowOutcome::Survived,
+        format!("all {invokes} `{f}` calls succeeded after `{}`", fault.f),
+    )
+}
+
+/// The first line of a text, trimmed to 200 characters, for one-line evidence.
+pub fn one_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if line.chars().count() > 200 {
+        format!("{}…", line.chars().take(200).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::History;
+    use serde_json::json;
+
+    fn squatted(result: OpType, stderr: &str) -> Vec<Op> {
+        let h = History::new();
+        h.fault("squat_port", true, json!({}));
+        h.invoke("serve", json!({}));
+        h.complete(result, "serve", json!({"stderr": stderr}));
+        h.ops()
+    }
+
+    #[test]
+    fn a_false_success_is_silent_and_a_named_failure_surfaced() {
+        assert_eq!(
+            must_surface(&squatted(OpType::Ok, "started"), "serve", &["pid"]).outcome,
+            RowOutcome::Silent
+        );
+        assert_eq!(
+            must_surface(&squatted(OpType::Fail, "held by pid 7"), "serve", &["pid"]).outcome,
+            RowOutcome::Surfaced
+        );
+        assert_eq!(
+            must_surface(&squatted(OpType::Fail, "error"), "serve", &["pid"]).outcome,
+            RowOutcome::Silent
+        );
+    }
+
+    #[test]
+    fn an_unestablished_fault_proves_nothing_and_a_hang_is_silent() {
+        let h = History::new();
+        h.fault("squat_port", false, json!({"reason": "bind failed"}));
+        assert_eq!(
+            must_surface(&h.ops(), "serve", &[]).outcome,
+            RowOutcome::Inconclusive
+        );
+        let h = History::new();
+        h.fault("kill_daemon", true, json!({}));
+        h.invoke("tools/call", json!({}));
+        assert_eq!(
+            must_survive(&h.ops(), "tools/call").outcome,
+            RowOutcome::Silent
+        );
+        h.complete(OpType::Ok, "tools/call", json!({}));
+        assert_eq!(
+            must_survive(&h.ops(), "tools/call").outcome,
+            RowOutcome::Survived
+        );
+    }
+
+    #[test]
+    fn outcomes_meet_targets_and_inconclusive_never_does() {
+        assert!(RowOutcome::Survived.meets(Target::Surfaced));
+        assert!(!RowOutcome::Surfaced.meets(Target::Survived));
+        assert!(!RowOutcome::Inconclusive.meets(Target::Surfaced));
+        assert!(RowOutcome::Silent < RowOutcome::Inconclusive);
+    }
+}

@@ -1,0 +1,383 @@
+//! Hop 3 scenarios: each provokes one daemon-lifecycle row against real processes, records the
+//! fault and every CLI call in a history, and judges it. The CLI calls are what a user sees, so a
+//! call's completion is `ok` for exit 0 and `fail` otherwise, with what it printed.
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use harness::cli::{self, Ran as CliRan};
+use harness::ports::{listeners, pid_alive};
+use harness::{OwnedDaemon, free_port, marker, poll};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+
+use super::{GateEnv, Ran};
+use crate::history::{History, OpType};
+use crate::judge::{self, Judgement, RowOutcome, one_line};
+
+const BOUND: Duration = Duration::from_secs(15);
+
+/// Runs `reticle <args>` and records it as a client call.
+async fn call(history: &History, env: &GateEnv, state: &std::path::Path, args: &[&str]) -> CliRan {
+    let f = args.first().copied().unwrap_or("reticle");
+    history.invoke(f, json!({ "args": args }));
+    let ran = cli::run_with(&env.reticle, state, args).await;
+    let op = if ran.ok() { OpType::Ok } else { OpType::Fail };
+    history.complete(
+        op,
+        f,
+        json!({ "code": ran.code, "stdout": ran.stdout, "stderr": ran.stderr }),
+    );
+    ran
+}
+
+fn status_json(ran: &CliRan) -> Value {
+    serde_json::from_str(ran.stdout.trim()).unwrap_or(Value::Null)
+}
+
+/// H3.1: `serve` on a squatted port must fail naming the port and the holder, never "started".
+pub async fn serve_on_a_squatted_port(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("state dir");
+    let squatter = TcpListener::bind("127.0.0.1:0");
+    let Ok(squatter) = squatter else {
+        history.fault(
+            "squat_port",
+            false,
+            json!({ "reason": "could not bind a squatter" }),
+        );
+        return judged(history, |ops| judge::must_surface(ops, "serve", &[]));
+    };
+    let port = squatter
+        .local_addr()
+        .map(|a| a.port())
+        .unwrap_or(0)
+        .to_string();
+    history.fault(
+        "squat_port",
+        true,
+        json!({ "port": port, "holder": std::process::id() }),
+    );
+    let ran = call(&history, env, state.path(), &["serve", "--port", &port]).await;
+    drop(squatter);
+    let holder = std::process::id().to_string();
+    let said_started = ran.said().contains("started");
+    judged(history, move |ops| {
+        if said_started {
+            return Judgement::new(
+                RowOutcome::Silent,
+                format!("serve printed a started line: {}", one_line(&ran.said())),
+            );
+        }
+        judge::must_surface(ops, "serve", &[&port, &holder])
+    })
+}
+
+/// H3.2: a SIGSTOPped daemon (pid alive, port dead) must not read as running.
+pub async fn stopped_daemon_status(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let daemon = OwnedDaemon::start().await;
+    let stopped = daemon.freeze().await;
+    history.fault("sigstop_daemon", stopped, json!({ "pid": daemon.pid() }));
+    let port = daemon.port().to_string();
+    let ran = call(
+        &history,
+        env,
+        daemon.state_dir(),
+        &["status", "--port", &port, "--json"],
+    )
+    .await;
+    daemon.signal(Signal::SIGCONT);
+    let report = status_json(&ran);
+    judged_after_fault(history, move || {
+        match (&report["running"], report["diagnosis"].as_str()) {
+            (Value::Bool(false), Some(diagnosis)) if diagnosis.contains("stopped") => {
+                Judgement::new(
+                    RowOutcome::Surfaced,
+                    format!("status: not running: {}", one_line(diagnosis)),
+                )
+            }
+            _ => Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "status of a stopped daemon: {}",
+                    one_line(&report.to_string())
+                ),
+            ),
+        }
+    })
+}
+
+/// H3.4: an idle exit is logged with its reason and reported by `status` as the last exit.
+pub async fn idle_exit_is_reported(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let mut daemon = OwnedDaemon::builder()
+        .env("RETICLE_IDLE_SHUTDOWN_MS", "200")
+        .start()
+        .await;
+    let exited = poll::within(BOUND, async || daemon.has_exited().then_some(()))
+        .await
+        .is_some();
+    history.fault("idle_past_bound", exited, json!({ "boundMs": 200 }));
+    let port = daemon.port().to_string();
+    let ran = call(
+        &history,
+        env,
+        daemon.state_dir(),
+        &["status", "--port", &port, "--json"],
+    )
+    .await;
+    let exit = status_json(&ran)["lastExit"].clone();
+    judged_after_fault(history, move || {
+        let reason = exit["reason"].as_str().unwrap_or("");
+        if exit["kind"] == "clean" && reason.contains("idle") {
+            Judgement::new(RowOutcome::Surfaced, format!("last exit: clean, {reason}"))
+        } else {
+            Judgement::new(
+                RowOutcome::Silent,
+                format!("last exit after an idle shutdown: {exit}"),
+            )
+        }
+    })
+}
+
+/// H3.5: a daemon started through a shell survives SIGTERM to that shell's process group.
+pub async fn survives_caller_group_sigterm(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("state dir");
+    let port = free_port();
+    let script = format!(
+        "'{}' serve --port {port} && exec sleep 60",
+        env.reticle.display()
+    );
+    let mut shell = Command::new("sh");
+    shell
+        .args(["-c", &script])
+        .env("RETICLE_STATE_DIR", state.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    marker::mark(&mut shell);
+    let Ok(mut shell) = shell.spawn() else {
+        history.fault(
+            "sigterm_caller_group",
+            false,
+            json!({ "reason": "sh did not start" }),
+        );
+        return judged(history, |ops| judge::must_survive(ops, "status"));
+    };
+    let before = poll::within(BOUND, async || {
+        reticle::probe::fetch_status(port, Duration::from_millis(300)).await
+    })
+    .await;
+    let signalled =
+        before.is_some() && kill(Pid::from_raw(-(shell.id() as i32)), Signal::SIGTERM).is_ok();
+    let shell_gone = poll::within(BOUND, async || {
+        matches!(shell.try_wait(), Ok(Some(_))).then_some(())
+    })
+    .await;
+    history.fault(
+        "sigterm_caller_group",
+        signalled && shell_gone.is_some(),
+        json!({ "port": port, "daemonStarted": before.is_some() }),
+    );
+    let port_arg = port.to_string();
+    let ran = call(
+        &history,
+        env,
+        state.path(),
+        &["status", "--port", &port_arg, "--json"],
+    )
+    .await;
+    let report = status_json(&ran);
+    let _ = cli::run_with(&env.reticle, state.path(), &["stop", "--port", &port_arg]).await;
+    let same =
+        before.map(|s| s.instance) == report["daemon"]["instance"].as_str().map(str::to_string);
+    judged_after_fault(history, move || {
+        if same {
+            Judgement::new(
+                RowOutcome::Survived,
+                "the same daemon instance answers after its caller's group was SIGTERMed",
+            )
+        } else {
+            Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "the daemon died with its caller: {}",
+                    one_line(&report.to_string())
+                ),
+            )
+        }
+    })
+}
+
+/// H3.6: a SIGKILLed daemon reads `died_silently`; the tidy control must read otherwise.
+pub async fn sigkill_reads_died_silently(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let mut control = OwnedDaemon::builder()
+        .env("RETICLE_HEARTBEAT_MS", "50")
+        .start()
+        .await;
+    let port = control.port().to_string();
+    call(
+        &history,
+        env,
+        control.state_dir(),
+        &["stop", "--port", &port],
+    )
+    .await;
+    poll::within(BOUND, async || control.has_exited().then_some(())).await;
+    let tidy = status_json(
+        &call(
+            &history,
+            env,
+            control.state_dir(),
+            &["status", "--port", &port, "--json"],
+        )
+        .await,
+    );
+    let tidy_kind = tidy["lastExit"]["kind"].as_str().unwrap_or("").to_string();
+
+    let mut daemon = OwnedDaemon::builder()
+        .env("RETICLE_HEARTBEAT_MS", "50")
+        .start()
+        .await;
+    daemon.signal(Signal::SIGKILL);
+    let dead = poll::within(BOUND, async || daemon.has_exited().then_some(()))
+        .await
+        .is_some();
+    history.fault(
+        "sigkill_daemon",
+        dead && !pid_alive(daemon.pid()),
+        json!({ "pid": daemon.pid() }),
+    );
+    let port = daemon.port().to_string();
+    let report = status_json(
+        &call(
+            &history,
+            env,
+            daemon.state_dir(),
+            &["status", "--port", &port, "--json"],
+        )
+        .await,
+    );
+    judged_after_fault(history, move || {
+        if tidy_kind == "died_silently" {
+            return Judgement::new(
+                RowOutcome::Inconclusive,
+                "the control (a tidy stop) also read died_silently: the reader proves nothing",
+            );
+        }
+        let exit = &report["lastExit"];
+        if exit["kind"] == "died_silently" {
+            Judgement::new(
+                RowOutcome::Surfaced,
+                format!(
+                    "died_silently ({}); control read {tidy_kind}",
+                    one_line(exit["reason"].as_str().unwrap_or(""))
+                ),
+            )
+        } else {
+            Judgement::new(
+                RowOutcome::Silent,
+                format!("a SIGKILLed daemon read as {exit}"),
+            )
+        }
+    })
+}
+
+/// H3.7: two daemons racing for one port: exactly one runs, the other exits non-zero naming it.
+pub async fn racing_daemons(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("state dir");
+    let port = free_port().to_string();
+    let spawn = || {
+        let mut command = cli::command_with(
+            &env.reticle,
+            state.path(),
+            &["serve", "--foreground", "--port", &port],
+        );
+        command
+            .env("RETICLE_IDLE_SHUTDOWN_MS", "0")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        command.spawn()
+    };
+    let (Ok(mut a), Ok(mut b)) = (spawn(), spawn()) else {
+        history.fault(
+            "race_two_daemons",
+            false,
+            json!({ "reason": "could not spawn both" }),
+        );
+        return judged(history, |ops| judge::must_surface(ops, "serve", &[]));
+    };
+    history.fault(
+        "race_two_daemons",
+        true,
+        json!({ "port": port, "pids": [a.id(), b.id()] }),
+    );
+    history.invoke("serve", json!({ "racers": 2 }));
+    let (a_pid, b_pid) = (a.id(), b.id());
+    let loser = poll::within(BOUND, async || {
+        for (me, other) in [(&mut a, b_pid), (&mut b, a_pid)] {
+            if let Ok(Some(code)) = me.try_wait() {
+                let mut stderr = String::new();
+                if let Some(mut pipe) = me.stderr.take() {
+                    use std::io::Read;
+                    let _ = pipe.read_to_string(&mut stderr);
+                }
+                return Some((code, stderr, other));
+            }
+        }
+        None
+    })
+    .await;
+    let listening = listeners(port.parse().unwrap_or(0)).len();
+    match &loser {
+        Some((code, stderr, winner)) => {
+            let op = if code.success() {
+                OpType::Ok
+            } else {
+                OpType::Fail
+            };
+            history.complete(op, "serve", json!({ "code": code.code(), "stderr": stderr, "winner": winner, "listeners": listening }));
+        }
+        None => {
+            history.complete(
+                OpType::Info,
+                "serve",
+                json!({ "message": "neither racer exited", "listeners": listening }),
+            );
+        }
+    }
+    for child in [&mut a, &mut b] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let winner = loser.map(|(_, _, w)| w.to_string()).unwrap_or_default();
+    judged(history, move |ops| {
+        if listening != 1 {
+            return Judgement::new(
+                RowOutcome::Silent,
+                format!("{listening} daemons listen on the port"),
+            );
+        }
+        judge::must_surface(ops, "serve", &[&winner])
+    })
+}
+
+fn judged(history: History, judge: impl FnOnce(&[crate::history::Op]) -> Judgement) -> Ran {
+    let judgement = judge(&history.ops());
+    Ran { history, judgement }
+}
+
+/// Judges with `judge` only when the history's fault was established; else inconclusive.
+fn judged_after_fault(history: History, judge: impl FnOnce() -> Judgement) -> Ran {
+    judged(history, |ops| match judge::established_fault(ops) {
+        Ok(_) => judge(),
+        Err(inconclusive) => inconclusive,
+    })
+}

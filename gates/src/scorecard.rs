@@ -1,0 +1,355 @@
+//! The scorecard: every row's outcome against its target and the committed baseline, the negative
+//! controls, and the verdict, rendered as a terminal table, JSON, Markdown and JUnit XML. It
+//! formats and decides; it runs nothing.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::inventory::{Row, Target};
+use crate::judge::{Judgement, RowOutcome};
+
+/// Exit codes of `reticle-gate`.
+pub mod exit {
+    /// Every row met its target, no silent row, no regression, every control went red.
+    pub const PASSED: u8 = 0;
+    /// Something did not.
+    pub const FAILED: u8 = 1;
+    /// The command line was wrong.
+    pub const USAGE: u8 = 2;
+}
+
+/// One scored row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Score {
+    pub id: &'static str,
+    pub hop: &'static str,
+    pub target: Target,
+    pub outcome: RowOutcome,
+    pub evidence: String,
+    pub ms: u64,
+    pub baseline: Option<RowOutcome>,
+}
+
+impl Score {
+    pub fn new(row: &Row, judgement: Judgement, ms: u64, baseline: Option<RowOutcome>) -> Self {
+        Self {
+            id: row.id,
+            hop: row.hop.label(),
+            target: row.target,
+            outcome: judgement.outcome,
+            evidence: judgement.evidence,
+            ms,
+            baseline,
+        }
+    }
+
+    /// Worse than the committed baseline.
+    pub fn regressed(&self) -> bool {
+        self.baseline.is_some_and(|b| self.outcome < b)
+    }
+
+    /// Why this row fails the gate, if it does.
+    pub fn problem(&self) -> Option<String> {
+        if self.outcome == RowOutcome::Silent {
+            Some(format!("{} is silent", self.id))
+        } else if self.regressed() {
+            Some(format!(
+                "{} regressed from {} to {}",
+                self.id,
+                self.baseline.map(RowOutcome::word).unwrap_or(""),
+                self.outcome.word()
+            ))
+        } else if !self.outcome.meets(self.target) {
+            Some(
+                format!(
+                    "{} is {} (target {:?})",
+                    self.id,
+                    self.outcome.word(),
+                    self.target
+                )
+                .to_lowercase(),
+            )
+        } else {
+            None
+        }
+    }
+}
+
+/// A negative control: a deliberately silent stand-in that must be scored `silent`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Control {
+    pub name: &'static str,
+    pub row: &'static str,
+    pub outcome: RowOutcome,
+    pub evidence: String,
+}
+
+impl Control {
+    /// A control passes only when the checker went red on it.
+    pub fn went_red(&self) -> bool {
+        self.outcome == RowOutcome::Silent
+    }
+}
+
+/// The whole result of a gate run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Scorecard {
+    pub generated_at: String,
+    pub rows: Vec<Score>,
+    pub controls: Vec<Control>,
+}
+
+/// Reads a baseline file: `{"H3.1": "surfaced", ...}`.
+pub fn parse_baseline(text: &str) -> Result<BTreeMap<String, RowOutcome>, String> {
+    let raw: BTreeMap<String, String> = serde_json::from_str(text)
+        .map_err(|e| format!("the baseline is not a JSON object of outcomes: {e}"))?;
+    raw.into_iter()
+        .map(|(id, word)| {
+            RowOutcome::parse(&word)
+                .map(|o| (id.clone(), o))
+                .ok_or_else(|| format!("the baseline gives {id} the unknown outcome '{word}'"))
+        })
+        .collect()
+}
+
+impl Scorecard {
+    /// Every reason the gate fails; empty when it passes.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems: Vec<String> = self.rows.iter().filter_map(Score::problem).collect();
+        for control in self.controls.iter().filter(|c| !c.went_red()) {
+            problems.push(format!(
+                "negative control `{}` was scored {} instead of silent: the checker for {} cannot fail",
+                control.name,
+                control.outcome.word(),
+                control.row
+            ));
+        }
+        problems
+    }
+
+    pub fn passed(&self) -> bool {
+        self.problems().is_empty()
+    }
+
+    /// The baseline this run would commit: each row's outcome.
+    pub fn as_baseline(&self) -> BTreeMap<&'static str, &'static str> {
+        self.rows.iter().map(|s| (s.id, s.outcome.word())).collect()
+    }
+
+    /// The terminal table: row, hop, target, outcome, evidence, time.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "{:<5} {:<11} {:<9} {:<12} {:>7}  evidence\n",
+            "row", "hop", "target", "outcome", "time"
+        );
+        for s in &self.rows {
+            let mark = if s.problem().is_some() { "✗" } else { "✓" };
+            out.push_str(&format!(
+                "{:<5} {:<11} {:<9} {mark} {:<10} {:>6.1}s  {}\n",
+                s.id,
+                s.hop,
+                target_word(s.target),
+                s.outcome.word(),
+                s.ms as f64 / 1000.0,
+                s.evidence
+            ));
+        }
+        for c in &self.controls {
+            let mark = if c.went_red() { "✓" } else { "✗" };
+            out.push_str(&format!(
+                "control {mark} {} ({}): {} — {}\n",
+                c.name,
+                c.row,
+                c.outcome.word(),
+                c.evidence
+            ));
+        }
+        out
+    }
+
+    /// The Markdown report.
+    pub fn markdown(&self) -> String {
+        let mut out = format!("# Gate scorecard\n\nGenerated {}.\n\n", self.generated_at);
+        out.push_str("| row | hop | target | outcome | time | evidence |\n| --- | --- | --- | --- | --- | --- |\n");
+        for s in &self.rows {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {:.1} s | {} |\n",
+                s.id,
+                s.hop,
+                target_word(s.target),
+                s.outcome.word(),
+                s.ms as f64 / 1000.0,
+                s.evidence.replace('|', "\\|")
+            ));
+        }
+        out.push_str("\n## Negative controls\n\n| control | row | outcome | evidence |\n| --- | --- | --- | --- |\n");
+        for c in &self.controls {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                c.name,
+                c.row,
+                c.outcome.word(),
+                c.evidence.replace('|', "\\|")
+            ));
+        }
+        let problems = self.problems();
+        out.push_str(&format!(
+            "\n## Verdict\n\n{}\n",
+            if problems.is_empty() {
+                "passed".to_string()
+            } else {
+                format!("failed:\n\n- {}", problems.join("\n- "))
+            }
+        ));
+        out
+    }
+
+    /// JUnit XML: one test case per row and per control; anything short of its target fails.
+    pub fn junit(&self) -> String {
+        let failures = self.rows.iter().filter(|s| s.problem().is_some()).count()
+            + self.controls.iter().filter(|c| !c.went_red()).count();
+        let total = self.rows.len() + self.controls.len();
+        let mut out = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"reticle-gate\" tests=\"{total}\" failures=\"{failures}\">\n<testsuite name=\"fragility-inventory\" tests=\"{total}\" failures=\"{failures}\">\n"
+        );
+        for s in &self.rows {
+            out.push_str(&format!(
+                "  <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\">",
+                xml(s.hop),
+                s.id,
+                s.ms as f64 / 1000.0
+            ));
+            if let Some(problem) = s.problem() {
+                out.push_str(&format!(
+                    "<failure message=\"{}\">{}</failure>",
+                    xml(&problem),
+                    xml(&s.evidence)
+                ));
+            }
+            out.push_str("</testcase>\n");
+        }
+        for c in &self.controls {
+            out.push_str(&format!(
+                "  <testcase classname=\"negative-control\" name=\"{}\">",
+                xml(c.name)
+            ));
+            if !c.went_red() {
+                out.push_str(&format!(
+                    "<failure message=\"the control was not scored silent\">{}</failure>",
+                    xml(&c.evidence)
+                ));
+            }
+            out.push_str("</testcase>\n");
+        }
+        out.push_str("</testsuite>\n</testsuites>\n");
+        out
+    }
+}
+
+fn target_word(target: Target) -> &'static str {
+    match target {
+        Target::Survived => "survived",
+        Target::Surfaced => "surfaced",
+    }
+}
+
+fn xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory;
+
+    fn score(id: &str, outcome: RowOutcome, baseline: Option<RowOutcome>) -> Score {
+        Score::new(
+            inventory::find(id).unwrap(),
+            Judgement::new(outcome, "because"),
+            10,
+            baseline,
+        )
+    }
+
+    fn card(rows: Vec<Score>, control: RowOutcome) -> Scorecard {
+        Scorecard {
+            generated_at: "now".into(),
+            rows,
+            controls: vec![Control {
+                name: "stand-in serve",
+                row: "H3.1",
+                outcome: control,
+                evidence: "e".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn silent_below_target_regressed_and_tame_controls_all_fail_the_gate() {
+        let ok = card(
+            vec![score(
+                "H3.1",
+                RowOutcome::Surfaced,
+                Some(RowOutcome::Surfaced),
+            )],
+            RowOutcome::Silent,
+        );
+        assert!(ok.passed(), "{:?}", ok.problems());
+        for bad in [
+            card(
+                vec![score("H3.1", RowOutcome::Silent, None)],
+                RowOutcome::Silent,
+            ),
+            card(
+                vec![score("H3.5", RowOutcome::Surfaced, None)],
+                RowOutcome::Silent,
+            ),
+            card(
+                vec![score("H3.1", RowOutcome::Inconclusive, None)],
+                RowOutcome::Silent,
+            ),
+            card(
+                vec![
+                    score("H3.5", RowOutcome::Survived, None),
+                    score("H3.1", RowOutcome::Surfaced, Some(RowOutcome::Survived)),
+                ],
+                RowOutcome::Silent,
+            ),
+            card(
+                vec![score("H3.1", RowOutcome::Surfaced, None)],
+                RowOutcome::Surfaced,
+            ),
+        ] {
+            assert!(!bad.passed(), "{}", bad.table());
+        }
+    }
+
+    #[test]
+    fn renders_every_format_with_every_row() {
+        let c = card(
+            vec![
+                score("H3.1", RowOutcome::Surfaced, None),
+                score("H3.6", RowOutcome::Silent, None),
+            ],
+            RowOutcome::Silent,
+        );
+        for text in [
+            c.table(),
+            c.markdown(),
+            c.junit(),
+            serde_json::to_string(&c).unwrap(),
+        ] {
+            assert!(text.contains("H3.1") && text.contains("H3.6"), "{text}");
+        }
+        assert!(c.junit().contains("failures=\"1\""));
+        assert_eq!(
+            parse_baseline(r#"{"H3.1":"surfaced"}"#).unwrap()["H3.1"],
+            RowOutcome::Surfaced
+        );
+        assert!(parse_baseline(r#"{"H3.1":"great"}"#).is_err());
+    }
+}

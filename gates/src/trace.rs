@@ -1,0 +1,241 @@
+//! The trace checker: reads `RETICLE_TRACE` lines from a daemon log and checks the invariants on
+//! every call. T1: exactly one root span (`tool.handler`, depth 0) per call. T2: no orphan span
+//! (a span whose parent never closed: the hung-call signature). T3: the `settle` span closed for
+//! every call. T4: no span with `ok:false` and no error. Pure over text.
+//!
+//! Line format: `{"t", "event":"trace", "span", "id", "parent", "depth", "callId", "ok", "ms",
+//! "error"?}`. Lines that are not trace lines are ignored.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// The root span of every tool call.
+pub const ROOT_SPAN: &str = "tool.handler";
+/// The span the settle hook emits.
+pub const SETTLE_SPAN: &str = "settle";
+
+/// One closed span.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    pub span: String,
+    pub id: String,
+    pub parent: Option<String>,
+    pub depth: u64,
+    pub call_id: String,
+    pub ok: bool,
+    pub error: Option<String>,
+}
+
+/// Which invariant a violation breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Invariant {
+    T1,
+    T2,
+    T3,
+    T4,
+}
+
+/// One broken invariant, with the call it concerns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    pub invariant: Invariant,
+    pub call_id: String,
+    pub detail: String,
+}
+
+/// What the checker found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TraceReport {
+    pub calls: usize,
+    pub spans: usize,
+    pub violations: Vec<Violation>,
+}
+
+impl TraceReport {
+    /// Violations of one invariant.
+    pub fn of(&self, invariant: Invariant) -> Vec<&Violation> {
+        self.violations
+            .iter()
+            .filter(|v| v.invariant == invariant)
+            .collect()
+    }
+}
+
+/// Parses every trace line in `text`; anything else is skipped.
+pub fn parse(text: &str) -> Vec<Span> {
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
+        .filter(|v| v["event"] == "trace")
+        .filter_map(|v| {
+            let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+            Some(Span {
+                span: s("span")?,
+                id: s("id")?,
+                parent: s("parent"),
+                depth: v.get("depth").and_then(Value::as_u64)?,
+                call_id: s("callId")?,
+                ok: v.get("ok").and_then(Value::as_bool)?,
+                error: s("error"),
+            })
+        })
+        .collect()
+}
+
+/// Checks T1 to T4 over `spans`.
+pub fn check(spans: &[Span]) -> TraceReport {
+    let closed: HashSet<&str> = spans.iter().map(|s| s.id.as_str()).collect();
+    let mut calls: BTreeMap<&str, Vec<&Span>> = BTreeMap::new();
+    for span in spans {
+        calls.entry(span.call_id.as_str()).or_default().push(span);
+    }
+    let mut violations = Vec::new();
+    for (call_id, group) in &calls {
+        let roots = group
+            .iter()
+            .filter(|s| s.span == ROOT_SPAN && s.depth == 0)
+            .count();
+        if roots != 1 {
+            violations.push(Violation {
+                invariant: Invariant::T1,
+                call_id: call_id.to_string(),
+                detail: format!("{roots} `{ROOT_SPAN}` roots at depth 0 (expected exactly one)"),
+            });
+        }
+        if roots > 0 && !group.iter().any(|s| s.span == SETTLE_SPAN) {
+            violations.push(Violation {
+                invariant: Invariant::T3,
+                call_id: call_id.to_string(),
+                detail: "the settle hook never closed for this call".into(),
+            });
+        }
+    }
+    for span in spans {
+        if let Some(parent) = &span.parent
+            && !closed.contains(parent.as_str())
+        {
+            violations.push(Violation {
+                invariant: Invariant::T2,
+                call_id: span.call_id.clone(),
+                detail: format!(
+                    "`{}` ({}) closed under parent {parent}, which never closed",
+                    span.span, span.id
+                ),
+            });
+        }
+        if !span.ok && span.error.as_deref().is_none_or(str::is_empty) {
+            violations.push(Violation {
+                invariant: Invariant::T4,
+                call_id: span.call_id.clone(),
+                detail: format!("`{}` ({}) failed with no error", span.span, span.id),
+            });
+        }
+    }
+    violations.sort_by(|a, b| (a.invariant, &a.call_id).cmp(&(b.invariant, &b.call_id)));
+    TraceReport {
+        calls: calls.len(),
+        spans: spans.len(),
+        violations,
+    }
+}
+
+/// Calibration: a healthy trace must pass and each fault shape must fire its invariant.
+/// Returns the failures of the calibration (empty when the checker is sound).
+pub fn self_check() -> Vec<String> {
+    let line = |span: &str,
+                id: &str,
+                parent: Option<&str>,
+                depth: u64,
+                call: &str,
+                ok: bool,
+                error: Option<&str>| {
+        let mut v = serde_json::json!({
+            "t": "2026-01-01T00:00:00Z", "event": "trace", "span": span, "id": id,
+            "parent": parent, "depth": depth, "callId": call, "ok": ok, "ms": 1,
+        });
+        if let Some(e) = error {
+            v["error"] = e.into();
+        }
+        v.to_string()
+    };
+    let healthy = [
+        line("browser.command", "s2", Some("s1"), 1, "c1", true, None),
+        line("settle", "s3", Some("s1"), 1, "c1", true, None),
+        line("tool.handler", "s1", None, 0, "c1", true, None),
+        line("settle", "s5", Some("s4"), 1, "c2", true, None),
+        line(
+            "tool.handler",
+            "s4",
+            None,
+            0,
+            "c2",
+            false,
+            Some("no session"),
+        ),
+        "not json".to_string(),
+        r#"{"event":"daemon_alive"}"#.to_string(),
+    ]
+    .join("\n");
+    let shapes: [(&str, Vec<String>, Invariant); 4] = [
+        (
+            "hung call",
+            vec![line(
+                "browser.command",
+                "s9",
+                Some("s8"),
+                1,
+                "c9",
+                true,
+                None,
+            )],
+            Invariant::T2,
+        ),
+        (
+            "double root",
+            vec![
+                line("settle", "s7", Some("s6"), 1, "c7", true, None),
+                line("tool.handler", "s6", None, 0, "c7", true, None),
+                line("tool.handler", "s6b", None, 0, "c7", true, None),
+            ],
+            Invariant::T1,
+        ),
+        (
+            "missing settle",
+            vec![line("tool.handler", "s5", None, 0, "c5", true, None)],
+            Invariant::T3,
+        ),
+        (
+            "failure without error",
+            vec![
+                line("settle", "s4b", Some("s4"), 1, "c4", true, None),
+                line("tool.handler", "s4", None, 0, "c4", false, None),
+            ],
+            Invariant::T4,
+        ),
+    ];
+    let mut failures = Vec::new();
+    let report = check(&parse(&healthy));
+    if !report.violations.is_empty() || report.calls != 2 || report.spans != 5 {
+        failures.push(format!("the healthy trace was not clean: {report:?}"));
+    }
+    for (name, lines, expected) in shapes {
+        let report = check(&parse(&lines.join("\n")));
+        if report.of(expected).is_empty() {
+            failures.push(format!(
+                "the {name} shape did not fire {expected:?}: {report:?}"
+            ));
+        }
+    }
+    failures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calibration_healthy_passes_and_every_fault_shape_fires() {
+        assert_eq!(self_check(), Vec::<String>::new());
+    }
+}

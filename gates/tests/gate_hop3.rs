@@ -1,0 +1,73 @@
+//! The gate's hop 3 rows as a test: every row with a scenario meets its target, the stand-in
+//! `serve` control is scored silent, and the inventory, the scenarios and `docs/system-map.md`
+//! agree on the set of row ids.
+
+use std::collections::BTreeSet;
+
+use gates::inventory::{INVENTORY, find};
+use gates::judge::RowOutcome;
+use gates::scenarios::{self, GateEnv, IMPLEMENTED};
+
+#[tokio::test]
+async fn every_implemented_row_meets_its_target() {
+    let env = GateEnv {
+        reticle: harness::binaries::reticle(),
+    };
+    for id in IMPLEMENTED {
+        let row = find(id).expect("a scenario's row is in the inventory");
+        let ran = scenarios::run(id, &env).await;
+        assert!(
+            ran.judgement.outcome.meets(row.target),
+            "{id}: {:?} (target {:?}); history: {:?}",
+            ran.judgement,
+            row.target,
+            ran.history.ops()
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_stand_in_serve_control_is_scored_silent() {
+    let control = gates::controls::stand_in_serve().await;
+    assert_eq!(control.outcome, RowOutcome::Silent, "{control:?}");
+}
+
+#[test]
+fn the_doc_the_data_and_the_scenarios_agree_on_row_ids() {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/system-map.md"
+    ))
+    .expect("docs/system-map.md exists");
+    let data: BTreeSet<&str> = INVENTORY.iter().map(|r| r.id).collect();
+    let in_doc: BTreeSet<&str> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("| "))
+        .filter_map(|l| l.split(" |").next())
+        .filter(|id| data.contains(id))
+        .collect();
+    assert_eq!(
+        in_doc, data,
+        "docs/system-map.md must list every inventory row"
+    );
+    for id in IMPLEMENTED {
+        assert!(data.contains(id), "scenario {id} has no inventory row");
+    }
+    for line in doc.lines().filter(|l| l.starts_with("| ")) {
+        let id = line[2..].split(" |").next().unwrap_or("");
+        if data.contains(id) {
+            let pending = line.contains("no scenario yet");
+            assert_eq!(
+                pending,
+                !IMPLEMENTED.contains(&id),
+                "{id}: the doc says {} but the scenario table says {}",
+                if pending { "no scenario yet" } else { "scored" },
+                if IMPLEMENTED.contains(&id) {
+                    "scored"
+                } else {
+                    "no scenario yet"
+                }
+            );
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! [`FixtureApp`]: the fixture app on an ephemeral loopback port. It serves `apps/e2e/` at `/`,
+//! the SDK's `sdk/` at `/sdk/`, the fixture API under `/api/` (see `apps/e2e/API.md`), any extra
+//! directories a test mounts (a bundled published SDK, say), and pages a test writes inline.
+//! Everything is served `no-store`, so a reload always fetches what is on disk.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use tokio_util::sync::CancellationToken;
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+use crate::fixture_api;
+
+/// The repository root (where `apps/` and `sdk/` live).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("harness/ sits in the repository root")
+        .to_path_buf()
+}
+
+/// Pages a test wrote, by path.
+type Pages = Arc<Mutex<HashMap<String, (String, String)>>>;
+
+/// Options for a [`FixtureApp`].
+#[derive(Debug, Default)]
+pub struct FixtureAppBuilder {
+    mounts: Vec<(String, PathBuf)>,
+}
+
+impl FixtureAppBuilder {
+    /// Serves `dir` under `/<prefix>/`.
+    pub fn mount(mut self, prefix: &str, dir: impl Into<PathBuf>) -> Self {
+        self.mounts
+            .push((format!("/{}", prefix.trim_matches('/')), dir.into()));
+        self
+    }
+
+    /// Binds an ephemeral loopback port and serves until the app is dropped.
+    pub async fn start(self) -> FixtureApp {
+        let root = repo_root();
+        let pages: Pages = Arc::default();
+        let mut router = Router::new()
+            .nest("/api", fixture_api::router())
+            .nest_service("/sdk", ServeDir::new(root.join("sdk")));
+        for (prefix, dir) in self.mounts {
+            router = router.nest_service(&prefix, ServeDir::new(dir));
+        }
+        let router = router
+            .fallback(serve_page_or_app)
+            .with_state(AppFiles {
+                pages: pages.clone(),
+                app: root.join("apps").join("e2e"),
+            })
+            .layer(SetResponseHeaderLayer::overriding(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("no-store"),
+            ))
+            // The sandboxed iframe has an opaque origin: its module imports are CORS requests.
+            .layer(SetResponseHeaderLayer::overriding(
+                header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                HeaderValue::from_static("*"),
+            ));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("an ephemeral loopback port for the fixture app");
+        let addr = listener.local_addr().expect("a bound address");
+        let stop = CancellationToken::new();
+        let stopped = stop.clone();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router)
+                .with_graceful_shutdown(async move { stopped.cancelled().await })
+                .await;
+        });
+        FixtureApp { addr, pages, stop }
+    }
+}
+
+#[derive(Clone)]
+struct AppFiles {
+    pages: Pages,
+    app: PathBuf,
+}
+
+async fn serve_page_or_app(State(files): State<AppFiles>, request: Request) -> Response {
+    let path = request.uri().path().to_string();
+    let page = files
+        .pages
+        .lock()
+        .ok()
+        .and_then(|pages| pages.get(&path).cloned());
+    if let Some((content_type, body)) = page {
+        return ([(header::CONTENT_TYPE, content_type)], body).into_response();
+    }
+    use tower::ServiceExt;
+    match ServeDir::new(&files.app).oneshot(request).await {
+        Ok(response) => response.map(Body::new),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+/// The fixture app, served until dropped.
+#[derive(Debug)]
+pub struct FixtureApp {
+    addr: SocketAddr,
+    pages: Pages,
+    stop: CancellationToken,
+}
+
+impl FixtureApp {
+    /// Serves the fixture app with no extra mounts.
+    pub async fn start() -> Self {
+        Self::builder().start().await
+    }
+
+    pub fn builder() -> FixtureAppBuilder {
+        FixtureAppBuilder::default()
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// `http://127.0.0.1:<port><path>`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.addr.port())
+    }
+
+    /// Serves `html` at `path` (replacing any page there).
+    pub fn page(&self, path: &str, html: impl Into<String>) {
+        self.file(path, "text/html; charset=utf-8", html);
+    }
+
+    /// Serves `body` at `path` with `content_type`.
+    pub fn file(&self, path: &str, content_type: &str, body: impl Into<String>) {
+        if let Ok(mut pages) = self.pages.lock() {
+            pages.insert(path.to_string(), (content_type.to_string(), body.into()));
+        }
+    }
+}
+
+impl Drop for FixtureApp {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}

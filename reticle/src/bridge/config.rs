@@ -1,0 +1,68 @@
+//! The bridge's settings, read once from the environment at daemon start.
+
+use std::time::Duration;
+
+use super::origin::AllowedOrigins;
+use super::ring::RingLimits;
+use crate::config::{ConfigError, env, millis_from_env};
+use crate::wire::limits::{COMMAND_TIMEOUT, HELLO_TIMEOUT, MAX_EVENTS_PER_SECOND};
+
+/// How long a session may go without agent activity before the reaper marks it idle.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(300);
+
+/// Everything the bridge is told at start.
+#[derive(Debug, Clone)]
+pub struct BridgeConfig {
+    /// `RETICLE_ALLOWED_ORIGINS`: non-loopback origins a page may connect from.
+    pub allowed_origins: AllowedOrigins,
+    /// `RETICLE_MAX_EVENTS_PER_SECOND`: the per-socket event rate cap.
+    pub max_events_per_second: u32,
+    /// `RETICLE_SESSION_IDLE_MS`: the reaper's bound (zero: never mark idle).
+    pub session_idle: Duration,
+    /// How long a command waits for its result by default.
+    pub command_timeout: Duration,
+    /// How long a socket has for its hello.
+    pub hello_timeout: Duration,
+    /// Each session's event buffer bounds.
+    pub ring: RingLimits,
+}
+
+impl Default for BridgeConfig {
+    fn default() -> Self {
+        Self {
+            allowed_origins: AllowedOrigins::default(),
+            max_events_per_second: MAX_EVENTS_PER_SECOND,
+            session_idle: DEFAULT_SESSION_IDLE,
+            command_timeout: COMMAND_TIMEOUT,
+            hello_timeout: HELLO_TIMEOUT,
+            ring: RingLimits::default(),
+        }
+    }
+}
+
+impl BridgeConfig {
+    /// Reads the bridge's variables; unset ones take the protocol's defaults.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let allowed_origins = std::env::var(env::ALLOWED_ORIGINS)
+            .map(|raw| AllowedOrigins::parse(&raw))
+            .unwrap_or_default();
+        let max_events_per_second = match std::env::var(env::MAX_EVENTS_PER_SECOND) {
+            Ok(raw) if !raw.trim().is_empty() => match raw.trim().parse::<u32>() {
+                Ok(n) if n > 0 => n,
+                _ => {
+                    return Err(ConfigError::BadCount {
+                        name: env::MAX_EVENTS_PER_SECOND,
+                        value: raw,
+                    });
+                }
+            },
+            _ => MAX_EVENTS_PER_SECOND,
+        };
+        Ok(Self {
+            allowed_origins,
+            max_events_per_second,
+            session_idle: millis_from_env(env::SESSION_IDLE_MS, DEFAULT_SESSION_IDLE)?,
+            ..Self::default()
+        })
+    }
+}

@@ -1,0 +1,474 @@
+//! [`Bridge`]: the registry of connected sessions and the Rust API the tool layer calls (list,
+//! resolve, command, read events). It admits hellos (token, session limit, replacement), keeps
+//! the last refusals for `/status`, and runs the reaper. Sockets themselves are driven by
+//! [`super::connection`].
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::config::BridgeConfig;
+use super::session::{Answer, CommandError, Cursor, EventsRead, Identity, Link, Session};
+use crate::auth::PairingToken;
+use crate::daemon::activity::Holder;
+use crate::daemon::{Activity, DaemonLog};
+use crate::wire::limits::{MAX_PENDING_HANDSHAKES, MAX_SESSIONS};
+use crate::wire::messages::{FrameClues, clip};
+use crate::wire::{Hello, Refusal, RefusedPage, SessionSummary};
+
+/// How many refusals `/status` remembers.
+pub const REFUSALS_KEPT: usize = 16;
+/// Most events one read returns.
+pub const MAX_READ_EVENTS: usize = 5000;
+
+/// Why no session could be had.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ResolveError {
+    /// No page is connected; carries the last refusal, when there was one, since that is
+    /// usually why.
+    #[error("no page is connected to the bridge{}", last_refusal.as_ref().map(|r| format!(" (the last page was refused: {r})")).unwrap_or_default())]
+    NoSessions { last_refusal: Option<String> },
+    /// No session with that id.
+    #[error("no connected session '{id}' (connected: {})", if connected.is_empty() { "none".to_string() } else { connected.join(", ") })]
+    NotFound { id: String, connected: Vec<String> },
+    /// Several pages, none clearly the most recent: the caller must name one.
+    #[error("{} sessions are connected; pass a session id (one of: {})", ids.len(), ids.join(", "))]
+    Ambiguous { ids: Vec<String> },
+}
+
+/// A command through the bridge, or why it got no answer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BridgeError {
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    #[error(transparent)]
+    Command(#[from] CommandError),
+}
+
+/// The bridge: cheap to clone, shared by every socket and every caller.
+#[derive(Clone)]
+pub struct Bridge {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: BridgeConfig,
+    token: Option<PairingToken>,
+    activity: Activity,
+    shutdown: CancellationToken,
+    log: Option<Arc<DaemonLog>>,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    pending_handshakes: AtomicUsize,
+    refused: Mutex<VecDeque<RefusedPage>>,
+    /// Projects whose pages this daemon has accepted, so a refused page from another project
+    /// can be told which one this daemon serves.
+    served_projects: Mutex<Vec<String>>,
+    next_life: AtomicU64,
+    next_link: AtomicU64,
+    /// Sockets being served (from upgrade until their close frame is written).
+    live_sockets: AtomicUsize,
+    /// Woken whenever a socket finishes, for [`Bridge::drained`].
+    socket_done: tokio::sync::Notify,
+}
+
+impl std::fmt::Debug for Bridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bridge")
+            .field("sessions", &self.session_count())
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Counts one socket as live until dropped.
+pub(crate) struct SocketGuard(Arc<Inner>);
+
+impl Drop for SocketGuard {
+    fn drop(&mut self) {
+        self.0.live_sockets.fetch_sub(1, Ordering::SeqCst);
+        self.0.socket_done.notify_waiters();
+    }
+}
+
+/// Holds one of the pending-handshake places until dropped.
+pub(crate) struct HandshakeSlot(Arc<Inner>);
+
+impl Drop for HandshakeSlot {
+    fn drop(&mut self) {
+        self.0.pending_handshakes.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Bridge {
+    /// A bridge; starts the reaper, which ends with `shutdown`. Call inside a tokio runtime.
+    pub fn new(
+        config: BridgeConfig,
+        token: Option<PairingToken>,
+        activity: Activity,
+        shutdown: CancellationToken,
+        log: Option<Arc<DaemonLog>>,
+    ) -> Self {
+        let bridge = Self {
+            inner: Arc::new(Inner {
+                config,
+                token,
+                activity,
+                shutdown,
+                log,
+                sessions: Mutex::new(HashMap::new()),
+                pending_handshakes: AtomicUsize::new(0),
+                refused: Mutex::new(VecDeque::new()),
+                served_projects: Mutex::new(Vec::new()),
+                next_life: AtomicU64::new(1),
+                next_link: AtomicU64::new(1),
+                live_sockets: AtomicUsize::new(0),
+                socket_done: tokio::sync::Notify::new(),
+            }),
+        };
+        if !bridge.inner.config.session_idle.is_zero() {
+            tokio::spawn(reap(bridge.clone()));
+        }
+        bridge
+    }
+
+    pub fn config(&self) -> &BridgeConfig {
+        &self.inner.config
+    }
+
+    /// Whether hellos must carry the pairing token.
+    pub fn has_token(&self) -> bool {
+        self.inner.token.is_some()
+    }
+
+    pub(crate) fn shutdown(&self) -> &CancellationToken {
+        &self.inner.shutdown
+    }
+
+    fn log(&self, event: &str, fields: Value) {
+        if let Some(log) = &self.inner.log {
+            log.event(event, fields);
+        }
+    }
+
+    // ---- the API the tool layer calls ----
+
+    /// Connected sessions, oldest first.
+    pub fn sessions(&self) -> Vec<Arc<Session>> {
+        let mut all: Vec<Arc<Session>> = lock(&self.inner.sessions).values().cloned().collect();
+        all.sort_by_key(|s| s.life());
+        all
+    }
+
+    /// How many sockets are waiting for their hello.
+    pub fn pending_handshakes(&self) -> usize {
+        self.inner.pending_handshakes.load(Ordering::SeqCst)
+    }
+
+    /// How many sessions are connected.
+    pub fn session_count(&self) -> usize {
+        lock(&self.inner.sessions).len()
+    }
+
+    /// `/status`'s view of the sessions.
+    pub fn summaries(&self) -> Vec<SessionSummary> {
+        self.sessions()
+            .iter()
+            .map(|s| {
+                let identity = s.identity();
+                SessionSummary {
+                    id: s.id().to_string(),
+                    url: identity.url,
+                    title: identity.title,
+                    connected_at: s.connected_at().to_string(),
+                    last_seen_ms: s.last_seen_ms(),
+                    idle: s.is_idle(),
+                }
+            })
+            .collect()
+    }
+
+    /// The most recent refusals, oldest first.
+    pub fn refused(&self) -> Vec<RefusedPage> {
+        lock(&self.inner.refused).iter().cloned().collect()
+    }
+
+    /// Finds a session: by id, or the only one, or the clearly most recent one.
+    pub fn resolve(&self, id: Option<&str>) -> Result<Arc<Session>, ResolveError> {
+        let sessions = self.sessions();
+        let found = match id {
+            Some(id) => sessions
+                .iter()
+                .find(|s| s.id() == id)
+                .cloned()
+                .ok_or_else(|| ResolveError::NotFound {
+                    id: id.to_string(),
+                    connected: sessions.iter().map(|s| s.id().to_string()).collect(),
+                }),
+            None => match sessions.as_slice() {
+                [] => Err(ResolveError::NoSessions {
+                    last_refusal: self.refused().last().map(|r| r.reason.clone()),
+                }),
+                [only] => Ok(only.clone()),
+                many => {
+                    // Prefer a visible, active page; among several, only one clearly the most
+                    // recently seen (a second apart) is picked for the caller.
+                    let mut live: Vec<&Arc<Session>> = many
+                        .iter()
+                        .filter(|s| !s.identity().hidden && !s.is_idle())
+                        .collect();
+                    live.sort_by_key(|s| s.last_seen_ms());
+                    match live.as_slice() {
+                        [only] => Ok((*only).clone()),
+                        [first, second, ..]
+                            if second.last_seen_ms() >= first.last_seen_ms() + 1000 =>
+                        {
+                            Ok((*first).clone())
+                        }
+                        _ => Err(ResolveError::Ambiguous {
+                            ids: many.iter().map(|s| s.id().to_string()).collect(),
+                        }),
+                    }
+                }
+            },
+        }?;
+        found.touch_agent();
+        self.inner.activity.touch();
+        Ok(found)
+    }
+
+    /// Resolves a session and runs one command on it, bounded by `bound` (default 8 s).
+    pub async fn command(
+        &self,
+        session: Option<&str>,
+        name: impl AsRef<str>,
+        args: Value,
+        bound: Option<Duration>,
+    ) -> Result<Answer, BridgeError> {
+        let session = self.resolve(session)?;
+        let args = match args {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                let mut map = Map::new();
+                map.insert("value".into(), other);
+                map
+            }
+        };
+        let bound = bound.unwrap_or(self.inner.config.command_timeout);
+        Ok(session.command(name.as_ref(), args, bound).await?)
+    }
+
+    /// Reads a session's events from `since` (the start of its current life when `None`).
+    pub fn events_since(
+        &self,
+        session: Option<&str>,
+        since: Option<Cursor>,
+        limit: Option<usize>,
+    ) -> Result<EventsRead, ResolveError> {
+        let session = self.resolve(session)?;
+        let limit = limit.unwrap_or(MAX_READ_EVENTS).min(MAX_READ_EVENTS);
+        Ok(session.events_since(since, limit))
+    }
+
+    // ---- what the sockets call ----
+
+    /// Counts a socket as live until the guard drops.
+    pub(crate) fn track_socket(&self) -> SocketGuard {
+        self.inner.live_sockets.fetch_add(1, Ordering::SeqCst);
+        SocketGuard(self.inner.clone())
+    }
+
+    /// After shutdown is cancelled: waits (within `bound`) until every socket has written its
+    /// close frame and ended; returns whether they all did.
+    pub async fn drained(&self, bound: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + bound;
+        loop {
+            let notified = self.inner.socket_done.notified();
+            if self.inner.live_sockets.load(Ordering::SeqCst) == 0 {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return false;
+            }
+        }
+    }
+
+    /// Takes a pending-handshake place, or `None` when all are taken.
+    pub(crate) fn begin_handshake(&self) -> Option<HandshakeSlot> {
+        let before = self.inner.pending_handshakes.fetch_add(1, Ordering::SeqCst);
+        let slot = HandshakeSlot(self.inner.clone());
+        (before < MAX_PENDING_HANDSHAKES).then_some(slot)
+    }
+
+    /// A fresh socket id and its channels.
+    pub(crate) fn new_link(
+        &self,
+    ) -> (
+        Link,
+        tokio::sync::mpsc::UnboundedReceiver<super::session::Outbound>,
+    ) {
+        let (outbound, receiver) = tokio::sync::mpsc::unbounded_channel();
+        let link = Link {
+            id: self.inner.next_link.fetch_add(1, Ordering::SeqCst),
+            outbound,
+            cancel: CancellationToken::new(),
+        };
+        (link, receiver)
+    }
+
+    /// Admits a hello on `link`: checks the token, the session limit, and replaces a socket
+    /// already carrying the same id.
+    pub(crate) fn admit(&self, hello: &Hello, link: Link) -> Result<Arc<Session>, Refusal> {
+        self.check_token(hello)?;
+        let identity = Identity {
+            url: hello.url.clone(),
+            title: hello.title.clone(),
+            project_id: hello.project_id.clone(),
+            adapters: hello.adapters.clone(),
+            sdk_version: hello.sdk_version.clone(),
+            hidden: false,
+        };
+        let mut sessions = lock(&self.inner.sessions);
+        if let Some(existing) = sessions.get(&hello.session_id) {
+            existing.replace_link(link, identity);
+            let existing = existing.clone();
+            drop(sessions);
+            self.log(
+                "bridge_session_replaced",
+                json!({ "session": existing.id(), "life": existing.life() }),
+            );
+            return Ok(existing);
+        }
+        if sessions.len() >= MAX_SESSIONS {
+            return Err(Refusal::SessionLimit);
+        }
+        let life = self.inner.next_life.fetch_add(1, Ordering::SeqCst);
+        let session = Arc::new(Session::new(
+            hello.session_id.clone(),
+            life,
+            identity,
+            link,
+            self.inner.config.ring,
+            self.inner.activity.attach(Holder::Session),
+        ));
+        sessions.insert(hello.session_id.clone(), session.clone());
+        drop(sessions);
+        if let Some(project) = &hello.project_id {
+            let mut served = lock(&self.inner.served_projects);
+            if !served.contains(project) {
+                served.push(project.clone());
+            }
+        }
+        self.log(
+            "bridge_session_connected",
+            json!({ "session": session.id(), "life": life, "url": clip(&hello.url, 512) }),
+        );
+        Ok(session)
+    }
+
+    fn check_token(&self, hello: &Hello) -> Result<(), Refusal> {
+        let Some(token) = &self.inner.token else {
+            return Ok(());
+        };
+        let presented = hello.token.as_ref().map(|t| t.0.as_str());
+        if presented.is_some_and(|t| token.matches(t)) {
+            return Ok(());
+        }
+        if let Some(theirs) = &hello.project_id {
+            let served = lock(&self.inner.served_projects);
+            if !served.is_empty() && !served.contains(theirs) {
+                return Err(Refusal::AuthFailed(format!(
+                    "this daemon serves project {}, not {}; run `reticle stop` and retry",
+                    clip(&served.join(","), 24),
+                    clip(theirs, 24)
+                )));
+            }
+        }
+        Err(Refusal::AuthFailed(match presented {
+            None => "the hello carried no token; pass the pairing token to connect()".into(),
+            Some(_) => "wrong token; pass this daemon's pairing token to connect()".into(),
+        }))
+    }
+
+    /// The socket `link_id` of `session` has ended; if it still carried the session, the
+    /// session ends with it and its pending commands resolve as observation lost.
+    pub(crate) fn detach(&self, session: &Arc<Session>, link_id: u64, why: &str) {
+        let removed = {
+            let mut sessions = lock(&self.inner.sessions);
+            let current = sessions
+                .get(session.id())
+                .is_some_and(|s| Arc::ptr_eq(s, session) && s.carried_by(link_id));
+            if current {
+                sessions.remove(session.id());
+            }
+            current
+        };
+        if removed {
+            session.close(&format!("the page disconnected ({why})"));
+            self.log(
+                "bridge_session_closed",
+                json!({ "session": session.id(), "life": session.life(), "why": why }),
+            );
+        }
+    }
+
+    /// Records a refusal for `/status` and the log.
+    pub(crate) fn note_refusal(
+        &self,
+        code: u16,
+        kind: &str,
+        reason: &str,
+        clues: &FrameClues,
+        origin: Option<&str>,
+    ) {
+        let page = RefusedPage {
+            at: crate::daemon::log::now_rfc3339(),
+            code,
+            kind: kind.to_string(),
+            reason: reason.to_string(),
+            session_id: clues.session_id.clone(),
+            url: clues.url.clone(),
+            origin: origin.map(|o| clip(o, 256)),
+        };
+        self.log(
+            "bridge_refused",
+            serde_json::to_value(&page).unwrap_or(Value::Null),
+        );
+        let mut refused = lock(&self.inner.refused);
+        if refused.len() == REFUSALS_KEPT {
+            refused.pop_front();
+        }
+        refused.push_back(page);
+    }
+}
+
+/// Marks sessions idle once no agent has used them for the configured bound. Reaping never
+/// closes a socket; the next command revives the session.
+async fn reap(bridge: Bridge) {
+    let bound = bridge.inner.config.session_idle;
+    let every = (bound / 4).clamp(Duration::from_millis(10), Duration::from_secs(5));
+    let mut ticks = tokio::time::interval(every);
+    loop {
+        tokio::select! {
+            _ = bridge.inner.shutdown.cancelled() => return,
+            _ = ticks.tick() => {}
+        }
+        for session in bridge.sessions() {
+            if !session.is_idle() && session.agent_idle_for() >= bound && session.mark_idle() {
+                bridge.log(
+                    "bridge_session_idle",
+                    json!({ "session": session.id(), "idleMs": session.agent_idle_for().as_millis() as u64 }),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! `RETICLE_TRACE`: a tracing-subscriber layer that writes one JSON line per closed span into the
+//! daemon log: `{"t", "event":"trace", "span", "id", "parent", "depth", "callId", "ok", "ms",
+//! "error"?}`. A root span opens a call (`callId` = `p<pid>-c<n>`); every span under it inherits
+//! the call. A span reports failure by recording `ok = false` and `error = "<sentence>"` before it
+//! closes. Ids are never reused, so a parent that never closed is detectable (the hung-call
+//! signature). This module writes lines; it must not decide what is traced.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use serde_json::json;
+use tracing::Subscriber;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::Context;
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::daemon::DaemonLog;
+
+/// The environment variable that turns tracing on (`1`, `true`, `on`, `yes`).
+pub const TRACE_VAR: &str = "RETICLE_TRACE";
+/// The log event name of a trace line.
+pub const TRACE_EVENT: &str = "trace";
+
+/// Whether `RETICLE_TRACE` asks for traces.
+pub fn enabled() -> bool {
+    std::env::var(TRACE_VAR)
+        .map(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "1" | "true" | "on" | "yes"
+            )
+        })
+        .unwrap_or(false)
+}
+
+/// Writes closed spans to the daemon log.
+#[derive(Debug)]
+pub struct TraceLayer {
+    log: Arc<DaemonLog>,
+    next_span: AtomicU64,
+    next_call: AtomicU64,
+}
+
+impl TraceLayer {
+    pub fn new(log: Arc<DaemonLog>) -> Self {
+        Self {
+            log,
+            next_span: AtomicU64::new(1),
+            next_call: AtomicU64::new(1),
+        }
+    }
+}
+
+/// What the layer keeps on each open span.
+#[derive(Debug)]
+struct SpanFacts {
+    id: String,
+    parent: Option<String>,
+    depth: u64,
+    call_id: String,
+    opened: Instant,
+    ok: bool,
+    error: Option<String>,
+}
+
+#[derive(Default)]
+struct Outcome {
+    ok: Option<bool>,
+    error: Option<String>,
+}
+
+impl Visit for Outcome {
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        if field.name() == "ok" {
+            self.ok = Some(value);
+        }
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "error" {
+            self.error = Some(value.chars().take(300).collect());
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "error" {
+            self.error = Some(format!("{value:?}").chars().take(300).collect());
+        }
+    }
+}
+
+impl<S> Layer<S> for TraceLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let parent = span.parent().and_then(|p| {
+            p.extensions()
+                .get::<SpanFacts>()
+                .map(|f| (f.id.clone(), f.depth, f.call_id.clone()))
+        });
+        let (parent, depth, call_id) = match parent {
+            Some((pid, depth, call)) => (Some(pid), depth + 1, call),
+            None => {
+                let n = self.next_call.fetch_add(1, Ordering::Relaxed);
+                (None, 0, format!("p{}-c{n}", std::process::id()))
+            }
+        };
+        let mut outcome = Outcome::default();
+        attrs.record(&mut outcome);
+        span.extensions_mut().insert(SpanFacts {
+            id: format!("s{}", self.next_span.fetch_add(1, Ordering::Relaxed)),
+            parent,
+            depth,
+            call_id,
+            opened: Instant::now(),
+            ok: outcome.ok.unwrap_or(true),
+            error: outcome.error,
+        });
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let mut outcome = Outcome::default();
+        values.record(&mut outcome);
+        if let Some(facts) = span.extensions_mut().get_mut::<SpanFacts>() {
+            if let Some(ok) = outcome.ok {
+                facts.ok = ok;
+            }
+            if outcome.error.is_some() {
+                facts.error = outcome.error;
+            }
+        }
+    }
+
+    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(&id) else { return };
+        let name = span.name();
+        let extensions = span.extensions();
+        let Some(facts) = extensions.get::<SpanFacts>() else {
+            return;
+        };
+        let mut line = json!({
+            "span": name,
+            "id": facts.id,
+            "parent": facts.parent,
+            "depth": facts.depth,
+            "callId": facts.call_id,
+            "ok": facts.ok,
+            "ms": facts.opened.elapsed().as_secs_f64() * 1000.0,
+        });
+        if let Some(error) = &facts.error {
+            line["error"] = json!(error);
+        }
+        self.log.event(TRACE_EVENT, line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    #[test]
+    fn closed_spans_become_lines_a_checker_can_rebuild() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.log");
+        let log = Arc::new(DaemonLog::open(&path, dir.path().join("d.log.1"), "i").unwrap());
+        let subscriber = tracing_subscriber::registry().with(TraceLayer::new(log));
+        tracing::subscriber::with_default(subscriber, || {
+            let root = tracing::info_span!(
+                "tool.handler",
+                ok = tracing::field::Empty,
+                error = tracing::field::Empty
+            );
+            root.in_scope(|| {
+                let child = tracing::info_span!("browser.command");
+                drop(child);
+                let settle = tracing::info_span!("settle");
+                drop(settle);
+            });
+            root.record("ok", false);
+            root.record("error", "no session");
+        });
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3);
+        let root = lines.iter().find(|l| l["span"] == "tool.handler").unwrap();
+        assert_eq!(root["depth"], 0);
+        assert_eq!(root["ok"], false);
+        assert_eq!(root["error"], "no session");
+        for child in lines.iter().filter(|l| l["span"] != "tool.handler") {
+            assert_eq!(child["parent"], root["id"]);
+            assert_eq!(child["callId"], root["callId"]);
+            assert_eq!(child["depth"], 1);
+            assert_eq!(child["event"], TRACE_EVENT);
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Why the bridge closes a socket: each refusal has its WebSocket close code and a reason that
+//! fits the 123-byte limit. The bridge decides when; this module only names and encodes.
+
+use std::fmt;
+
+use super::limits::{MAX_CLOSE_REASON_BYTES, PROTOCOL_VERSION};
+
+/// Close codes the bridge sends (RFC 6455 §7.4.1).
+pub mod code {
+    /// The daemon is shutting down.
+    pub const GOING_AWAY: u16 = 1001;
+    /// A policy refusal: bad message, wrong version, failed auth, late hello, replaced socket.
+    pub const POLICY: u16 = 1008;
+    /// A frame or message over the size limit.
+    pub const TOO_BIG: u16 = 1009;
+    /// A capacity refusal: too many sessions or pending handshakes; try again later.
+    pub const TRY_AGAIN_LATER: u16 = 1013;
+}
+
+/// Every reason the bridge ends a socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// More than [`super::limits::MAX_PENDING_HANDSHAKES`] sockets awaited their hello.
+    TooManyHandshakes,
+    /// [`super::limits::MAX_SESSIONS`] sessions were connected and this hello named a new id.
+    SessionLimit,
+    /// No hello within [`super::limits::HELLO_TIMEOUT`].
+    HelloTimeout,
+    /// The first frame parsed but was not a hello.
+    HelloFirst,
+    /// A second hello on one socket naming a different session.
+    SecondHello,
+    /// A page sent a message kind only the daemon sends.
+    WrongDirection,
+    /// A frame that is not JSON, or not a protocol 1 message; the detail says which part.
+    Invalid(String),
+    /// A hello for another protocol version; carries the page's version as it sent it.
+    VersionMismatch { page: String },
+    /// The hello's token was missing or wrong; carries the sentence saying which.
+    AuthFailed(String),
+    /// A frame over [`super::limits::MAX_MESSAGE_BYTES`].
+    TooBig,
+    /// A newer socket said hello with this socket's session id.
+    Replaced,
+    /// The daemon is shutting down.
+    ShuttingDown,
+}
+
+impl Refusal {
+    /// The close code.
+    pub fn code(&self) -> u16 {
+        match self {
+            Refusal::TooManyHandshakes | Refusal::SessionLimit => code::TRY_AGAIN_LATER,
+            Refusal::TooBig => code::TOO_BIG,
+            Refusal::ShuttingDown => code::GOING_AWAY,
+            Refusal::HelloTimeout
+            | Refusal::HelloFirst
+            | Refusal::SecondHello
+            | Refusal::WrongDirection
+            | Refusal::Invalid(_)
+            | Refusal::VersionMismatch { .. }
+            | Refusal::AuthFailed(_)
+            | Refusal::Replaced => code::POLICY,
+        }
+    }
+
+    /// A short stable word for logs and `/status`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Refusal::TooManyHandshakes => "too_many_handshakes",
+            Refusal::SessionLimit => "session_limit",
+            Refusal::HelloTimeout => "hello_timeout",
+            Refusal::HelloFirst => "hello_first",
+            Refusal::SecondHello => "second_hello",
+            Refusal::WrongDirection => "wrong_direction",
+            Refusal::Invalid(_) => "invalid_message",
+            Refusal::VersionMismatch { .. } => "version_mismatch",
+            Refusal::AuthFailed(_) => "auth_failed",
+            Refusal::TooBig => "too_big",
+            Refusal::Replaced => "replaced",
+            Refusal::ShuttingDown => "shutting_down",
+        }
+    }
+
+    /// The close reason, cut at a character boundary to fit [`MAX_CLOSE_REASON_BYTES`].
+    pub fn reason(&self) -> String {
+        fit_reason(&self.to_string())
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::TooManyHandshakes => f.write_str("too many pending handshakes; retry later"),
+            Refusal::SessionLimit => f.write_str("session limit reached; close a tab and retry"),
+            Refusal::HelloTimeout => f.write_str("hello timeout: no hello within 5 s"),
+            Refusal::HelloFirst => f.write_str("invalid message: the first frame must be a hello"),
+            Refusal::SecondHello => {
+                f.write_str("hello already received on this socket for another session")
+            }
+            Refusal::WrongDirection => f.write_str("invalid message: pages may not send commands"),
+            Refusal::Invalid(detail) => write!(f, "invalid message: {detail}"),
+            Refusal::VersionMismatch { page } => write!(
+                f,
+                "protocol version mismatch: page speaks {page}, daemon speaks {PROTOCOL_VERSION}"
+            ),
+            Refusal::AuthFailed(sentence) => write!(f, "authentication failed: {sentence}"),
+            Refusal::TooBig => f.write_str("message too big: over 1 MiB"),
+            Refusal::Replaced => f.write_str("session replaced by a newer connection"),
+            Refusal::ShuttingDown => f.write_str("daemon shutting down"),
+        }
+    }
+}
+
+/// Cuts `text` to at most [`MAX_CLOSE_REASON_BYTES`] bytes at a character boundary.
+pub fn fit_reason(text: &str) -> String {
+    fit_bytes(text, MAX_CLOSE_REASON_BYTES)
+}
+
+/// Cuts `text` to at most `max` bytes at a character boundary.
+pub fn fit_bytes(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reason_fits_the_close_frame_even_with_long_details() {
+        let long = "é".repeat(500);
+        let all = [
+            Refusal::TooManyHandshakes,
+            Refusal::SessionLimit,
+            Refusal::HelloTimeout,
+            Refusal::HelloFirst,
+            Refusal::SecondHello,
+            Refusal::WrongDirection,
+            Refusal::Invalid(long.clone()),
+            Refusal::VersionMismatch { page: long.clone() },
+            Refusal::AuthFailed(long),
+            Refusal::TooBig,
+            Refusal::Replaced,
+            Refusal::ShuttingDown,
+        ];
+        for refusal in all {
+            let reason = refusal.reason();
+            assert!(reason.len() <= MAX_CLOSE_REASON_BYTES, "{refusal:?}");
+            assert!(!reason.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_version_mismatch_names_both_versions() {
+        let reason = Refusal::VersionMismatch { page: "2".into() }.reason();
+        assert!(reason.contains("page speaks 2"), "{reason}");
+        assert!(reason.contains("daemon speaks 1"), "{reason}");
+        assert_eq!(Refusal::VersionMismatch { page: "2".into() }.code(), 1008);
+    }
+}
