@@ -42,6 +42,8 @@ pub struct ProxyOptions {
     pub port: u16,
     pub state_dir: PathBuf,
     pub env: Vec<(String, String)>,
+    /// The binary to run (default: the one under test, [`binaries::reticle`]).
+    pub binary: Option<PathBuf>,
 }
 
 impl ProxyOptions {
@@ -52,7 +54,14 @@ impl ProxyOptions {
             port,
             state_dir: state_dir.to_path_buf(),
             env: vec![("RETICLE_IDLE_SHUTDOWN_MS".into(), "20000".into())],
+            binary: None,
         }
+    }
+
+    /// Runs this binary instead of the one under test (a gate's `--reticle`, a stand-in).
+    pub fn binary(mut self, path: &Path) -> Self {
+        self.binary = Some(path.to_path_buf());
+        self
     }
 
     /// Sets an environment variable for the proxy (and what it starts).
@@ -62,7 +71,8 @@ impl ProxyOptions {
     }
 
     fn command(&self) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new(binaries::reticle());
+        let binary = self.binary.clone().unwrap_or_else(binaries::reticle);
+        let mut command = tokio::process::Command::new(binary);
         command
             .args(["mcp", "--port", &self.port.to_string()])
             .env(reticle::config::env::STATE_DIR, &self.state_dir)
@@ -162,7 +172,14 @@ pub struct McpClient {
 impl McpClient {
     /// Starts `reticle mcp` and completes the MCP handshake (recorded as `initialize`).
     pub async fn start(options: ProxyOptions) -> Result<Self, McpFailure> {
-        let history = History::new();
+        Self::start_recording(options, History::new()).await
+    }
+
+    /// Like [`McpClient::start`], recording into a history the caller already holds.
+    pub async fn start_recording(
+        options: ProxyOptions,
+        history: History,
+    ) -> Result<Self, McpFailure> {
         let list_changed = Arc::new(AtomicUsize::new(0));
         let (transport, _stderr) = TokioChildProcess::builder(options.command())
             .stderr(Stdio::inherit())
