@@ -6,7 +6,8 @@
 //!
 //! # Layout
 //! - [`inventory`]: every row (H1.1 … H5.5, T1 … T4, L1), its hop, target and scenario.
-//! - [`history`]: the append-only record of every operation a gate performs.
+//! - [`history`]: the append-only record of every operation a gate performs (it lives in the
+//!   harness, whose clients record into it; re-exported here).
 //! - [`judge`]: the row outcomes and the checkers that decide them from a history.
 //! - [`trace`]: the `RETICLE_TRACE` checker for invariants T1 to T4, with its calibration.
 //! - [`scenarios`]: the code that provokes each row and judges its history.
@@ -14,7 +15,7 @@
 //! - [`scorecard`]: outcomes against targets and the baseline, in every output format.
 
 pub mod controls;
-pub mod history;
+pub use harness::history;
 pub mod inventory;
 pub mod judge;
 pub mod scenarios;

@@ -143,22 +143,23 @@ async fn h1_3_a_wedged_port_past_the_reconnect_budget_leaves_the_proxy_up_and_it
 
     relay.set_mode(Mode::Wedge);
     let opts = client.options().clone();
+    // The dormant line is written just after the budget line: wait for it, then read both.
     poll::until(
-        "the budget to be spent",
+        "dormant after the budget",
         Duration::from_secs(60),
         async || {
-            events(&opts.log_events(), "mcp_connection_lost")
+            events(&opts.log_events(), "mcp_state")
                 .into_iter()
-                .find(|e| e["stage"] == "budget_spent")
+                .find(|e| e["to"] == "dormant")
         },
     )
     .await;
     let log = opts.log_events();
     assert!(
-        events(&log, "mcp_state")
+        events(&log, "mcp_connection_lost")
             .iter()
-            .any(|e| e["to"] == "dormant"),
-        "spent budget means dormant, never exit"
+            .any(|e| e["stage"] == "budget_spent"),
+        "dormant because the budget was spent: never an exit"
     );
     assert!(harness::ports::pid_alive(client.pid()));
     client.ping().await.expect("a dormant proxy still answers");

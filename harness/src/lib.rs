@@ -15,7 +15,8 @@
 //! - [`published_sdk`]: the published `@reticlehq/browser` 2.0.0, installed and bundled at test time.
 //! - [`wire_page`]: [`WirePage`], a page without a browser, speaking protocol 1 frame by frame.
 //! - [`bridge_client`]: [`BridgeClient`], driving a daemon's bridge over its `/bridge/*` routes.
-//! - [`history`]: the timed record of every operation and fault in a run, for checkers.
+//! - [`history`]: the timed record of every operation and fault in a run (Jepsen's model), which
+//!   the clients here record into and the gates' checkers judge.
 //! - [`mcp_client`]: [`McpClient`] (the rmcp client over `reticle mcp`'s stdio) and [`RawMcp`]
 //!   (the same process driven line by line, for faults a real client cannot produce).
 
@@ -38,7 +39,7 @@ pub mod wire_page;
 pub use bridge_client::BridgeClient;
 pub use browser::{Browser, Tab};
 pub use fixture_app::FixtureApp;
-pub use history::{History, Op, OpKind};
+pub use history::{Actor, History, Op, OpType};
 pub use mcp_client::{McpClient, McpFailure, ProxyOptions, RawMcp};
 pub use outcome::Outcome;
 pub use owned::{OwnedDaemon, OwnedDaemonBuilder};
