@@ -54,7 +54,7 @@ pub async fn gather(port: u16) -> StatusOutput {
         running: running_instance.is_some(),
         last_exit: last_exit(&files, running_instance.as_deref()),
         daemon: match presence {
-            PortPresence::Daemon { status } => Some(status),
+            PortPresence::Daemon { status } => Some(*status),
             _ => None,
         },
         diagnosis,

@@ -16,11 +16,9 @@ pub const STATUS_PROBE_TIMEOUT: Duration = Duration::from_millis(700);
 /// What holds a port.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "presence", rename_all = "snake_case")]
-// A probe's answer is short-lived and moved a handful of times; boxing the report buys nothing.
-#[allow(clippy::large_enum_variant)]
 pub enum PortPresence {
     /// A Reticle daemon answered `/status`.
-    Daemon { status: StatusReport },
+    Daemon { status: Box<StatusReport> },
     /// Something accepts connections but did not answer as a Reticle daemon.
     Foreign,
     /// Nothing accepts connections.
@@ -54,7 +52,9 @@ pub async fn probe(port: u16) -> PortPresence {
         Err(_) => return PortPresence::Foreign,
     }
     match fetch_status(port, STATUS_PROBE_TIMEOUT).await {
-        Some(status) => PortPresence::Daemon { status },
+        Some(status) => PortPresence::Daemon {
+            status: Box::new(status),
+        },
         None => PortPresence::Foreign,
     }
 }
