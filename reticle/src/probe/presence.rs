@@ -16,8 +16,6 @@ pub const STATUS_PROBE_TIMEOUT: Duration = Duration::from_millis(700);
 /// What holds a port.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "presence", rename_all = "snake_case")]
-// A probe's answer is short-lived and moved a handful of times; boxing the report buys nothing.
-#[allow(clippy::large_enum_variant)]
 pub enum PortPresence {
     /// A Reticle daemon answered `/status`.
     Daemon { status: Box<StatusReport> },
