@@ -15,6 +15,8 @@
 //! - [`published_sdk`]: the published `@reticlehq/browser` 2.0.0, installed and bundled at test time.
 //! - [`wire_page`]: [`WirePage`], a page without a browser, speaking protocol 1 frame by frame.
 //! - [`bridge_client`]: [`BridgeClient`], driving a daemon's bridge over its `/bridge/*` routes.
+//! - [`sdk_rig`]: [`SdkRig`], a daemon (stoppable and restartable on its port), the fixture app,
+//!   one Chromium and a bridge client, with an instrumented gate page that loads our SDK.
 
 pub mod binaries;
 pub mod bridge_client;
@@ -28,6 +30,7 @@ pub mod owned;
 pub mod poll;
 pub mod ports;
 pub mod published_sdk;
+pub mod sdk_rig;
 pub mod wire_page;
 
 pub use bridge_client::BridgeClient;
@@ -36,4 +39,5 @@ pub use fixture_app::FixtureApp;
 pub use outcome::Outcome;
 pub use owned::{OwnedDaemon, OwnedDaemonBuilder};
 pub use ports::{PortHolder, PortPresence, SocketRole, free_port};
+pub use sdk_rig::SdkRig;
 pub use wire_page::WirePage;
