@@ -150,9 +150,14 @@ impl OwnedDaemon {
 
     /// The pairing token the daemon provisioned (or was given), read from its state dir.
     pub fn token(&self) -> String {
+        self.try_token().unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    /// The pairing token, or why it could not be read.
+    pub fn try_token(&self) -> Result<String, String> {
         std::fs::read_to_string(self.state_dir.join(reticle::auth::token::TOKEN_FILE))
             .map(|t| t.trim().to_string())
-            .unwrap_or_else(|err| panic!("the daemon's pairing token is readable: {err}"))
+            .map_err(|err| format!("the daemon's pairing token is unreadable: {err}"))
     }
 
     /// The daemon's pid.

@@ -104,9 +104,7 @@ impl SdkRig {
             .collect();
         let daemon = start_daemon(state.path().to_path_buf(), &env, None).await?;
         let port = daemon.port();
-        let token = std::fs::read_to_string(state.path().join(reticle::auth::token::TOKEN_FILE))
-            .map(|t| t.trim().to_string())
-            .map_err(|e| format!("the daemon's pairing token is unreadable: {e}"))?;
+        let token = daemon.try_token()?;
         let app = FixtureApp::start().await;
         app.page(GATE_PAGE_PATH, GATE_PAGE);
         let browser = Browser::launch()

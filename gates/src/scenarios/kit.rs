@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use harness::BridgeClient;
+use harness::{BridgeClient, OwnedDaemon, OwnedDaemonBuilder};
 use serde_json::{Value, json};
 
 use super::Ran;
@@ -32,6 +32,13 @@ pub fn classify(answer: &Result<Value, String>) -> (OpType, Value) {
             (op, value.clone())
         }
     }
+}
+
+/// Starts a daemon and reads its pairing token, or says why either failed.
+pub async fn daemon(builder: OwnedDaemonBuilder) -> Result<(OwnedDaemon, String), String> {
+    let daemon = builder.try_start().await?;
+    let token = daemon.try_token()?;
+    Ok((daemon, token))
 }
 
 /// Runs one bridge command as a client call, recorded with its answer.

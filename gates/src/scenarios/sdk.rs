@@ -39,6 +39,15 @@ fn count(record: &Value, key: &str) -> usize {
     record[key].as_array().map(Vec::len).unwrap_or(0)
 }
 
+/// Whether the page saw a socket close beyond the `closes` it had seen (the outage reached it).
+async fn saw_close(tab: &Tab, closes: usize) -> bool {
+    poll::within(BOUND, async || {
+        (count(&gate_record(tab).await, "closes") > closes).then_some(())
+    })
+    .await
+    .is_some()
+}
+
 /// Opens the gate page as `session`, waits for its session and runs one command on it (the SDK
 /// counts a socket established once a frame arrives). Records both calls and the control.
 async fn open_live(history: &History, rig: &SdkRig, session: &str) -> Result<Tab, String> {
@@ -116,7 +125,15 @@ pub async fn reconnect_backs_off_quietly(_env: &GateEnv) -> Ran {
         before.push((count(&record, "opens"), count(&record, "closes")));
     }
     let stopped = rig.stop_daemon(BOUND).await;
-    history.fault("stop_daemon", stopped, json!({ "port": rig.port() }));
+    let mut noticed = true;
+    for (tab, (_, closes)) in tabs.iter().zip(&before) {
+        noticed &= saw_close(tab, *closes).await;
+    }
+    history.fault(
+        "stop_daemon",
+        stopped && noticed,
+        json!({ "port": rig.port(), "daemonStopped": stopped, "pagesSawTheClose": noticed }),
+    );
     let _ = tabs[0]
         .eval::<Value>("console.warn('app warning during the outage'); true")
         .await;
@@ -366,9 +383,15 @@ pub async fn outage_warns_once(_env: &GateEnv) -> Ran {
         early.is_empty(),
         json!({ "lines": early.iter().map(|l| l.text.clone()).collect::<Vec<_>>() }),
     );
-    let opens = count(&gate_record(&tab).await, "opens");
+    let record = gate_record(&tab).await;
+    let (opens, closes) = (count(&record, "opens"), count(&record, "closes"));
     let stopped = rig.stop_daemon(BOUND).await;
-    history.fault("stop_daemon", stopped, json!({ "port": rig.port() }));
+    let noticed = saw_close(&tab, closes).await;
+    history.fault(
+        "stop_daemon",
+        stopped && noticed,
+        json!({ "port": rig.port(), "daemonStopped": stopped, "pageSawTheClose": noticed }),
+    );
     history.invoke("console", json!({ "level": "warning" }));
     // Three failed reconnects: time enough for a warning repeated per attempt to show.
     let retried = poll::within(Duration::from_secs(30), async || {
@@ -504,11 +527,7 @@ async fn outage(
 ) -> Result<Replay, String> {
     let closes = count(&gate_record(tab).await, "closes");
     let stopped = rig.stop_daemon(BOUND).await;
-    let offline = poll::within(BOUND, async || {
-        (count(&gate_record(tab).await, "closes") > closes).then_some(())
-    })
-    .await
-    .is_some();
+    let offline = saw_close(tab, closes).await;
     let script = format!(
         "(() => {{ let n = 0; for (let i = 0; i < {emitted}; i++) {{ if (window.__reticle.signal('{name}', {{ i }}).ok !== false) n++; }} return n; }})()"
     );
