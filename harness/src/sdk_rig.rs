@@ -8,8 +8,11 @@
 //! session in its query. Before the SDK loads, a classic script instruments the page's
 //! `WebSocket` so the harness can see what the SDK did without trusting its own report:
 //! `window.__gate.opens` (every socket the SDK opened: page time, and the retry delay the SDK's
-//! `status()` reported just before), `window.__gate.closes` (code, reason) and, with `&skew=N`
-//! in the query, every `hello` rewritten to protocol version N (a page speaking another version).
+//! `status()` reported just before), `window.__gate.closes` (code, reason), with `&skew=N` in
+//! the query every `hello` rewritten to protocol version N (a page speaking another version),
+//! and while `window.__gate.hold` is true every frame from the daemon kept in
+//! `window.__gate.held` instead of reaching the SDK (a command the page has but has not
+//! answered).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,7 +31,7 @@ pub const GATE_PAGE: &str = r#"<!doctype html>
   (() => {
     const q = new URLSearchParams(location.search);
     const skew = q.get('skew') ? Number(q.get('skew')) : null;
-    const gate = { opens: [], closes: [], rewritten: 0 };
+    const gate = { opens: [], closes: [], rewritten: 0, hold: false, held: [] };
     window.__gate = gate;
     const Native = window.WebSocket;
     class GateSocket extends Native {
@@ -41,6 +44,14 @@ pub const GATE_PAGE: &str = r#"<!doctype html>
         } catch (_) {}
         gate.opens.push({ t: performance.now(), delayMs });
         this.addEventListener('close', (ev) => gate.closes.push({ t: performance.now(), code: ev.code, reason: ev.reason }));
+      }
+      set onmessage(handler) {
+        super.onmessage = typeof handler === 'function'
+          ? (ev) => { if (gate.hold) gate.held.push(String(ev.data)); else handler.call(this, ev); }
+          : handler;
+      }
+      get onmessage() {
+        return super.onmessage;
       }
       send(data) {
         if (skew !== null && typeof data === 'string') {

@@ -508,9 +508,10 @@ pub async fn lose_page_mid_command(
 }
 
 /// H4.3: a tab closed mid-command. Our SDK in Chromium answers a query (control: a live page
-/// answers), is frozen so the next command stays in flight, and its tab is closed while the
-/// daemon shows the command pending; the command must resolve as `observation_lost`, never as
-/// the app's `ok:false`.
+/// answers); then the page's instrumented socket holds what the daemon sends, so the next command
+/// reaches the page and stays unanswered (the harness sees it held in the page) while the daemon
+/// shows it pending, and the tab is closed. The command must resolve as `observation_lost`,
+/// never as the app's `ok:false`.
 pub async fn tab_closed_mid_command(_env: &GateEnv) -> Ran {
     let history = History::new();
     let rig = match SdkRig::launch().await {
@@ -536,19 +537,26 @@ pub async fn tab_closed_mid_command(_env: &GateEnv) -> Ran {
         op == OpType::Ok,
         answer,
     );
-    // Frozen, the page cannot answer: the next command stays in flight until the tab closes.
-    if let Err(err) = tab.background().await {
+    if tab.eval::<bool>("window.__gate.hold = true").await.is_err() {
         return could_not_start(
             history,
             LOSE_PAGE,
-            &format!("could not freeze the tab: {err}"),
+            "could not make the page hold its commands",
         );
     }
     lose_page_mid_command(&history, &rig.client, "closing", async move || {
+        let held = poll::within(BOUND, async || {
+            let held: Vec<String> = tab.eval("window.__gate.held").await.ok()?;
+            held.iter()
+                .any(|frame| frame.contains("\"snapshot\""))
+                .then_some(held)
+        })
+        .await
+        .ok_or("the command never reached the page")?;
         tab.close()
             .await
-            .map(|()| json!({ "closed": "the tab, through CDP" }))
-            .map_err(|e| format!("the tab did not close: {e}"))
+            .map_err(|e| format!("the tab did not close: {e}"))?;
+        Ok(json!({ "closed": "the tab, through CDP", "heldByThePage": held }))
     })
     .await;
     judged(history, judge_lost_page)

@@ -496,6 +496,8 @@ struct Replay {
     markers: Vec<(usize, u64)>,
     /// Position of the first signal of the batch.
     first_signal: Option<usize>,
+    /// The batch's own numbering (`data.i`) of the signals that arrived, in arrival order.
+    numbers: Vec<u64>,
     /// Whether the page's after-replay sentinel arrived (so the replay was complete).
     complete: bool,
 }
@@ -507,6 +509,9 @@ impl Replay {
             "delivered": self.delivered,
             "markers": self.markers.iter().map(|(at, dropped)| json!({ "at": at, "dropped": dropped })).collect::<Vec<_>>(),
             "firstSignalAt": self.first_signal,
+            "firstNumber": self.numbers.first(),
+            "lastNumber": self.numbers.last(),
+            "inOrder": self.numbers.windows(2).all(|w| w[0] < w[1]),
             "complete": self.complete,
         })
     }
@@ -583,6 +588,7 @@ async fn outage(
         delivered: 0,
         markers: Vec::new(),
         first_signal: None,
+        numbers: Vec::new(),
         complete,
     };
     for (at, event) in events.iter().enumerate() {
@@ -593,6 +599,9 @@ async fn outage(
         } else if event["type"] == "signal" && event["data"]["name"] == name {
             replay.delivered += 1;
             replay.first_signal.get_or_insert(at);
+            if let Some(i) = event["data"]["data"]["i"].as_u64() {
+                replay.numbers.push(i);
+            }
         }
     }
     history.complete(
