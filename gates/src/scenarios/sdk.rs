@@ -98,10 +98,11 @@ async fn read_events(history: &History, rig: &SdkRig, session: &str) -> Vec<Valu
 // ------------------------------------------------------------------------------------------
 // H5.1
 
-/// H5.1: the daemon goes away mid-session. Two tabs with our SDK watch it retry: the gaps between
-/// the sockets each page opens (measured by the page's instrumented `WebSocket`, not the SDK's
-/// word) must grow, the two pages' delays must differ (jitter), and once the daemon is back on
-/// its port both pages must be drivable. The SDK's own console warnings must never reach the
+/// H5.1: the daemon goes away mid-session. Two tabs with our SDK watch it retry: the delays each
+/// page's SDK chose must grow and must differ between the pages (jitter), and no socket may open
+/// sooner than its delay said (the page's instrumented `WebSocket` measures every gap, which
+/// load can only lengthen, so the schedule is judged on the SDK's exact numbers and checked
+/// against the page's clock); once the daemon is back on its port both pages must be drivable. The SDK's own console warnings must never reach the
 /// agent as console events. Controls: the SDK did speak in the page console during the outage
 /// (so there was noise to leak) and the app's own warning during the outage did reach the agent
 /// (so the console channel works).
@@ -265,31 +266,39 @@ pub fn judge_backoff(ops: &[Op]) -> Judgement {
                 .as_array()
                 .map(|a| a.iter().filter_map(Value::as_u64).collect())
                 .unwrap_or_default();
-            if run.value["visibility"] != "visible" {
+            let delays: Vec<u64> = run.value["reportedDelaysMs"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_u64).collect())
+                .unwrap_or_default();
+            if gaps.len() < 5 || delays.len() != gaps.len() {
                 return Err(Judgement::new(
                     RowOutcome::Inconclusive,
                     format!(
-                        "{session} was {} while it retried: Chromium throttles a hidden page's timers, so its gaps say nothing about the SDK",
-                        run.value["visibility"]
+                        "{session} made only {} reconnect attempts with a known delay in the window",
+                        gaps.len().min(delays.len())
                     ),
                 ));
             }
-            if gaps.len() < 5 {
-                return Err(Judgement::new(
-                    RowOutcome::Inconclusive,
-                    format!(
-                        "{session} made only {} reconnect attempts in the window",
-                        gaps.len()
-                    ),
-                ));
-            }
-            let (first, last) = (gaps[0], gaps[gaps.len() - 1]);
-            let shown = gaps
+            // The schedule is what the SDK chose (exact, whatever the machine's load); what the
+            // page measured only has to be no shorter, since load can only lengthen a wait.
+            let shown = delays
                 .iter()
                 .map(u64::to_string)
                 .collect::<Vec<_>>()
                 .join(", ");
-            parts.push(if last >= first.saturating_mul(4) && last >= 1000 {
+            let early = gaps
+                .iter()
+                .zip(&delays)
+                .find(|(gap, delay)| gap.saturating_add(5) < **delay);
+            let (first, last) = (delays[0], delays[delays.len() - 1]);
+            parts.push(if let Some((gap, delay)) = early {
+                Judgement::new(
+                    RowOutcome::Silent,
+                    format!(
+                        "{session} reconnected after {gap} ms though it reported waiting {delay} ms"
+                    ),
+                )
+            } else if last >= first.saturating_mul(4) && last >= 1000 {
                 Judgement::new(RowOutcome::Survived, format!("{session} waited {shown} ms"))
             } else {
                 Judgement::new(
@@ -1095,6 +1104,17 @@ mod tests {
         let other = [150, 450, 800, 1900, 3100];
         assert_eq!(run(growing, other, json!([])), RowOutcome::Survived);
         assert_eq!(run([1000; 5], [1000; 5], json!([])), RowOutcome::Silent);
+        // A page that reconnects sooner than the delay it reports is caught by what it measured.
+        let h = History::new();
+        h.fault("stop_daemon", true, json!({}));
+        for session in ["a", "b"] {
+            observe(
+                &h,
+                "reconnect_attempts",
+                json!({"session": session, "gapsMs": [1000, 1000, 1000, 1000, 1000], "reportedDelaysMs": growing}),
+            );
+        }
+        assert_eq!(judge_backoff(&h.ops()).outcome, RowOutcome::Silent);
         assert_eq!(run(growing, growing, json!([])), RowOutcome::Silent);
         assert_eq!(
             run(
