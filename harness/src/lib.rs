@@ -19,6 +19,8 @@
 //!   the clients here record into and the gates' checkers judge.
 //! - [`mcp_client`]: [`McpClient`] (the rmcp client over `reticle mcp`'s stdio) and [`RawMcp`]
 //!   (the same process driven line by line, for faults a real client cannot produce).
+//! - [`sdk_rig`]: [`SdkRig`], a daemon (stoppable and restartable on its port), the fixture app,
+//!   one Chromium and a bridge client, with an instrumented gate page that loads our SDK.
 
 pub mod binaries;
 pub mod bridge_client;
@@ -34,6 +36,7 @@ pub mod owned;
 pub mod poll;
 pub mod ports;
 pub mod published_sdk;
+pub mod sdk_rig;
 pub mod wire_page;
 
 pub use bridge_client::BridgeClient;
@@ -44,4 +47,5 @@ pub use mcp_client::{McpClient, McpFailure, ProxyOptions, RawMcp};
 pub use outcome::Outcome;
 pub use owned::{OwnedDaemon, OwnedDaemonBuilder};
 pub use ports::{PortHolder, PortPresence, SocketRole, free_port};
+pub use sdk_rig::SdkRig;
 pub use wire_page::WirePage;

@@ -55,8 +55,6 @@ pub enum ConfigError {
     BadCount { name: &'static str, value: String },
     #[error("RETICLE_HOST must be an IP address such as 127.0.0.1, got '{value}'")]
     BadHost { value: String },
-    #[error("{name} must be a whole number above zero, got '{value}'")]
-    BadCount { name: &'static str, value: String },
 }
 
 /// Port order: the `--port` flag, then `RETICLE_PORT`, then [`DEFAULT_PORT`].

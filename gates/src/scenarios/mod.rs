@@ -3,8 +3,11 @@
 //! ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come from one table, so they cannot
 //! drift) and says why the other rows have none yet.
 
+pub mod bridge;
 pub mod daemon;
+pub mod kit;
 pub mod mcp;
+pub mod sdk;
 
 use std::path::PathBuf;
 
@@ -51,6 +54,17 @@ scenario_table! {
     "H2.4" => mcp::squatter,
     "H2.6" => mcp::handshake_replay,
     "H3.3" => mcp::idle_while_attached,
+    "H4.1" => bridge::version_mismatch,
+    "H4.2" => bridge::another_projects_page,
+    "H4.3" => bridge::tab_closed_mid_command,
+    "H4.4" => bridge::reaped_session_is_revived,
+    "H4.5" => bridge::opaque_origins_accepted,
+    "H4.6" => bridge::hostile_frames,
+    "H5.1" => sdk::reconnect_backs_off_quietly,
+    "H5.2" => sdk::outage_warns_once,
+    "H5.3" => sdk::offline_overflow_marks_the_gap,
+    "H5.4" => sdk::sandboxed_iframe_starts,
+    "H5.5" => sdk::stale_ref_is_refused,
 }
 
 /// Why a row has no scenario yet.
