@@ -12,20 +12,14 @@ use harness::{BridgeClient, OwnedDaemon, SdkRig, WirePage, cli, poll};
 use serde_json::{Value, json};
 
 use super::kit::{
-    self, BOUND, Segment, control, controls_held, could_not_start, established, judged, worst,
+    self, BOUND, Segment, control, controls_held, could_not_start, established, judged, settle,
+    worst,
 };
 use super::{GateEnv, Ran};
 use crate::history::{History, Op, OpType};
 use crate::judge::{Judgement, RowOutcome, one_line, text};
 
 const ORIGIN: Option<&str> = Some("http://localhost:5173");
-
-/// Resolves a judge written with `?` over inconclusive judgements.
-fn settle(result: Result<Judgement, Judgement>) -> Judgement {
-    match result {
-        Ok(judgement) | Err(judgement) => judgement,
-    }
-}
 
 /// Waits until `page`'s hello made `session` a session (`ok`), or the bridge closed the socket
 /// (`fail`, with the code and reason), or neither within the bound (`info`).

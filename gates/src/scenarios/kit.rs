@@ -225,6 +225,13 @@ pub fn worst(parts: Vec<Judgement>) -> Judgement {
     )
 }
 
+/// Resolves a judge written with `?` over the inconclusive judgements its preconditions give.
+pub fn settle(result: Result<Judgement, Judgement>) -> Judgement {
+    match result {
+        Ok(judgement) | Err(judgement) => judgement,
+    }
+}
+
 /// A finished scenario judged by `judge` over its history.
 pub fn judged(history: History, judge: impl FnOnce(&[Op]) -> Judgement) -> Ran {
     let judgement = judge(&history.ops());

@@ -12,7 +12,8 @@ use harness::{SdkRig, poll};
 use serde_json::{Value, json};
 
 use super::kit::{
-    self, BOUND, control, controls_held, could_not_start, established, judged, observe, worst,
+    self, BOUND, control, controls_held, could_not_start, established, judged, observe, settle,
+    worst,
 };
 use super::{GateEnv, Ran};
 use crate::history::{Actor, History, Op, OpType};
@@ -23,12 +24,6 @@ const SDK_TAG: &str = "[reticle]";
 
 /// How long a page gets to come back after the daemon does (its backoff may be seconds).
 const BACK_BOUND: Duration = Duration::from_secs(45);
-
-fn settle(result: Result<Judgement, Judgement>) -> Judgement {
-    match result {
-        Ok(judgement) | Err(judgement) => judgement,
-    }
-}
 
 /// The page's instrumentation record (`window.__gate`), or null.
 async fn gate_record(tab: &Tab) -> Value {
