@@ -280,3 +280,42 @@ async fn a_stale_ref_is_refused_never_clicked_through() {
     assert_eq!(clicks, "Target clicks: 1");
     let _ = Duration::ZERO;
 }
+
+/// The sequencing hazard: the proxy may start the daemon before the app's tab dials it. A call
+/// that arrives while the daemon is young and no page is connected waits for the first page
+/// instead of failing; once the daemon is past that window, the same call is refused at once
+/// with the sessions listed (the control).
+#[tokio::test]
+async fn the_first_call_after_start_waits_for_the_first_page() {
+    let rig = ToolRig::start(&[("RETICLE_FIRST_SESSION_WAIT_MS", "60000")]).await;
+    let url = gap_url(&rig, "early");
+    let call = rig
+        .client
+        .call_tool("reticle_query", json!({"testid": "go"}));
+    let open = async {
+        poll::until("the call waiting in the daemon", BOUND, async || {
+            let status = rig.daemon.status().await?;
+            (status.tool_calls?.in_flight == 1).then_some(())
+        })
+        .await;
+        rig.browser.open(&url).await.unwrap()
+    };
+    let (answer, _tab) = tokio::join!(call, open);
+    let answer = answer.unwrap();
+    assert_ne!(answer["isError"], true, "{answer}");
+    assert_eq!(answer["structuredContent"]["count"], 1, "{answer}");
+    let status = rig.daemon.status().await.unwrap().tool_calls.unwrap();
+    assert_eq!((status.in_flight, status.started), (0, status.settled));
+
+    // Control: a daemon past its first-page window refuses at once, listing no sessions.
+    let late = ToolRig::start(&[("RETICLE_FIRST_SESSION_WAIT_MS", "0")]).await;
+    let refused = late.refused("reticle_query", json!({"testid": "go"})).await;
+    assert_eq!(refused["sessions"], json!([]), "{refused}");
+    assert!(
+        refused["recovery"]
+            .as_str()
+            .unwrap()
+            .contains("ws://127.0.0.1"),
+        "{refused}"
+    );
+}

@@ -9,8 +9,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
 use crate::bridge::{Bridge, Cursor};
 use crate::config::env;
 use crate::daemon::{Activity, DaemonLog};
@@ -181,16 +179,8 @@ pub struct ToolStats {
     refused: AtomicU64,
 }
 
-/// A snapshot of [`ToolStats`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StatsSummary {
-    pub in_flight: usize,
-    pub peak: usize,
-    pub started: u64,
-    pub settled: u64,
-    pub refused: u64,
-}
+/// A snapshot of [`ToolStats`] (reported by `/status` as `toolCalls`).
+pub type StatsSummary = crate::wire::status::ToolCalls;
 
 impl ToolStats {
     pub(crate) fn begin(&self) {
