@@ -91,7 +91,7 @@ impl Agent {
         let answer = self
             .request(
                 "tools/call",
-                json!({"name": "reticle_query", "arguments": {"testid": "login-submit"}}),
+                json!({"name": "reticle_query", "arguments": {"sessionId": "bench", "testid": "login-submit"}}),
             )
             .await;
         let content = &answer["result"]["structuredContent"];
