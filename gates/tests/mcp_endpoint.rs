@@ -115,7 +115,7 @@ async fn status_reports_the_catalogue_and_a_test_edit_changes_its_hash() {
     let b = edited.status().await.unwrap().catalogue.unwrap();
     assert_eq!(a.version, b.version);
     assert_ne!(a.hash, b.hash);
-    assert_eq!((a.tools, b.tools), (1, 2));
+    assert_eq!(b.tools, a.tools + 1, "the edit adds one advertised tool");
     // Control: the same catalogue hashes the same in another daemon life.
     let again = OwnedDaemon::start().await;
     assert_eq!(

@@ -29,6 +29,14 @@ pub mod env {
     pub const RECONNECT_ATTEMPTS: &str = "RETICLE_RECONNECT_ATTEMPTS";
     /// `reticle mcp`: how long calls still owed get once stdin closes.
     pub const DRAIN_MS: &str = "RETICLE_DRAIN_MS";
+    /// The project whose `.reticle/` holds capsules (default: the daemon's working directory).
+    pub const PROJECT_DIR: &str = "RETICLE_PROJECT_DIR";
+    /// How long the first calls after a daemon starts wait for a first page (ms, default 3000).
+    pub const FIRST_SESSION_WAIT_MS: &str = "RETICLE_FIRST_SESSION_WAIT_MS";
+    /// Advertise every catalogued tool, with output schemas (`1`, `true`, `on`, `yes`).
+    pub const ADVERTISE_ALL_TOOLS: &str = "RETICLE_ADVERTISE_ALL_TOOLS";
+    /// Write a trace line per closed span to the daemon log (`1`, `true`, `on`, `yes`).
+    pub const TRACE: &str = "RETICLE_TRACE";
     /// Test only: edits to the daemon's tool catalogue, read at start (`+name,-name`).
     pub const TEST_CATALOGUE: &str = "RETICLE_TEST_CATALOGUE";
     /// Test only: a JSON-RPC method whose handling panics inside `reticle mcp`.
@@ -96,6 +104,18 @@ pub fn count_from_env(name: &'static str, default: u32) -> Result<u32, ConfigErr
         },
         _ => Ok(default),
     }
+}
+
+/// Whether a switch variable is on (`1`, `true`, `on`, `yes`, any case).
+pub fn switch_on(name: &str) -> bool {
+    std::env::var(name)
+        .map(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "1" | "true" | "on" | "yes"
+            )
+        })
+        .unwrap_or(false)
 }
 
 /// Parses a whole number of milliseconds.

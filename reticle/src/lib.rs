@@ -16,6 +16,7 @@
 //! - [`bridge`]: the WebSocket bridge pages connect to, their sessions, and the API that drives
 //!   them.
 //! - [`probe`]: client-side port truth: presence (`daemon`/`foreign`/`free`) and port holders.
+//! - [`store`]: atomic writes and bounded directories for `.reticle/` and the state dir.
 //! - [`trace`]: `RETICLE_TRACE` span lines in the daemon log.
 //! - [`verdict`]: predicates, their evaluation over a window and the page, and the verdict.
 //! - [`cli`]: the `reticle` command line.
@@ -29,6 +30,7 @@ pub mod http;
 pub mod mcp;
 pub mod probe;
 pub mod proxy;
+pub mod store;
 pub mod tools;
 pub mod trace;
 pub mod verdict;

@@ -20,20 +20,13 @@ use tracing_subscriber::registry::LookupSpan;
 use crate::daemon::DaemonLog;
 
 /// The environment variable that turns tracing on (`1`, `true`, `on`, `yes`).
-pub const TRACE_VAR: &str = "RETICLE_TRACE";
+pub const TRACE_VAR: &str = crate::config::env::TRACE;
 /// The log event name of a trace line.
 pub const TRACE_EVENT: &str = "trace";
 
 /// Whether `RETICLE_TRACE` asks for traces.
 pub fn enabled() -> bool {
-    std::env::var(TRACE_VAR)
-        .map(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "1" | "true" | "on" | "yes"
-            )
-        })
-        .unwrap_or(false)
+    crate::config::switch_on(TRACE_VAR)
 }
 
 /// Writes closed spans to the daemon log.

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod relay;
+pub mod tools;
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

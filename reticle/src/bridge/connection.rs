@@ -275,6 +275,7 @@ async fn read(
                     adapters: hello.adapters,
                     sdk_version: hello.sdk_version,
                     hidden: false,
+                    focused: None,
                 });
             }
             Ok(Message::Hello(_)) => return End::Refuse(Refusal::SecondHello),

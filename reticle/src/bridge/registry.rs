@@ -73,6 +73,8 @@ struct Inner {
     live_sockets: AtomicUsize,
     /// Woken whenever a socket finishes, for [`Bridge::drained`].
     socket_done: tokio::sync::Notify,
+    /// Woken whenever a session is admitted (new or replaced), for waits on a page to appear.
+    admitted: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -132,6 +134,7 @@ impl Bridge {
                 next_link: AtomicU64::new(1),
                 live_sockets: AtomicUsize::new(0),
                 socket_done: tokio::sync::Notify::new(),
+                admitted: tokio::sync::Notify::new(),
             }),
         };
         if !bridge.inner.config.session_idle.is_zero() {
@@ -171,6 +174,11 @@ impl Bridge {
     /// How many sockets are waiting for their hello.
     pub fn pending_handshakes(&self) -> usize {
         self.inner.pending_handshakes.load(Ordering::SeqCst)
+    }
+
+    /// How many session lives this daemon has admitted (a measure of "ever connected").
+    pub fn lives_started(&self) -> u64 {
+        self.inner.next_life.load(Ordering::SeqCst) - 1
     }
 
     /// How many sessions are connected.
@@ -267,6 +275,29 @@ impl Bridge {
         Ok(session.command(name.as_ref(), args, bound).await?)
     }
 
+    /// Waits (within `bound`) until a session passing `accept` is connected; returns it.
+    pub async fn wait_for_session(
+        &self,
+        bound: Duration,
+        accept: impl Fn(&Arc<Session>) -> bool,
+    ) -> Option<Arc<Session>> {
+        let deadline = tokio::time::Instant::now() + bound;
+        loop {
+            let admitted = self.inner.admitted.notified();
+            if let Some(found) = self.sessions().into_iter().find(|s| accept(s)) {
+                return Some(found);
+            }
+            if tokio::time::timeout_at(deadline, admitted).await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// The connected session with this id, without marking agent activity.
+    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+        lock(&self.inner.sessions).get(id).cloned()
+    }
+
     /// Reads a session's events from `since` (the start of its current life when `None`).
     pub fn events_since(
         &self,
@@ -336,6 +367,7 @@ impl Bridge {
             adapters: hello.adapters.clone(),
             sdk_version: hello.sdk_version.clone(),
             hidden: false,
+            focused: None,
         };
         let mut sessions = lock(&self.inner.sessions);
         if let Some(existing) = sessions.get(&hello.session_id) {
@@ -346,6 +378,7 @@ impl Bridge {
                 "bridge_session_replaced",
                 json!({ "session": existing.id(), "life": existing.life() }),
             );
+            self.inner.admitted.notify_waiters();
             return Ok(existing);
         }
         if sessions.len() >= MAX_SESSIONS {
@@ -372,6 +405,7 @@ impl Bridge {
             "bridge_session_connected",
             json!({ "session": session.id(), "life": life, "url": clip(&hello.url, 512) }),
         );
+        self.inner.admitted.notify_waiters();
         Ok(session)
     }
 

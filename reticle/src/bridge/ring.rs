@@ -136,6 +136,11 @@ impl Ring {
         seq
     }
 
+    /// The newest held event passing `which`.
+    pub fn last_matching(&self, which: impl Fn(&StoredEvent) -> bool) -> Option<&StoredEvent> {
+        self.events.iter().rev().find(|e| which(e))
+    }
+
     /// Evicts events older than the age bound.
     pub fn expire(&mut self, now: Instant) {
         while let Some(front) = self.events.front() {

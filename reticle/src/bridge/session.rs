@@ -159,6 +159,9 @@ pub struct Identity {
     pub sdk_version: Option<String>,
     /// From `page.health`: the page's tab is hidden.
     pub hidden: bool,
+    /// From `page.health`: the page's document has focus (unknown until the first report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub focused: Option<bool>,
 }
 
 /// Counters a session keeps about its own stream.
@@ -203,6 +206,9 @@ pub struct Session {
     unknown_types: AtomicU64,
     unmatched: AtomicU64,
     links: AtomicU64,
+    /// Woken whenever an event is stored or the session ends, for waits that re-evaluate as
+    /// events arrive.
+    changed: tokio::sync::Notify,
     /// Keeps the daemon from idling out while the page is connected.
     _attachment: Attachment,
 }
@@ -251,6 +257,7 @@ impl Session {
             unknown_types: AtomicU64::new(0),
             unmatched: AtomicU64::new(0),
             links: AtomicU64::new(1),
+            changed: tokio::sync::Notify::new(),
             _attachment: attachment,
         }
     }
@@ -471,8 +478,12 @@ impl Session {
                     }
                 }
                 KnownEventType::PageHealth => {
+                    let mut identity = lock(&self.identity);
                     if let Some(hidden) = event.data.get("hidden").and_then(Value::as_bool) {
-                        lock(&self.identity).hidden = hidden;
+                        identity.hidden = hidden;
+                    }
+                    if let Some(focused) = event.data.get("focused").and_then(Value::as_bool) {
+                        identity.focused = Some(focused);
                     }
                 }
                 _ => {}
@@ -491,6 +502,18 @@ impl Session {
         );
         lock(&self.ring).push(stored, now);
         self.events_stored.fetch_add(1, Ordering::Relaxed);
+        self.changed.notify_waiters();
+    }
+
+    /// Resolves at the next stored event or when the session ends. Create it before reading,
+    /// then await it, so nothing stored in between is missed.
+    pub fn changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.changed.notified()
+    }
+
+    /// Milliseconds on this life's clock (the clock events are stamped with).
+    pub fn clock_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
     }
 
     /// Counts an event the rate cap dropped.
@@ -501,8 +524,12 @@ impl Session {
     /// Updates identity from a repeated hello on the same socket.
     pub(crate) fn refresh(&self, identity: Identity) {
         let mut current = lock(&self.identity);
-        let hidden = current.hidden;
-        *current = Identity { hidden, ..identity };
+        let (hidden, focused) = (current.hidden, current.focused);
+        *current = Identity {
+            hidden,
+            focused,
+            ..identity
+        };
     }
 
     /// Reads events from `since` (this life's start when `None`).
@@ -527,6 +554,11 @@ impl Session {
                 seq: next,
             },
         }
+    }
+
+    /// The daemon time of the newest held event passing `which`.
+    pub fn last_event_t(&self, which: impl Fn(&StoredEvent) -> bool) -> Option<u64> {
+        lock(&self.ring).last_matching(which).map(|e| e.t)
     }
 
     /// The cursor at the head of the stream: a read from it returns only later events.
@@ -568,6 +600,7 @@ impl Session {
             link.cancel.cancel();
         }
         self.fail_all(reason);
+        self.changed.notify_waiters();
     }
 
     fn fail_all(&self, reason: &str) {

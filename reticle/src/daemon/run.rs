@@ -177,6 +177,24 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
         shutdown.clone(),
         Some(log.clone()),
     );
+    let tools = match crate::tools::ToolHost::from_env(
+        settings.state.root().to_path_buf(),
+        Some(log.clone()),
+    ) {
+        Ok(host) => Arc::new(host),
+        Err(reason) => {
+            acquired.lock.release();
+            return Err(fail(reason));
+        }
+    };
+    if crate::trace::enabled() {
+        use tracing_subscriber::layer::SubscriberExt;
+        let subscriber =
+            tracing_subscriber::registry().with(crate::trace::TraceLayer::new(log.clone()));
+        if tracing::subscriber::set_global_default(subscriber).is_ok() {
+            log.event("trace_enabled", json!({ "var": crate::trace::TRACE_VAR }));
+        }
+    }
     let state = AppState {
         info: Arc::new(DaemonInfo {
             version: crate::VERSION.to_string(),
@@ -190,6 +208,7 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
         shutdown,
         bridge,
         mcp: crate::mcp::McpState::new(catalogue, Some(log.clone())),
+        tools,
     };
     let life_started = Instant::now();
     let heartbeat = tokio::spawn(super::heartbeat::beat(

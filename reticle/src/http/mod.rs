@@ -41,6 +41,20 @@ pub struct AppState {
     pub bridge: Bridge,
     /// The MCP endpoint: catalogue and open protocol sessions.
     pub mcp: crate::mcp::McpState,
+    /// The tool layer's host: call accounting, per-session memory, where tools may write.
+    pub tools: Arc<crate::tools::ToolHost>,
+}
+
+impl AppState {
+    /// What a tool call can reach.
+    pub fn tool_context(&self) -> crate::tools::ToolContext {
+        crate::tools::ToolContext {
+            info: self.info.clone(),
+            activity: self.activity.clone(),
+            bridge: self.bridge.clone(),
+            host: self.tools.clone(),
+        }
+    }
 }
 
 /// The route table.

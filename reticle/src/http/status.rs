@@ -23,5 +23,6 @@ pub async fn status_show(State(state): State<AppState>) -> Json<StatusReport> {
         agent_count: state.activity.count(Holder::Agent),
         calls_in_flight: state.mcp.calls_in_flight(),
         catalogue: Some(state.mcp.catalogue().summary()),
+        tool_calls: Some(state.tools.stats.summary()),
     })
 }

@@ -146,23 +146,35 @@ impl ProtocolSession {
                     (
                         INTERNAL_ERROR,
                         format!("the result could not be encoded: {e}"),
+                        None,
                     )
                 }),
-                Ok(Err(refusal)) => Err((INVALID_PARAMS, refusal.to_string())),
+                Ok(Err(refusal)) => {
+                    Err((INVALID_PARAMS, refusal.to_string(), Some(refusal.data())))
+                }
                 Err(_) => Err((
                     INTERNAL_ERROR,
                     format!(
                         "the tool '{}' failed inside Reticle; the daemon is still serving",
-                        call.name
+                        crate::tools::chokepoint::clip_name(&call.name)
                     ),
+                    None,
                 )),
             };
-            session.send(answer_line(&id, answer)).await;
+            session.send(call_answer_line(&id, answer)).await;
             mcp.inner
                 .in_flight
                 .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
     }
+}
+
+fn call_answer_line(id: &Value, answer: Result<Value, (i32, String, Option<Value>)>) -> String {
+    match answer {
+        Ok(result) => jsonrpc::result_response(id, result),
+        Err((code, reason, data)) => jsonrpc::error_response(id, code, &reason, data),
+    }
+    .to_string()
 }
 
 fn answer_line(id: &Value, answer: Result<Value, Refusal>) -> String {
@@ -200,8 +212,6 @@ fn read_call(params: Option<&Value>) -> Result<CallToolRequestParams, Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::daemon::Activity;
-    use crate::http::DaemonInfo;
     use crate::tools::Catalogue;
 
     fn setup(
@@ -214,23 +224,8 @@ mod tests {
     ) {
         let (tx, rx) = mpsc::channel(64);
         let session = Arc::new(ProtocolSession::new("s1".into(), tx));
-        let ctx = ToolContext {
-            info: Arc::new(DaemonInfo {
-                version: "0".into(),
-                instance: "i".into(),
-                pid: 1,
-                port: 4400,
-                started_at: "now".into(),
-            }),
-            bridge: crate::bridge::Bridge::new(
-                Default::default(),
-                None,
-                Activity::new(),
-                Default::default(),
-                None,
-            ),
-            activity: Activity::new(),
-        };
+        let dir = std::env::temp_dir().join(format!("reticle-session-test-{}", std::process::id()));
+        let ctx = ToolContext::detached(&dir);
         (session, rx, McpState::new(catalogue, None), ctx)
     }
 
@@ -291,11 +286,6 @@ mod tests {
                 json!(3),
             ),
             (
-                r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"reticle_sessions","arguments":{"x":1}}}"#,
-                -32602,
-                json!(4),
-            ),
-            (
                 r#"{"jsonrpc":"2.0","id":5,"method":"tools/call"}"#,
                 -32602,
                 json!(5),
@@ -311,6 +301,25 @@ mod tests {
             assert_eq!(answer["error"]["code"], code, "{line} -> {answer}");
             assert_eq!(answer["id"], id, "{line}");
         }
+        // Arguments that do not fit are a structured refusal naming the field, not a protocol
+        // error: the agent reads it like any other tool result.
+        let refused = ask(
+            &session,
+            &mut rx,
+            &mcp,
+            &ctx,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"reticle_sessions","arguments":{"x":1}}}"#,
+        )
+        .await;
+        assert_eq!(refused["id"], 4);
+        assert_eq!(refused["result"]["isError"], true, "{refused}");
+        let refusal = &refused["result"]["structuredContent"];
+        assert_eq!(refusal["ok"], false);
+        assert!(
+            refusal["reason"].as_str().unwrap().contains("`x`"),
+            "{refusal}"
+        );
+        assert!(refusal["recovery"].is_string());
         // Notifications are never answered: the next answer on the stream is the ping's.
         session
             .receive(
@@ -350,9 +359,12 @@ mod tests {
             .iter()
             .map(|t| t["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["reticle_sessions"]);
-        mcp.replace_catalogue(Catalogue::with_edits("+reticle_test_echo").unwrap())
-            .await;
+        assert_eq!(names.len(), Catalogue::standard().tools().len());
+        assert_eq!(names[0], "reticle_sessions");
+        mcp.replace_catalogue(
+            Catalogue::with_edits("+reticle_test_echo", crate::tools::Surface::Default).unwrap(),
+        )
+        .await;
         let note: Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
         assert_eq!(note["method"], "notifications/tools/list_changed");
         assert!(note.get("id").is_none());

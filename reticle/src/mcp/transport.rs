@@ -103,11 +103,7 @@ pub async fn mcp_message_post(
             ),
         );
     };
-    let ctx = ToolContext {
-        info: state.info.clone(),
-        activity: state.activity.clone(),
-        bridge: state.bridge.clone(),
-    };
+    let ctx: ToolContext = state.tool_context();
     session.receive(&body, &state.mcp, &ctx).await;
     StatusCode::ACCEPTED.into_response()
 }

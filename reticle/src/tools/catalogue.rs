@@ -1,87 +1,316 @@
-//! The catalogue: which tools this daemon advertises, in order, with a version (bumped by hand
-//! when tool shapes change) and a hash of the advertised definitions (so any change, including a
-//! test's edit, is visible). Fixed for a daemon life; read at start.
+//! The catalogue: which tools this daemon has, which it advertises (the surface), their
+//! definitions (descriptions, input schemas generated from the argument types, and output
+//! schemas when every tool is advertised), with a version (bumped by hand when tool shapes
+//! change) and a hash of the advertised definitions (so any change, including a test's edit,
+//! is visible). Fixed for a daemon life; read at start.
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::Tool;
-use serde_json::Value;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
 
-use super::{sessions, testing};
+use super::args::{self, schema_of};
+use super::names::{Standing, ToolName};
 use crate::config::env;
 use crate::wire::CatalogueSummary;
 
 /// The catalogue's revision. Bump it when a tool's name, schema or meaning changes.
-pub const CATALOGUE_VERSION: &str = "1";
+pub const CATALOGUE_VERSION: &str = "2";
 
-/// Which implementation a tool name runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolKind {
-    Sessions,
-    TestSleep,
-    TestEcho,
+/// Which tools are advertised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Surface {
+    /// The default tools, lean (no output schemas).
+    Default,
+    /// Every catalogued tool, with output schemas (`RETICLE_ADVERTISE_ALL_TOOLS=1`).
+    All,
 }
 
-impl ToolKind {
-    fn definition(self) -> Tool {
-        let (name, description, schema) = match self {
-            ToolKind::Sessions => (sessions::NAME, sessions::DESCRIPTION, sessions::schema()),
-            ToolKind::TestSleep => (
-                testing::SLEEP,
-                "Test only: wait `ms` milliseconds, then answer.",
-                testing::sleep_schema(),
-            ),
-            ToolKind::TestEcho => (
-                testing::ECHO,
-                "Test only: answer with the arguments given.",
-                testing::echo_schema(),
-            ),
-        };
-        let schema = match schema {
-            Value::Object(map) => map,
-            _ => Default::default(),
-        };
-        Tool::new(
-            Cow::Borrowed(name),
-            Cow::Borrowed(description),
-            Arc::new(schema),
-        )
-    }
-
-    fn by_name(name: &str) -> Option<Self> {
-        [ToolKind::Sessions, ToolKind::TestSleep, ToolKind::TestEcho]
-            .into_iter()
-            .find(|kind| kind.definition().name == name)
+impl Surface {
+    /// The surface the environment asks for.
+    pub fn from_env() -> Self {
+        if crate::config::switch_on(env::ADVERTISE_ALL_TOOLS) {
+            Surface::All
+        } else {
+            Surface::Default
+        }
     }
 }
 
-/// The tools one daemon life advertises.
+/// The three counts: names, tools advertised under ALL, tools advertised by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub names: usize,
+    pub all: usize,
+    pub default: usize,
+}
+
+/// The tools one daemon life has.
 #[derive(Debug, Clone)]
 pub struct Catalogue {
-    entries: Vec<(ToolKind, Tool)>,
+    surface: Surface,
+    /// Callable tools (advertised or not), in catalogue order.
+    callable: Vec<ToolName>,
+    /// The advertised definitions, in order.
+    advertised: Vec<(ToolName, Tool)>,
     hash: String,
 }
 
+/// One sentence (or two) per tool, as advertised.
+pub fn description(tool: ToolName) -> &'static str {
+    use ToolName as T;
+    match tool {
+        T::Sessions => {
+            "List the browser sessions (app tabs running the Reticle SDK) connected to this daemon. Reads only; proves nothing. When the list is empty, `why` names the case and the next step."
+        }
+        T::Snapshot => {
+            "The page as an outline of roles, names, refs and states (mode full, interactive or status; scope a ref; diff:true returns only what changed), with its cost in bytes and tokens. Reads only."
+        }
+        T::Query => {
+            "Find elements the way a user names them (role+name, text, label, placeholder, testid, alt, css); returns refs. Zero matches carry a hint (route, present testids). Reads only."
+        }
+        T::Inspect => {
+            "Everything the SDK can tell about one element by ref: role, name, value, states, box, occlusion, styles. Reads only."
+        }
+        T::Navigate => {
+            "Go to a URL or reload, and say whether the page's arrival was confirmed (it reconnected on the new document)."
+        }
+        T::Act => {
+            "Do one thing to one element (click, fill, press...) by ref or target. Returns `since` and `actionId` for reading what followed. Proves nothing: verify with reticle_act_and_wait or reticle_assert."
+        }
+        T::ActSequence => {
+            "Do several actions in order, stopping at the first that fails. Returns `since` and one `actionId`. Proves nothing."
+        }
+        T::ActAndWait => {
+            "Act, then wait until the `until` predicate holds (or, without one, until the page settles), and return a verdict: verified yes, no or unknown with a reason, the evidence, a digest of what the app did, and the cursor to read it all."
+        }
+        T::Observe => {
+            "The timeline of what the page reported (DOM, network, routes, console, signals) since a cursor or action id, or over the last window_ms, with a summary and what was lost. Reads only."
+        }
+        T::WaitFor => {
+            "Block until a predicate holds or the timeout passes; returns the evaluation, not a verdict."
+        }
+        T::Assert => {
+            "Evaluate a predicate over the window since the last act (or `since`), optionally waiting up to timeout_ms, and return a verdict: yes only on positive evidence, no on observed contradiction, unknown when evidence is missing."
+        }
+        T::Network => {
+            "The page's requests (method, url, status, duration), most recent first, filtered by method, urlContains, status, ok, since or actionId; a hint with totals when none match. Reads only."
+        }
+        T::Console => {
+            "The page's console messages and uncaught errors, most recent first, filtered by level, since or actionId; a hint with totals when none match. Reads only."
+        }
+        T::State => {
+            "Read an app store the page registered (store, dotted path, depth). A wrong path answers found:false with the keys that exist. Reads only."
+        }
+        T::Feedback => {
+            "Leave feedback about Reticle (bug, gap, ambiguity, feature_request, improvement, experience). Written to a local outbox in the state dir; nothing leaves this machine."
+        }
+        T::Session => {
+            "Hand the page to its human or take it back: action yield (mode waiting or ask, note), resume, end (summary), messages (what the human left)."
+        }
+        T::Tools => {
+            "List every catalogued tool (with family members and the action that reaches each), or the full parameters of the tools named in `names`."
+        }
+        T::Run => {
+            "Invoke any catalogued tool or family member by name with its args; a top-level sessionId is forwarded. Same checks, spans and result decorations as a direct call."
+        }
+        T::Yield => "reticle_session {action:\"yield\"}: hand the page to its human.",
+        T::Resume => "reticle_session {action:\"resume\"}: take the page back.",
+        T::EndSession => "reticle_session {action:\"end\"}: end the agent's session on the page.",
+        T::Messages => {
+            "reticle_session {action:\"messages\"}: read what the human left on the page."
+        }
+        T::Capabilities => {
+            "What the page offers: its testids, signals, stores and commands. Reads only."
+        }
+        T::Clock => {
+            "Control the page's clock: freeze its timers, advance them, or reset to real time."
+        }
+        T::TestSleep => "Test only: wait `ms` milliseconds, then answer.",
+        T::TestEcho => "Test only: answer with the arguments given.",
+    }
+}
+
+/// The input schema of a tool, generated from its argument type.
+pub fn input_schema(tool: ToolName) -> Map<String, Value> {
+    use ToolName as T;
+    match tool {
+        T::Sessions | T::Yield | T::Resume | T::EndSession | T::Messages => {
+            schema_of::<args::NoArgs>()
+        }
+        T::Snapshot => schema_of::<args::SnapshotArgs>(),
+        T::Query => schema_of::<args::QueryArgs>(),
+        T::Inspect => schema_of::<args::InspectArgs>(),
+        T::Navigate => schema_of::<args::NavigateArgs>(),
+        T::Act => schema_of::<args::ActArgs>(),
+        T::ActSequence => schema_of::<args::ActSequenceArgs>(),
+        T::ActAndWait => schema_of::<args::ActAndWaitArgs>(),
+        T::Observe => schema_of::<args::ObserveArgs>(),
+        T::WaitFor | T::Assert => schema_of::<args::WaitArgs>(),
+        T::Network => schema_of::<args::NetworkArgs>(),
+        T::Console => schema_of::<args::ConsoleArgs>(),
+        T::State => schema_of::<args::StateArgs>(),
+        T::Feedback => schema_of::<args::FeedbackArgs>(),
+        T::Session => schema_of::<args::SessionFamilyArgs>(),
+        T::Tools => schema_of::<args::ToolsArgs>(),
+        T::Run => schema_of::<args::RunArgs>(),
+        T::Capabilities => schema_of::<args::SessionOnly>(),
+        T::Clock => schema_of::<args::ClockArgs>(),
+        T::TestSleep => schema_of::<args::SleepArgs>(),
+        T::TestEcho => {
+            let mut map = Map::new();
+            map.insert("type".into(), json!("object"));
+            map
+        }
+    }
+}
+
+/// The principal fields of a tool's result (every result may also be a refusal
+/// `{ok:false, reason, recovery}`, and live results carry `session`).
+fn output_fields(tool: ToolName) -> &'static [&'static str] {
+    use ToolName as T;
+    match tool {
+        T::Sessions => &["sessions", "count", "why", "next"],
+        T::Snapshot => &[
+            "tree",
+            "status",
+            "mode",
+            "nodes",
+            "truncated",
+            "cost",
+            "diff",
+        ],
+        T::Query => &["elements", "count", "hint"],
+        T::Inspect => &["element"],
+        T::Navigate => &["dispatched", "url", "confirmed", "note"],
+        T::Act => &["since", "actionId", "dispatched", "effect", "note"],
+        T::ActSequence => &[
+            "since",
+            "actionId",
+            "completed",
+            "steps",
+            "stalledAt",
+            "note",
+        ],
+        T::ActAndWait | T::Assert => &[
+            "verified",
+            "reason",
+            "because",
+            "evidence",
+            "advice",
+            "lost",
+            "reaction",
+            "since",
+            "next",
+            "capsuleSaved",
+        ],
+        T::Observe => &["events", "summary", "lost", "next"],
+        T::WaitFor => &["status", "evaluation", "waitedMs", "timedOut"],
+        T::Network => &["requests", "count", "hint"],
+        T::Console => &["messages", "count", "hint"],
+        T::State => &["found", "value", "availableKeys"],
+        T::Feedback => &["saved", "note"],
+        T::Session => &["action", "done"],
+        T::Tools => &["total", "tools"],
+        T::Run => &["tool"],
+        _ => &[],
+    }
+}
+
+fn output_schema(tool: ToolName) -> Map<String, Value> {
+    let mut properties = Map::new();
+    properties.insert("ok".into(), json!({ "type": "boolean" }));
+    for field in output_fields(tool) {
+        properties.insert((*field).into(), json!({}));
+    }
+    if tool.session_bound() {
+        properties.insert(
+            "session".into(),
+            json!({ "type": "object", "properties": {
+                "id": {"type": "string"}, "lastSeenMs": {"type": "integer"},
+                "focused": {"type": ["boolean", "null"]}, "throttled": {"type": "boolean"}
+            }}),
+        );
+    }
+    let mut map = Map::new();
+    map.insert("type".into(), json!("object"));
+    map.insert("properties".into(), Value::Object(properties));
+    map
+}
+
+/// A tool's full definition on `surface`.
+pub fn definition(tool: ToolName, surface: Surface) -> Tool {
+    let mut definition = Tool::new(
+        Cow::Borrowed(tool.as_str()),
+        Cow::Borrowed(description(tool)),
+        Arc::new(input_schema(tool)),
+    );
+    if surface == Surface::All && !matches!(tool.standing(), Standing::Test) {
+        definition = definition.with_raw_output_schema(Arc::new(output_schema(tool)));
+    }
+    definition
+}
+
+/// The tools a surface advertises, in order (before test edits).
+fn advertised_on(surface: Surface) -> Vec<ToolName> {
+    ToolName::ALL
+        .iter()
+        .copied()
+        .filter(|t| match t.standing() {
+            Standing::Default => true,
+            Standing::Extended => surface == Surface::All,
+            Standing::Member { .. } | Standing::Test => false,
+        })
+        .collect()
+}
+
 impl Catalogue {
-    /// The product catalogue.
+    /// The product catalogue on the default surface.
     pub fn standard() -> Self {
-        Self::of(vec![ToolKind::Sessions])
+        Self::for_surface(Surface::Default)
     }
 
-    fn of(kinds: Vec<ToolKind>) -> Self {
-        let entries: Vec<(ToolKind, Tool)> =
-            kinds.into_iter().map(|k| (k, k.definition())).collect();
-        let tools: Vec<&Tool> = entries.iter().map(|(_, t)| t).collect();
+    /// The product catalogue on `surface`.
+    pub fn for_surface(surface: Surface) -> Self {
+        Self::of(surface, advertised_on(surface), &[])
+    }
+
+    fn of(surface: Surface, advertised: Vec<ToolName>, removed: &[ToolName]) -> Self {
+        let mut callable: Vec<ToolName> = ToolName::ALL
+            .iter()
+            .copied()
+            .filter(|t| matches!(t.standing(), Standing::Default | Standing::Extended))
+            .filter(|t| !removed.contains(t))
+            .collect();
+        for tool in &advertised {
+            if !callable.contains(tool) {
+                callable.push(*tool);
+            }
+        }
+        let advertised: Vec<(ToolName, Tool)> = advertised
+            .into_iter()
+            .map(|t| (t, definition(t, surface)))
+            .collect();
+        let tools: Vec<&Tool> = advertised.iter().map(|(_, t)| t).collect();
         let text = serde_json::to_string(&tools).unwrap_or_default();
         let hash = format!("{:016x}", fnv1a(text.as_bytes()));
-        Self { entries, hash }
+        Self {
+            surface,
+            callable,
+            advertised,
+            hash,
+        }
     }
 
-    /// The standard catalogue with a test's edits applied: a comma-separated list of `+name`
-    /// (add a test tool) and `-name` (remove a tool). Any name it cannot apply is an error.
-    pub fn with_edits(edits: &str) -> Result<Self, String> {
-        let mut kinds = vec![ToolKind::Sessions];
+    /// The catalogue on `surface` with a test's edits applied: a comma-separated list of
+    /// `+name` (add a test tool) and `-name` (remove a tool). Any name it cannot apply is an
+    /// error.
+    pub fn with_edits(edits: &str, surface: Surface) -> Result<Self, String> {
+        let mut advertised = advertised_on(surface);
+        let mut removed = Vec::new();
         for edit in edits.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             let (add, name) = match edit.split_at(1) {
                 ("+", name) => (true, name),
@@ -93,35 +322,61 @@ impl Catalogue {
                     ));
                 }
             };
-            let kind = ToolKind::by_name(name)
+            let tool = ToolName::parse(name)
+                .filter(|t| !matches!(t.standing(), Standing::Member { .. }))
                 .ok_or_else(|| format!("{}: no tool named '{name}'", env::TEST_CATALOGUE))?;
-            kinds.retain(|k| *k != kind);
+            advertised.retain(|t| *t != tool);
+            removed.retain(|t| *t != tool);
             if add {
-                kinds.push(kind);
+                advertised.push(tool);
+            } else {
+                removed.push(tool);
             }
         }
-        Ok(Self::of(kinds))
+        Ok(Self::of(surface, advertised, &removed))
     }
 
-    /// The catalogue for this daemon life: standard, or edited by `RETICLE_TEST_CATALOGUE`.
+    /// The catalogue for this daemon life: the surface `RETICLE_ADVERTISE_ALL_TOOLS` asks for,
+    /// edited by `RETICLE_TEST_CATALOGUE`.
     pub fn from_env() -> Result<Self, String> {
+        let surface = Surface::from_env();
         match std::env::var(env::TEST_CATALOGUE) {
-            Ok(edits) if !edits.trim().is_empty() => Self::with_edits(&edits),
-            _ => Ok(Self::standard()),
+            Ok(edits) if !edits.trim().is_empty() => Self::with_edits(&edits, surface),
+            _ => Ok(Self::for_surface(surface)),
         }
+    }
+
+    /// The surface in force.
+    pub fn surface(&self) -> Surface {
+        self.surface
     }
 
     /// The advertised definitions, in order.
     pub fn tools(&self) -> Vec<Tool> {
-        self.entries.iter().map(|(_, t)| t.clone()).collect()
+        self.advertised.iter().map(|(_, t)| t.clone()).collect()
     }
 
-    /// The implementation behind a name, if advertised.
-    pub fn find(&self, name: &str) -> Option<ToolKind> {
-        self.entries
+    /// The advertised tool behind a name.
+    pub fn find(&self, name: &str) -> Option<ToolName> {
+        self.advertised
             .iter()
             .find(|(_, t)| t.name == name)
             .map(|(k, _)| *k)
+    }
+
+    /// Whether a tool is advertised on this surface.
+    pub fn advertises(&self, tool: ToolName) -> bool {
+        self.advertised.iter().any(|(t, _)| *t == tool)
+    }
+
+    /// Whether a tool can be run (advertised, or reachable through `reticle_run`).
+    pub fn callable(&self, tool: ToolName) -> bool {
+        self.callable.contains(&tool)
+    }
+
+    /// Callable tools, in order.
+    pub fn callable_tools(&self) -> &[ToolName] {
+        &self.callable
     }
 
     pub fn hash(&self) -> &str {
@@ -133,8 +388,21 @@ impl Catalogue {
         CatalogueSummary {
             version: CATALOGUE_VERSION.to_string(),
             hash: self.hash.clone(),
-            tools: self.entries.len(),
+            tools: self.advertised.len(),
         }
+    }
+}
+
+/// The three counts of the product catalogue: every product name (tools and family members,
+/// test tools excluded), the tools advertised under ALL, and those advertised by default.
+pub fn counts() -> Counts {
+    Counts {
+        names: ToolName::ALL
+            .iter()
+            .filter(|t| t.standing() != Standing::Test)
+            .count(),
+        all: advertised_on(Surface::All).len(),
+        default: advertised_on(Surface::Default).len(),
     }
 }
 
@@ -152,14 +420,17 @@ mod tests {
     #[test]
     fn edits_change_the_hash_and_the_tools() {
         let standard = Catalogue::standard();
-        assert_eq!(standard.find("reticle_sessions"), Some(ToolKind::Sessions));
-        let edited = Catalogue::with_edits("+reticle_test_echo").unwrap();
+        assert_eq!(standard.find("reticle_sessions"), Some(ToolName::Sessions));
+        let edited = Catalogue::with_edits("+reticle_test_echo", Surface::Default).unwrap();
         assert_ne!(standard.hash(), edited.hash());
-        assert_eq!(edited.tools().len(), 2);
-        let removed = Catalogue::with_edits("-reticle_sessions").unwrap();
+        assert_eq!(edited.tools().len(), standard.tools().len() + 1);
+        assert!(edited.callable(ToolName::TestEcho));
+        assert!(!standard.callable(ToolName::TestEcho));
+        let removed = Catalogue::with_edits("-reticle_sessions", Surface::Default).unwrap();
         assert!(removed.find("reticle_sessions").is_none());
+        assert!(!removed.callable(ToolName::Sessions));
         assert_eq!(
-            Catalogue::with_edits("").unwrap().hash(),
+            Catalogue::with_edits("", Surface::Default).unwrap().hash(),
             standard.hash(),
             "the same tools hash the same"
         );
@@ -168,10 +439,34 @@ mod tests {
     #[test]
     fn an_edit_it_cannot_apply_is_named() {
         assert!(
-            Catalogue::with_edits("+no_such_tool")
+            Catalogue::with_edits("+no_such_tool", Surface::Default)
                 .unwrap_err()
                 .contains("no_such_tool")
         );
-        assert!(Catalogue::with_edits("reticle_sessions").is_err());
+        assert!(Catalogue::with_edits("reticle_sessions", Surface::Default).is_err());
+    }
+
+    #[test]
+    fn all_advertises_more_with_output_schemas_and_default_is_lean() {
+        let all = Catalogue::for_surface(Surface::All);
+        let default = Catalogue::standard();
+        assert!(all.tools().len() > default.tools().len());
+        assert!(all.tools().iter().all(|t| t.output_schema.is_some()));
+        assert!(default.tools().iter().all(|t| t.output_schema.is_none()));
+        assert!(
+            default.callable(ToolName::Capabilities) && !default.advertises(ToolName::Capabilities)
+        );
+        assert!(
+            !default.callable(ToolName::Yield),
+            "members are reached through their family"
+        );
+        for tool in all.tools() {
+            assert_eq!(
+                tool.input_schema.get("type"),
+                Some(&json!("object")),
+                "{}",
+                tool.name
+            );
+        }
     }
 }

@@ -1,90 +1,44 @@
-//! The tool catalogue and the one chokepoint every tool call goes through, [`run_tool`].
+//! The tool layer: the catalogue and the one chokepoint every tool call goes through,
+//! [`run_tool`].
 //!
 //! # Layout
-//! - [`catalogue`]: which tools this daemon advertises, with a version and a content hash that
-//!   `/status` and every MCP stream report (the proxy compares them to spot a changed
-//!   catalogue).
-//! - `sessions`: `reticle_sessions`, answered from what the daemon knows.
-//! - `testing`: tools that exist only when a test asks for them (`RETICLE_TEST_CATALOGUE`).
+//! - [`names`]: every tool name, once, with its standing (default, extended, family member).
+//! - [`args`]: each tool's argument type; input schemas are generated from these.
+//! - [`catalogue`]: which tools this daemon has and advertises (the surface), their
+//!   definitions, version and hash.
+//! - [`chokepoint`]: [`run_tool`]: size cap, schema check, session resolution, root span,
+//!   settle guard, concurrency accounting, the `session` block, and the only dispatch.
+//! - [`refusal`]: the one refusal shape, `{ok:false, reason, recovery}`.
+//! - [`context`]: what a call can reach: the bridge, accounting, per-session memory, where it
+//!   may write.
+//! - [`page`]: commands through the bridge, and `LivePage`, the verdict's observation of a page.
+//! - Handlers, one module per family: `sessions`, `look` (snapshot, query, inspect, navigate,
+//!   state, capabilities, clock), `act` (act, act_sequence, act_and_wait), `observe` (observe,
+//!   network, console), `verify` (assert, wait_for), `session_family`, `meta` (tools, run,
+//!   feedback), `testing` (test-only tools); `capsules` for red verdicts.
 //!
-//! The tool-layer issue grows this room (families, surfaces, verdicts); everything it adds
-//! must still pass through [`run_tool`]. This room runs tools; it must not know transports.
+//! This room runs tools; it must not know transports.
 
+pub mod args;
 pub mod catalogue;
+pub mod chokepoint;
+pub mod context;
+pub mod names;
+pub mod page;
+pub mod refusal;
+
+mod act;
+mod capsules;
+mod look;
+mod meta;
+mod observe;
+mod session_family;
 mod sessions;
 mod testing;
+mod verify;
 
-use std::sync::Arc;
-
-use rmcp::model::CallToolResult;
-use serde_json::{Map, Value};
-
-pub use catalogue::{Catalogue, ToolKind};
-
-use crate::bridge::Bridge;
-use crate::daemon::Activity;
-use crate::http::DaemonInfo;
-
-/// What a tool can read about the daemon it runs in.
-#[derive(Debug, Clone)]
-pub struct ToolContext {
-    pub info: Arc<DaemonInfo>,
-    pub activity: Activity,
-    /// The connected pages.
-    pub bridge: Bridge,
-}
-
-/// Why a call never reached a tool: answered as JSON-RPC -32602 by the caller.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ToolRefusal {
-    #[error("unknown tool '{0}': tools/list names every tool this daemon has")]
-    Unknown(String),
-    #[error("{tool}: {problem}; nothing was run")]
-    BadArguments { tool: String, problem: String },
-}
-
-/// Runs one tool call: the only way any path reaches a tool.
-pub async fn run_tool(
-    ctx: &ToolContext,
-    catalogue: &Catalogue,
-    name: &str,
-    arguments: Map<String, Value>,
-) -> Result<CallToolResult, ToolRefusal> {
-    let kind = catalogue
-        .find(name)
-        .ok_or_else(|| ToolRefusal::Unknown(name.to_string()))?;
-    let bad = |problem: String| ToolRefusal::BadArguments {
-        tool: name.to_string(),
-        problem,
-    };
-    let mut result = match kind {
-        ToolKind::Sessions => sessions::run(ctx, &arguments).map_err(bad)?,
-        ToolKind::TestSleep => testing::sleep(&arguments).await.map_err(bad)?,
-        ToolKind::TestEcho => testing::echo(arguments),
-    };
-    // Every protocol version Reticle speaks predates the result-type field.
-    result.result_type = None;
-    Ok(result)
-}
-
-/// Refuses any argument not in `known`, naming them (an ignored argument is a silent failure).
-fn refuse_unknown(arguments: &Map<String, Value>, known: &[&str]) -> Result<(), String> {
-    let unknown: Vec<&str> = arguments
-        .keys()
-        .map(String::as_str)
-        .filter(|k| !known.contains(k))
-        .collect();
-    if unknown.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "unknown parameter(s) {}; accepted: {}",
-            unknown.join(", "),
-            if known.is_empty() {
-                "none".to_string()
-            } else {
-                known.join(", ")
-            }
-        ))
-    }
-}
+pub use catalogue::{Catalogue, Surface};
+pub use chokepoint::{MAX_ARGUMENT_BYTES, ToolRefusal, run_tool};
+pub use context::{ToolContext, ToolHost};
+pub use names::ToolName;
+pub use refusal::Refusal;

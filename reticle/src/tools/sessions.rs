@@ -1,32 +1,76 @@
-//! `reticle_sessions`: which browser sessions this daemon has, and when there are none, why.
+//! `reticle_sessions`: which browser sessions this daemon has, and when there are none, why
+//! (no page ever connected, a page connected and went away, a page that dialled and was
+//! refused) and what to do next.
 
-use rmcp::model::CallToolResult;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::{ToolContext, refuse_unknown};
+use super::chokepoint::{Call, session_block};
+use super::refusal::Refusal;
 
-pub const NAME: &str = "reticle_sessions";
-pub const DESCRIPTION: &str = "List the browser sessions (app tabs running the Reticle SDK) connected to this daemon. \
-Reads only; proves nothing about the app. When the list is empty, `why` says what to do.";
-
-pub fn schema() -> Value {
-    json!({ "type": "object", "properties": {}, "additionalProperties": false })
+pub(super) fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
+    let ctx = call.ctx;
+    let port = ctx.info.port;
+    let listed: Vec<Value> = ctx
+        .bridge
+        .sessions()
+        .iter()
+        .map(|s| {
+            let identity = s.identity();
+            let (block, warning) = session_block(s);
+            let mut entry = json!({
+                "sessionId": s.id(),
+                "url": identity.url,
+                "title": identity.title,
+                "connectedAt": s.connected_at(),
+                "lastSeenMs": s.last_seen_ms(),
+                "focused": identity.focused,
+                "hidden": identity.hidden,
+                "throttled": block["throttled"],
+                "idle": s.is_idle(),
+                "head": s.head(),
+            });
+            if let Some(project) = identity.project_id {
+                entry["projectId"] = json!(project);
+            }
+            if let Some(warning) = warning {
+                entry["warning"] = json!(warning);
+            }
+            entry
+        })
+        .collect();
+    let mut answer = json!({
+        "sessions": listed,
+        "count": listed.len(),
+        "daemon": { "instance": ctx.info.instance, "port": port, "version": ctx.info.version },
+    });
+    if listed.is_empty() {
+        let (why, next) = match ctx.bridge.refused().last() {
+            Some(refused) => (
+                format!(
+                    "a page dialled this daemon (port {port}) and was refused: {}",
+                    refused.reason
+                ),
+                "fix what the refusal names (usually the pairing token passed to connect()), then reload the app",
+            ),
+            None if ever_connected(call) => (
+                format!(
+                    "a page was connected to this daemon (port {port}) and went away: its tab was closed or reloaded without reconnecting"
+                ),
+                "reopen the app in the browser (or bring its tab back), then call reticle_sessions again",
+            ),
+            None => (
+                format!(
+                    "no page has connected to this daemon (port {port}): either the app is not open in a browser, or it does not load the Reticle SDK, or its SDK dials another port"
+                ),
+                "open the app with the SDK connecting to ws://127.0.0.1:<port>/reticle (the port above), then call reticle_sessions again",
+            ),
+        };
+        answer["why"] = json!(why);
+        answer["next"] = json!(next);
+    }
+    Ok(answer)
 }
 
-pub fn run(ctx: &ToolContext, arguments: &Map<String, Value>) -> Result<CallToolResult, String> {
-    refuse_unknown(arguments, &[])?;
-    let sessions = ctx.bridge.summaries();
-    let count = sessions.len();
-    let mut answer = json!({
-        "sessions": sessions,
-        "count": count,
-        "daemon": { "instance": ctx.info.instance, "port": ctx.info.port, "version": ctx.info.version },
-    });
-    if count == 0 {
-        answer["why"] = json!(format!(
-            "no browser session is connected to the Reticle daemon on port {}: open the app in a browser with the Reticle SDK connecting to ws://127.0.0.1:{}/reticle, then call reticle_sessions again",
-            ctx.info.port, ctx.info.port
-        ));
-    }
-    Ok(CallToolResult::structured(answer))
+fn ever_connected(call: &Call<'_>) -> bool {
+    call.ctx.bridge.lives_started() > 0
 }

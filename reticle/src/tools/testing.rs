@@ -3,43 +3,19 @@
 
 use std::time::Duration;
 
-use rmcp::model::CallToolResult;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::refuse_unknown;
-
-pub const SLEEP: &str = "reticle_test_sleep";
-pub const ECHO: &str = "reticle_test_echo";
-
-/// The longest a test sleep may take.
-const MAX_SLEEP_MS: u64 = 600_000;
-
-pub fn sleep_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": { "ms": { "type": "integer", "minimum": 0, "maximum": MAX_SLEEP_MS } },
-        "required": ["ms"],
-        "additionalProperties": false
-    })
-}
-
-pub fn echo_schema() -> Value {
-    json!({ "type": "object" })
-}
+use super::args::SleepArgs;
+use super::chokepoint::Call;
+use super::refusal::Refusal;
 
 /// Waits `ms` milliseconds, then answers how long it waited.
-pub async fn sleep(arguments: &Map<String, Value>) -> Result<CallToolResult, String> {
-    refuse_unknown(arguments, &["ms"])?;
-    let ms = arguments
-        .get("ms")
-        .and_then(Value::as_u64)
-        .filter(|ms| *ms <= MAX_SLEEP_MS)
-        .ok_or_else(|| format!("'ms' must be a whole number from 0 to {MAX_SLEEP_MS}"))?;
-    tokio::time::sleep(Duration::from_millis(ms)).await;
-    Ok(CallToolResult::structured(json!({ "sleptMs": ms })))
+pub(super) async fn sleep(_call: &Call<'_>, a: SleepArgs) -> Result<Value, Refusal> {
+    tokio::time::sleep(Duration::from_millis(a.ms.min(600_000))).await;
+    Ok(json!({ "sleptMs": a.ms }))
 }
 
 /// Answers with its arguments.
-pub fn echo(arguments: Map<String, Value>) -> CallToolResult {
-    CallToolResult::structured(json!({ "echo": arguments }))
+pub(super) fn echo(call: &Call<'_>) -> Result<Value, Refusal> {
+    Ok(json!({ "echo": call.arguments }))
 }

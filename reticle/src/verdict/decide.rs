@@ -111,10 +111,21 @@ pub fn decide(evaluation: Evaluation, context: &Context) -> Verdict {
             ),
         );
         v.lost = context.losses.iter().map(CaptureLoss::word).collect();
+        v.lost.sort_unstable();
         v.lost.dedup();
         return v;
     }
     match evaluation.status {
+        // Waiting for the page to settle was the whole check: a page that never settled has
+        // not failed anything, it is still moving.
+        Status::Fail | Status::Unknown if context.settled == Some(false) => verdict(
+            Verified::Unknown,
+            VerdictReason::Unsettled,
+            format!(
+                "the page never settled within the wait: {}",
+                evaluation.evidence
+            ),
+        ),
         Status::Unknown => verdict(
             Verified::Unknown,
             VerdictReason::Inconclusive,
@@ -160,6 +171,9 @@ fn describe_loss(loss: &CaptureLoss) -> String {
         CaptureLoss::BufferLoss { evicted } => {
             format!("the daemon's buffer evicted {evicted} event(s)")
         }
+        CaptureLoss::Reconnected { from_life, to_life } => format!(
+            "the page's connection dropped and came back (session life {from_life} to {to_life})"
+        ),
     }
 }
 

@@ -36,6 +36,19 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
+    /// The evaluation of a check whose page went away before it could be read.
+    pub fn lost(kind: &'static str, why: impl Into<String>) -> Self {
+        Self {
+            observation_lost: true,
+            ..Self::leaf(kind, Status::Unknown, why)
+        }
+    }
+
+    /// The evaluation of a check that could not be made; `why` says why.
+    pub fn unknown(kind: &'static str, why: impl Into<String>) -> Self {
+        Self::leaf(kind, Status::Unknown, why)
+    }
+
     fn leaf(kind: &'static str, status: Status, evidence: impl Into<String>) -> Self {
         Self {
             kind,

@@ -8,15 +8,18 @@
 //! - [`window`]: the observed events of a window and what was lost from it.
 //! - [`probe`]: reading the live page (elements, text, stores, route) during evaluation.
 //! - [`evaluate`]: one predicate over a window and the page, with evidence per child.
+//! - [`wait`]: re-evaluating a predicate as events arrive, within a bound.
 //! - [`decide`]: the verdict and its reason.
 
 pub mod decide;
 pub mod evaluate;
 pub mod predicate;
 pub mod probe;
+pub mod wait;
 pub mod window;
 
 pub use decide::{Verdict, VerdictReason, Verified, decide};
 pub use evaluate::{Evaluation, Status, evaluate};
 pub use predicate::{Predicate, PredicateError, parse};
+pub use wait::{Observation, Waited, wait_until};
 pub use window::{CaptureLoss, ObservedEvent, Window};

@@ -156,6 +156,33 @@ impl Predicate {
         }
     }
 
+    /// True when the predicate waits for the page to go quiet somewhere inside.
+    pub fn mentions_settled(&self) -> bool {
+        match self {
+            Predicate::Settled { .. } => true,
+            Predicate::AllOf { predicates } | Predicate::AnyOf { predicates } => {
+                predicates.iter().any(Predicate::mentions_settled)
+            }
+            Predicate::Not { predicate } => predicate.mentions_settled(),
+            _ => false,
+        }
+    }
+
+    /// True when a pass could be undone by events still to come (an absence over the window,
+    /// a `not` over window evidence): such a pass is final only at the end of the wait.
+    pub fn provisional(&self) -> bool {
+        match self {
+            Predicate::Net(m) => m.absent || m.count.is_some(),
+            Predicate::Console { absent, .. } => *absent,
+            Predicate::Signal { count, .. } => count.is_some(),
+            Predicate::Not { predicate } => predicate.window_only(),
+            Predicate::AllOf { predicates } | Predicate::AnyOf { predicates } => {
+                predicates.iter().any(Predicate::provisional)
+            }
+            _ => false,
+        }
+    }
+
     /// True when the predicate reads only the event window (no page reads).
     pub fn window_only(&self) -> bool {
         match self {

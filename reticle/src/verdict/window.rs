@@ -25,6 +25,9 @@ pub enum CaptureLoss {
     TransportGap { dropped: u64 },
     /// The daemon's ring buffer evicted events from the window before they were read.
     BufferLoss { evicted: u64 },
+    /// The page's connection dropped and came back inside the window (a new session life):
+    /// whatever it reported in between may be gone.
+    Reconnected { from_life: u64, to_life: u64 },
 }
 
 impl CaptureLoss {
@@ -32,6 +35,7 @@ impl CaptureLoss {
         match self {
             CaptureLoss::TransportGap { .. } => "transport_gap",
             CaptureLoss::BufferLoss { .. } => "buffer_loss",
+            CaptureLoss::Reconnected { .. } => "transport_gap",
         }
     }
 }

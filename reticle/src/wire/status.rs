@@ -36,6 +36,21 @@ pub struct StatusReport {
     /// The tool catalogue this daemon serves.
     #[serde(default)]
     pub catalogue: Option<CatalogueSummary>,
+    /// The tool layer's call accounting.
+    #[serde(default)]
+    pub tool_calls: Option<ToolCalls>,
+}
+
+/// Tool calls as the chokepoint accounts them: running now, most at once, started, settled
+/// (every started call settles, whatever its exit), refused.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCalls {
+    pub in_flight: usize,
+    pub peak: usize,
+    pub started: u64,
+    pub settled: u64,
+    pub refused: u64,
 }
 
 /// Which tool catalogue a daemon serves: a client that cached tool definitions compares these

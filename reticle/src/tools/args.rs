@@ -1,0 +1,570 @@
+//! The argument types of every tool. Each is parsed strictly (an unknown or wrongly typed field
+//! is a refusal naming it) and its JSON Schema, advertised as the tool's `inputSchema`, is
+//! generated from the type itself. The predicate schema is defined once ([`PredicateArg`]) and
+//! referenced by every tool that takes one.
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::verdict::predicate::KINDS;
+
+/// The session id every session-bound tool accepts.
+pub const SESSION_ID: &str = "sessionId";
+
+/// A predicate, parsed strictly by `verdict::parse` when the tool runs; its schema lists every
+/// kind and the fields each accepts (from `verdict::predicate::KINDS`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct PredicateArg(pub Value);
+
+impl JsonSchema for PredicateArg {
+    fn schema_name() -> Cow<'static, str> {
+        "Predicate".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let kinds: Vec<Value> = KINDS
+            .iter()
+            .map(|(kind, fields)| {
+                let mut properties = Map::new();
+                properties.insert("kind".into(), serde_json::json!({ "const": kind }));
+                for field in *fields {
+                    let schema = match *field {
+                        "predicates" => serde_json::json!({
+                            "type": "array",
+                            "items": { "$ref": "#/$defs/Predicate" }
+                        }),
+                        "predicate" => serde_json::json!({ "$ref": "#/$defs/Predicate" }),
+                        _ => serde_json::json!({}),
+                    };
+                    properties.insert((*field).into(), schema);
+                }
+                serde_json::json!({
+                    "type": "object",
+                    "properties": properties,
+                    "required": ["kind"],
+                    "additionalProperties": false,
+                })
+            })
+            .collect();
+        json_schema!({
+            "description": "What must hold, e.g. {\"kind\":\"signal\",\"name\":\"login.succeeded\"} or {\"kind\":\"net\",\"urlContains\":\"/api/login\",\"status\":200}. Kinds: signal, net, route, state, element, text, console, settled, allOf, anyOf, not.",
+            "oneOf": kinds,
+        })
+    }
+}
+
+/// What an action does to an element.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum Action {
+    Click,
+    Dblclick,
+    Hover,
+    Focus,
+    Blur,
+    Fill,
+    Type,
+    Clear,
+    Select,
+    Check,
+    Uncheck,
+    Submit,
+    Press,
+    ScrollIntoView,
+}
+
+impl Action {
+    /// The SDK's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Click => "click",
+            Action::Dblclick => "dblclick",
+            Action::Hover => "hover",
+            Action::Focus => "focus",
+            Action::Blur => "blur",
+            Action::Fill => "fill",
+            Action::Type => "type",
+            Action::Clear => "clear",
+            Action::Select => "select",
+            Action::Check => "check",
+            Action::Uncheck => "uncheck",
+            Action::Submit => "submit",
+            Action::Press => "press",
+            Action::ScrollIntoView => "scrollIntoView",
+        }
+    }
+}
+
+/// An element named the way a user would name it; must match exactly one element.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    pub testid: Option<String>,
+    pub role: Option<String>,
+    pub name: Option<String>,
+    pub text: Option<String>,
+    pub label: Option<String>,
+    pub placeholder: Option<String>,
+    pub alt: Option<String>,
+    pub css: Option<String>,
+}
+
+/// Arguments of one action: `{value}` for fill/select, `{text}` for type, `{key}` for press,
+/// `{confirmDangerous: true}` for destructive actions.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ActionArgs {
+    pub value: Option<Value>,
+    pub text: Option<String>,
+    pub key: Option<String>,
+    pub confirm_dangerous: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SessionOnly {
+    /// Which browser session (from reticle_sessions); omitted, the only or clearly most recent one.
+    pub session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SnapshotMode {
+    Full,
+    Interactive,
+    Status,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SnapshotArgs {
+    pub session_id: Option<String>,
+    /// full (default): the outline; interactive: controls only; status: route, title, dialogs.
+    pub mode: Option<SnapshotMode>,
+    /// A ref: outline only that element's subtree.
+    pub scope: Option<String>,
+    /// Only what changed since the last snapshot of this session, scope and mode.
+    pub diff: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct QueryArgs {
+    pub session_id: Option<String>,
+    pub role: Option<String>,
+    pub name: Option<String>,
+    pub text: Option<String>,
+    pub label: Option<String>,
+    pub placeholder: Option<String>,
+    pub testid: Option<String>,
+    pub alt: Option<String>,
+    pub css: Option<String>,
+    /// A ref: search only inside that element.
+    pub scope: Option<String>,
+    /// Whole-string text matches only.
+    pub exact: Option<bool>,
+    /// Most elements returned (default 50).
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<u32>,
+    /// Only the count, no elements.
+    pub count_only: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct InspectArgs {
+    pub session_id: Option<String>,
+    /// The element's ref (from reticle_query or reticle_snapshot).
+    #[serde(rename = "ref")]
+    pub element_ref: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NavigateArgs {
+    pub session_id: Option<String>,
+    /// Where to go (http or https); give this or `reload`.
+    pub url: Option<String>,
+    /// Reload the page instead.
+    pub reload: Option<bool>,
+    /// With reload: bypass the cache.
+    pub hard: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ActArgs {
+    pub session_id: Option<String>,
+    /// The element's ref; give this or `target`.
+    #[serde(rename = "ref")]
+    pub element_ref: Option<String>,
+    /// The element by testid, role and name, text, label...; must match exactly one.
+    pub target: Option<Target>,
+    pub action: Action,
+    pub args: Option<ActionArgs>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Step {
+    #[serde(rename = "ref")]
+    pub element_ref: Option<String>,
+    pub target: Option<Target>,
+    pub action: Action,
+    pub args: Option<ActionArgs>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ActSequenceArgs {
+    pub session_id: Option<String>,
+    /// The steps, in order; the sequence stops at the first that fails.
+    #[schemars(length(min = 1, max = 50))]
+    pub steps: Vec<Step>,
+    /// Bound per step in milliseconds (default 8000).
+    #[serde(rename = "timeout_ms")]
+    #[schemars(range(max = 60000))]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ActAndWaitArgs {
+    pub session_id: Option<String>,
+    #[serde(rename = "ref")]
+    pub element_ref: Option<String>,
+    pub target: Option<Target>,
+    pub action: Action,
+    pub args: Option<ActionArgs>,
+    /// What must hold after the action; omitted, the page must settle.
+    pub until: Option<PredicateArg>,
+    /// How long to wait in milliseconds (default 4000; 0 evaluates once).
+    #[serde(rename = "timeout_ms")]
+    #[schemars(range(max = 60000))]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ObserveArgs {
+    pub session_id: Option<String>,
+    /// A cursor (`since` from an act): events from there on.
+    pub since: Option<String>,
+    /// An action id (`a1`, ...): the events of that action's window.
+    pub action_id: Option<String>,
+    /// Without since or actionId: the last window_ms milliseconds (default 2000).
+    #[serde(rename = "window_ms")]
+    #[schemars(range(min = 1, max = 60000))]
+    pub window_ms: Option<u64>,
+    /// Event families or types to keep: dom, net, route, console, signal, state, page, or a
+    /// full type such as net.request.
+    pub filters: Option<Vec<String>>,
+    /// Most events returned, most recent kept (default 200).
+    #[schemars(range(min = 1, max = 2000))]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NetworkArgs {
+    pub session_id: Option<String>,
+    pub since: Option<String>,
+    pub action_id: Option<String>,
+    pub method: Option<String>,
+    pub url_contains: Option<String>,
+    pub status: Option<u16>,
+    pub ok: Option<bool>,
+    /// Most requests returned, most recent first (default 50).
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ConsoleLevel {
+    Log,
+    Info,
+    Warn,
+    Error,
+    Debug,
+}
+
+impl ConsoleLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConsoleLevel::Log => "log",
+            ConsoleLevel::Info => "info",
+            ConsoleLevel::Warn => "warn",
+            ConsoleLevel::Error => "error",
+            ConsoleLevel::Debug => "debug",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ConsoleArgs {
+    pub session_id: Option<String>,
+    pub since: Option<String>,
+    pub action_id: Option<String>,
+    /// Only this level (error includes uncaught errors).
+    pub level: Option<ConsoleLevel>,
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StateArgs {
+    pub session_id: Option<String>,
+    /// A store the app registered; omitted, every store at a shallow depth.
+    pub store: Option<String>,
+    /// A dotted path inside the store, e.g. user.name or items[0].id.
+    pub path: Option<String>,
+    #[schemars(range(max = 8))]
+    pub depth: Option<u32>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WaitArgs {
+    pub session_id: Option<String>,
+    pub predicate: PredicateArg,
+    /// A cursor; omitted, the start of the last act (or of the session).
+    pub since: Option<String>,
+    #[serde(rename = "timeout_ms")]
+    #[schemars(range(max = 60000))]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedbackKind {
+    Bug,
+    Gap,
+    Ambiguity,
+    FeatureRequest,
+    Improvement,
+    Experience,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FeedbackArgs {
+    pub kind: FeedbackKind,
+    #[schemars(length(min = 1, max = 8000))]
+    pub text: String,
+    pub need: Option<String>,
+    pub impact: Option<String>,
+    #[schemars(range(min = 1, max = 5))]
+    pub rating: Option<u8>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionAction {
+    Yield,
+    Resume,
+    End,
+    Messages,
+}
+
+impl SessionAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionAction::Yield => "yield",
+            SessionAction::Resume => "resume",
+            SessionAction::End => "end",
+            SessionAction::Messages => "messages",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum YieldMode {
+    Waiting,
+    Ask,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SessionFamilyArgs {
+    pub session_id: Option<String>,
+    /// yield (hand the page to the human), resume, end, messages (read what the human left).
+    pub action: SessionAction,
+    /// With yield: waiting (default) or ask.
+    pub mode: Option<YieldMode>,
+    /// With yield: what to tell the human.
+    pub note: Option<String>,
+    /// With end: a closing line.
+    pub summary: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolsArgs {
+    /// Tools whose full parameters to return; omitted, the catalogue.
+    pub names: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RunArgs {
+    /// Any catalogued tool or family member, e.g. reticle_yield.
+    pub tool: String,
+    /// Its arguments.
+    pub args: Option<Map<String, Value>>,
+    /// Forwarded to the tool when its args carry none.
+    pub session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClockArgs {
+    pub session_id: Option<String>,
+    /// Freeze the page's timers.
+    pub freeze: Option<bool>,
+    /// Advance frozen timers by this many milliseconds.
+    pub advance_ms: Option<u64>,
+    /// Restore the real clock.
+    pub reset: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SleepArgs {
+    #[schemars(range(max = 600000))]
+    pub ms: u64,
+}
+
+/// The JSON Schema of `T` as an MCP input schema object.
+pub fn schema_of<T: JsonSchema>() -> Map<String, Value> {
+    let settings = schemars::generate::SchemaSettings::draft2020_12();
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    let mut map = match schema.to_value() {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    map.remove("$schema");
+    map.remove("title");
+    let mut value = Value::Object(map);
+    drop_null(&mut value);
+    let Value::Object(mut map) = value else {
+        return Map::new();
+    };
+    map.insert("type".into(), Value::String("object".into()));
+    map
+}
+
+/// An omitted field is absent, never null: strips the `null` alternative schemars adds for
+/// `Option` fields (`anyOf [X, null]` becomes X; `type [T, "null"]` becomes T).
+fn drop_null(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Array(types)) = map.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let only = types.remove(0);
+                    map.insert("type".into(), only);
+                }
+            }
+            if let Some(Value::Array(any)) = map.get("anyOf")
+                && any.len() == 2
+                && let Some(other) = any
+                    .iter()
+                    .find(|s| s.get("type") != Some(&Value::from("null")))
+                && any
+                    .iter()
+                    .any(|s| s.get("type") == Some(&Value::from("null")))
+            {
+                let other = other.clone();
+                map.remove("anyOf");
+                if let Value::Object(inner) = other {
+                    for (k, v) in inner {
+                        map.entry(k).or_insert(v);
+                    }
+                }
+            }
+            for v in map.values_mut() {
+                drop_null(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_null),
+        _ => {}
+    }
+}
+
+/// Parses arguments into `T`; the error names the field at fault and what was wrong with it.
+pub fn parse<T: serde::de::DeserializeOwned>(arguments: &Map<String, Value>) -> Result<T, String> {
+    let value = Value::Object(arguments.clone());
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.inner().to_string();
+        let inner = clip(&inner, 300);
+        if path == "." || path.is_empty() {
+            inner
+        } else {
+            format!("field `{path}`: {inner}")
+        }
+    })
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() > max {
+        format!("{}…", text.chars().take(max).collect::<String>())
+    } else {
+        text.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn refusals_name_the_field() {
+        let e = parse::<ActArgs>(&map(json!({"action": "jump", "ref": "e1"}))).unwrap_err();
+        assert!(e.contains("action") && e.contains("click"), "{e}");
+        let e = parse::<QueryArgs>(&map(json!({"testid": 3}))).unwrap_err();
+        assert!(e.contains("testid"), "{e}");
+        let e = parse::<QueryArgs>(&map(json!({"__proto__": {}}))).unwrap_err();
+        assert!(e.contains("__proto__"), "{e}");
+        let e = parse::<ActSequenceArgs>(&map(json!({"steps": [{"action": "click", "x": 1}]})))
+            .unwrap_err();
+        assert!(e.contains("steps[0]") && e.contains("`x`"), "{e}");
+        assert!(
+            parse::<WaitArgs>(&map(json!({})))
+                .unwrap_err()
+                .contains("predicate")
+        );
+    }
+
+    #[test]
+    fn the_predicate_schema_is_defined_once_and_referenced() {
+        let schema = Value::Object(schema_of::<ActAndWaitArgs>());
+        assert_eq!(schema["properties"]["until"]["$ref"], "#/$defs/Predicate");
+        assert!(
+            schema["$defs"]["Predicate"]["oneOf"]
+                .as_array()
+                .unwrap()
+                .len()
+                == KINDS.len()
+        );
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["additionalProperties"], false);
+    }
+}

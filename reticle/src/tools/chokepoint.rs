@@ -1,0 +1,630 @@
+//! [`run_tool`]: the one path every tool call takes, by any route (MCP `tools/call`,
+//! `reticle_run`, a family `action`). In order: one root span `tool.handler`; concurrency
+//! accounting and the settle hook in a guard that runs on every exit, returned or unwound; the
+//! argument size cap; the catalogue; the schema check (a refusal naming the field); session
+//! resolution (explicit, else the only one, else a refusal listing them; the first calls after
+//! start wait briefly for a first page); the handler; the `session` block on every live result.
+//! Every refusal is `{ok:false, reason, recovery}`.
+//!
+//! Handlers take a [`Call`], which only this module can make: no other path can reach one.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use rmcp::model::CallToolResult;
+use serde_json::{Map, Value, json};
+use tracing::Instrument;
+use tracing::field::Empty;
+
+use super::args::{self, SESSION_ID};
+use super::catalogue::Catalogue;
+use super::context::ToolContext;
+use super::names::{Standing, ToolName};
+use super::refusal::Refusal;
+use super::{act, look, meta, observe, session_family, sessions, testing, verify};
+use crate::bridge::{ResolveError, Session};
+
+/// The largest arguments object a call may carry, serialized.
+pub const MAX_ARGUMENT_BYTES: usize = 64 * 1024;
+/// A tab not heard from for this long is treated as throttled (the SDK reports every 5 s).
+pub const THROTTLED_AFTER_MS: u64 = 12_000;
+
+/// Why a call was not answered with a tool result: answered as JSON-RPC -32602 by the caller,
+/// with the structured refusal as the error's data.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolRefusal {
+    #[error("unknown tool '{0}': tools/list names every tool this daemon advertises")]
+    Unknown(String),
+}
+
+impl ToolRefusal {
+    /// The structured refusal for the error's `data`.
+    pub fn data(&self) -> Value {
+        match self {
+            ToolRefusal::Unknown(name) => Refusal::new(
+                format!("unknown tool '{}'; nothing was run", clip(name, 80)),
+                "call tools/list or reticle_tools for the tools this daemon has",
+            )
+            .to_value(),
+        }
+    }
+}
+
+/// Which route a call came by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// `tools/call` (only advertised tools).
+    Direct,
+    /// `reticle_run` (any catalogued tool).
+    Run,
+}
+
+/// Proof that a call came through [`run_tool`]: handlers take one, only this module makes one.
+pub struct Call<'a> {
+    pub ctx: &'a ToolContext,
+    pub catalogue: &'a Catalogue,
+    pub tool: ToolName,
+    /// The session this call resolved, for session-bound tools (and `reticle_session` when one
+    /// could be had).
+    pub session: Option<Arc<Session>>,
+    /// The arguments as given (after the checks).
+    pub arguments: Map<String, Value>,
+    _sealed: Sealed,
+}
+
+/// Private: [`Call`] cannot be built outside this module.
+struct Sealed;
+
+impl Call<'_> {
+    /// The resolved session (session-bound tools always have one).
+    pub fn session(&self) -> Result<&Arc<Session>, Refusal> {
+        self.session.as_ref().ok_or_else(|| {
+            Refusal::new(
+                "this call has no browser session",
+                "open the app in a browser with the Reticle SDK, then call reticle_sessions",
+            )
+        })
+    }
+}
+
+/// Runs one tool call arriving by `tools/call`.
+pub fn run_tool<'a>(
+    ctx: &'a ToolContext,
+    catalogue: &'a Catalogue,
+    name: &'a str,
+    arguments: Map<String, Value>,
+) -> BoxFuture<'a, Result<CallToolResult, ToolRefusal>> {
+    run_routed(ctx, catalogue, name, arguments, Route::Direct)
+}
+
+/// Runs one tool call by `route` (`reticle_run` calls this for its target).
+pub(super) fn run_routed<'a>(
+    ctx: &'a ToolContext,
+    catalogue: &'a Catalogue,
+    name: &'a str,
+    arguments: Map<String, Value>,
+    route: Route,
+) -> BoxFuture<'a, Result<CallToolResult, ToolRefusal>> {
+    let root = tracing::info_span!(
+        "tool.handler",
+        tool = clip(name, 80).as_str(),
+        ok = Empty,
+        error = Empty
+    );
+    let inner = root.clone();
+    Box::pin(
+        async move {
+            let mut settle = SettleGuard::begin(ctx, inner.clone());
+            let outcome = call(ctx, catalogue, name, arguments, route).await;
+            let failure = match &outcome {
+                Err(unknown) => Some(unknown.to_string()),
+                Ok((_, Err(refusal))) => Some(refusal.reason.clone()),
+                Ok((_, Ok(_))) => None,
+            };
+            if let Some(error) = &failure {
+                inner.record("ok", false);
+                inner.record("error", clip(error, 300).as_str());
+            }
+            settle.refused = failure.is_some();
+            drop(settle);
+            let (session, result) = outcome?;
+            Ok(encode(session.as_deref(), result))
+        }
+        .instrument(root),
+    )
+}
+
+/// The checks and the handler; the session the call resolved comes back for the decoration.
+async fn call(
+    ctx: &ToolContext,
+    catalogue: &Catalogue,
+    name: &str,
+    mut arguments: Map<String, Value>,
+    route: Route,
+) -> Result<(Option<Arc<Session>>, Result<Value, Refusal>), ToolRefusal> {
+    let size = serde_json::to_vec(&arguments).map(|b| b.len()).unwrap_or(0);
+    if size > MAX_ARGUMENT_BYTES {
+        return Ok((
+            None,
+            Err(Refusal::new(
+                format!(
+                    "the arguments are {size} bytes, over the {MAX_ARGUMENT_BYTES}-byte limit; nothing was run"
+                ),
+                "send less: refer to elements by ref or testid, not by pasting content",
+            )
+            .with("limitBytes", MAX_ARGUMENT_BYTES)),
+        ));
+    }
+    let Some(mut tool) = ToolName::parse(name) else {
+        return Err(ToolRefusal::Unknown(name.to_string()));
+    };
+    // A family member by name is its family with the member's action.
+    if let Standing::Member { family, action } = tool.standing() {
+        if route == Route::Direct {
+            return Ok((
+                None,
+                Err(Refusal::new(
+                    format!("{tool} is reached through its family; nothing was run"),
+                    format!("call {family} {{\"action\":\"{action}\", ...}}"),
+                )),
+            ));
+        }
+        arguments.insert("action".into(), json!(action));
+        tool = family;
+    }
+    if !catalogue.callable(tool) {
+        return Err(ToolRefusal::Unknown(name.to_string()));
+    }
+    if route == Route::Direct && !catalogue.advertises(tool) {
+        return Ok((
+            None,
+            Err(Refusal::new(
+                format!("{tool} exists but is not advertised on this surface; nothing was run"),
+                format!(
+                    "call reticle_run {{\"tool\":\"{tool}\",\"args\":{{...}}}}, or start the daemon with RETICLE_ADVERTISE_ALL_TOOLS=1"
+                ),
+            )),
+        ));
+    }
+    let parsed = match Parsed::parse(tool, &arguments) {
+        Ok(parsed) => parsed,
+        Err(problem) => {
+            return Ok((None, Err(Refusal::bad_arguments(tool.as_str(), &problem))));
+        }
+    };
+    let explicit = arguments.get(SESSION_ID).and_then(Value::as_str);
+    let session = if tool.session_bound() {
+        match resolve(ctx, explicit).await {
+            Ok(session) => Some(session),
+            Err(refusal) => return Ok((None, Err(refusal))),
+        }
+    } else if tool == ToolName::Session {
+        match resolve(ctx, explicit).await {
+            Ok(session) => Some(session),
+            Err(refusal) if explicit.is_some() => return Ok((None, Err(refusal))),
+            Err(_) => None,
+        }
+    } else {
+        None
+    };
+    let call = Call {
+        ctx,
+        catalogue,
+        tool,
+        session: session.clone(),
+        arguments,
+        _sealed: Sealed,
+    };
+    let result = dispatch(&call, parsed).await;
+    Ok((session, result))
+}
+
+/// Every tool's arguments, parsed.
+enum Parsed {
+    None,
+    Snapshot(args::SnapshotArgs),
+    Query(args::QueryArgs),
+    Inspect(args::InspectArgs),
+    Navigate(args::NavigateArgs),
+    Act(args::ActArgs),
+    ActSequence(args::ActSequenceArgs),
+    ActAndWait(args::ActAndWaitArgs),
+    Observe(args::ObserveArgs),
+    Wait(args::WaitArgs),
+    Network(args::NetworkArgs),
+    Console(args::ConsoleArgs),
+    State(args::StateArgs),
+    Feedback(args::FeedbackArgs),
+    Session(args::SessionFamilyArgs),
+    Tools(args::ToolsArgs),
+    Run(args::RunArgs),
+    Clock(args::ClockArgs),
+    Sleep(args::SleepArgs),
+    Echo,
+}
+
+impl Parsed {
+    fn parse(tool: ToolName, a: &Map<String, Value>) -> Result<Self, String> {
+        use ToolName as T;
+        Ok(match tool {
+            T::Sessions => {
+                args::parse::<args::NoArgs>(a)?;
+                Parsed::None
+            }
+            T::Capabilities => {
+                args::parse::<args::SessionOnly>(a)?;
+                Parsed::None
+            }
+            T::Snapshot => Parsed::Snapshot(args::parse(a)?),
+            T::Query => Parsed::Query(args::parse(a)?),
+            T::Inspect => Parsed::Inspect(args::parse(a)?),
+            T::Navigate => Parsed::Navigate(args::parse(a)?),
+            T::Act => Parsed::Act(args::parse(a)?),
+            T::ActSequence => Parsed::ActSequence(args::parse(a)?),
+            T::ActAndWait => Parsed::ActAndWait(args::parse(a)?),
+            T::Observe => Parsed::Observe(args::parse(a)?),
+            T::WaitFor | T::Assert => Parsed::Wait(args::parse(a)?),
+            T::Network => Parsed::Network(args::parse(a)?),
+            T::Console => Parsed::Console(args::parse(a)?),
+            T::State => Parsed::State(args::parse(a)?),
+            T::Feedback => Parsed::Feedback(args::parse(a)?),
+            T::Session => Parsed::Session(args::parse(a)?),
+            T::Tools => Parsed::Tools(args::parse(a)?),
+            T::Run => Parsed::Run(args::parse(a)?),
+            T::Clock => Parsed::Clock(args::parse(a)?),
+            T::TestSleep => Parsed::Sleep(args::parse(a)?),
+            T::TestEcho => Parsed::Echo,
+            T::Yield | T::Resume | T::EndSession | T::Messages => {
+                return Err("a family member is reached through its family".into());
+            }
+        })
+    }
+}
+
+/// The only place handlers are called.
+async fn dispatch(call: &Call<'_>, parsed: Parsed) -> Result<Value, Refusal> {
+    use ToolName as T;
+    match (call.tool, parsed) {
+        (T::Sessions, _) => sessions::sessions(call),
+        (T::Snapshot, Parsed::Snapshot(a)) => look::snapshot(call, a).await,
+        (T::Query, Parsed::Query(a)) => look::query(call, a).await,
+        (T::Inspect, Parsed::Inspect(a)) => look::inspect(call, a).await,
+        (T::Navigate, Parsed::Navigate(a)) => look::navigate(call, a).await,
+        (T::State, Parsed::State(a)) => look::state(call, a).await,
+        (T::Capabilities, _) => look::capabilities(call).await,
+        (T::Clock, Parsed::Clock(a)) => look::clock(call, a).await,
+        (T::Act, Parsed::Act(a)) => act::act(call, a).await,
+        (T::ActSequence, Parsed::ActSequence(a)) => act::act_sequence(call, a).await,
+        (T::ActAndWait, Parsed::ActAndWait(a)) => act::act_and_wait(call, a).await,
+        (T::Observe, Parsed::Observe(a)) => observe::observe(call, a),
+        (T::Network, Parsed::Network(a)) => observe::network(call, a),
+        (T::Console, Parsed::Console(a)) => observe::console(call, a),
+        (T::WaitFor, Parsed::Wait(a)) => verify::wait_for(call, a).await,
+        (T::Assert, Parsed::Wait(a)) => verify::assert(call, a).await,
+        (T::Feedback, Parsed::Feedback(a)) => meta::feedback(call, a),
+        (T::Session, Parsed::Session(a)) => session_family::session(call, a).await,
+        (T::Tools, Parsed::Tools(a)) => meta::tools(call, a),
+        (T::Run, Parsed::Run(a)) => meta::run(call, a).await,
+        (T::TestSleep, Parsed::Sleep(a)) => testing::sleep(call, a).await,
+        (T::TestEcho, _) => testing::echo(call),
+        (tool, _) => Err(Refusal::new(
+            format!("{tool} has no implementation in this daemon"),
+            "call reticle_tools for the tools this daemon has",
+        )),
+    }
+}
+
+/// Finds the session a call is for: the explicit id, else the only one, else the clearly most
+/// recent; while the daemon is young, waits briefly for a first page rather than refusing.
+async fn resolve(ctx: &ToolContext, explicit: Option<&str>) -> Result<Arc<Session>, Refusal> {
+    let span = tracing::info_span!("session.resolve", ok = Empty, error = Empty);
+    let outcome = async {
+        let bridge = &ctx.bridge;
+        let mut found = bridge.resolve(explicit);
+        if matches!(found, Err(ResolveError::NoSessions { .. })) {
+            let young = ctx.host.started.elapsed();
+            let wait = ctx.host.first_session_wait.saturating_sub(young);
+            if !wait.is_zero() && bridge.wait_for_session(wait, |_| true).await.is_some() {
+                found = bridge.resolve(explicit);
+            }
+        }
+        found.map_err(|err| no_session(ctx, err))
+    }
+    .instrument(span.clone())
+    .await;
+    if let Err(refusal) = &outcome {
+        span.record("ok", false);
+        span.record("error", clip(&refusal.reason, 300).as_str());
+    }
+    outcome
+}
+
+fn no_session(ctx: &ToolContext, err: ResolveError) -> Refusal {
+    let listed: Vec<Value> = ctx
+        .bridge
+        .summaries()
+        .into_iter()
+        .map(|s| json!({ "sessionId": s.id, "url": s.url, "title": s.title, "lastSeenMs": s.last_seen_ms }))
+        .collect();
+    let port = ctx.info.port;
+    let refusal = match err {
+        ResolveError::NoSessions { .. } => Refusal::new(
+            format!("{err}; nothing was run"),
+            format!(
+                "open the app in a browser with the Reticle SDK connecting to ws://127.0.0.1:{port}/reticle, then call reticle_sessions"
+            ),
+        ),
+        ResolveError::NotFound { .. } => Refusal::new(
+            format!("{err}; nothing was run"),
+            "pass one of the connected session ids (reticle_sessions lists them), or omit sessionId when only one page is open",
+        ),
+        ResolveError::Ambiguous { .. } => Refusal::new(
+            format!("{err}; nothing was run"),
+            "pass sessionId with one of the listed sessions",
+        ),
+    };
+    refusal.with("sessions", listed)
+}
+
+/// The `session` block: how fresh and how awake the tab is.
+pub fn session_block(session: &Session) -> (Value, Option<String>) {
+    let identity = session.identity();
+    let last_seen_ms = session.last_seen_ms();
+    let throttled = identity.hidden || last_seen_ms > THROTTLED_AFTER_MS;
+    let warning = throttled.then(|| {
+        if identity.hidden {
+            "the tab is hidden: the browser throttles its timers, so acts and reads may be slow and events late; bring it to the foreground".to_string()
+        } else {
+            format!(
+                "the page has not been heard from for {last_seen_ms} ms: it may be frozen or throttled; bring its tab to the foreground"
+            )
+        }
+    });
+    (
+        json!({
+            "id": session.id(),
+            "lastSeenMs": last_seen_ms,
+            "focused": identity.focused,
+            "hidden": identity.hidden,
+            "throttled": throttled,
+        }),
+        warning,
+    )
+}
+
+/// The MCP result: structured content plus its text; a refusal is an error result.
+fn encode(session: Option<&Session>, result: Result<Value, Refusal>) -> CallToolResult {
+    let (mut value, is_error) = match result {
+        Ok(value) => (value, false),
+        Err(refusal) => (refusal.to_value(), true),
+    };
+    if let (Some(session), Value::Object(map)) = (session, &mut value)
+        && !map.contains_key("session")
+    {
+        let (block, warning) = session_block(session);
+        map.insert("session".into(), block);
+        if let Some(warning) = warning {
+            map.entry("warning").or_insert(json!(warning));
+        }
+    }
+    let mut result = if is_error {
+        CallToolResult::structured_error(value)
+    } else {
+        CallToolResult::structured(value)
+    };
+    // Every protocol version Reticle speaks predates the result-type field.
+    result.result_type = None;
+    result
+}
+
+/// Concurrency accounting and the settle hook: built when a call starts, dropped on every
+/// exit (returned, refused or unwound), when it closes the `settle` span under the call's root.
+struct SettleGuard<'a> {
+    ctx: &'a ToolContext,
+    root: tracing::Span,
+    started: Instant,
+    refused: bool,
+}
+
+impl<'a> SettleGuard<'a> {
+    fn begin(ctx: &'a ToolContext, root: tracing::Span) -> Self {
+        ctx.host.stats.begin();
+        Self {
+            ctx,
+            root,
+            started: Instant::now(),
+            refused: false,
+        }
+    }
+}
+
+impl Drop for SettleGuard<'_> {
+    fn drop(&mut self) {
+        let unwinding = std::thread::panicking();
+        self.ctx.host.stats.end(self.refused || unwinding);
+        let settle = tracing::info_span!(
+            parent: &self.root,
+            "settle",
+            ms = self.started.elapsed().as_millis() as u64,
+            ok = Empty,
+            error = Empty
+        );
+        if unwinding {
+            let error = "the call failed inside Reticle";
+            settle.record("ok", false);
+            settle.record("error", error);
+            self.root.record("ok", false);
+            self.root.record("error", error);
+        }
+        drop(settle);
+    }
+}
+
+/// Echoes user text back at most `max` characters long.
+pub(super) fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() > max {
+        format!("{}…", text.chars().take(max).collect::<String>())
+    } else {
+        text.to_string()
+    }
+}
+
+/// A tool name as it may be echoed in a message.
+pub fn clip_name(name: &str) -> String {
+    clip(name, 80)
+}
+
+/// How long a call may wait, from a `timeout_ms` argument.
+pub(super) fn bound(timeout_ms: Option<u64>, default: Duration) -> Duration {
+    timeout_ms.map(Duration::from_millis).unwrap_or(default)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The handler modules of the tool layer, as compiled.
+    const HANDLER_SOURCES: &[(&str, &str)] = &[
+        ("sessions", include_str!("sessions.rs")),
+        ("look", include_str!("look.rs")),
+        ("act", include_str!("act.rs")),
+        ("observe", include_str!("observe.rs")),
+        ("verify", include_str!("verify.rs")),
+        ("session_family", include_str!("session_family.rs")),
+        ("meta", include_str!("meta.rs")),
+        ("testing", include_str!("testing.rs")),
+    ];
+    const CHOKEPOINT: &str = include_str!("chokepoint.rs");
+
+    /// The production part of a source file (before its tests).
+    fn production(source: &str) -> &str {
+        source.split("#[cfg(test)]").next().unwrap_or(source)
+    }
+
+    /// Every handler is reached only by `dispatch` in this module: each takes a `Call` (which
+    /// only this module can build), and no file but this one names a handler as a call.
+    #[test]
+    fn no_handler_is_called_from_anywhere_else() {
+        let mut handlers = Vec::new();
+        for (module, source) in HANDLER_SOURCES {
+            for line in production(source).lines() {
+                let line = line.trim();
+                let Some(rest) = line
+                    .strip_prefix("pub(super) async fn ")
+                    .or_else(|| line.strip_prefix("pub(super) fn "))
+                else {
+                    continue;
+                };
+                let name = rest.split('(').next().unwrap();
+                let params = rest.split_once('(').map(|(_, p)| p).unwrap_or("");
+                if params.starts_with("call: &Call") || params.starts_with("_call: &Call") {
+                    handlers.push((*module, name.to_string()));
+                }
+            }
+        }
+        assert!(handlers.len() >= 20, "{handlers:?}");
+        let dispatch = production(CHOKEPOINT)
+            .split("async fn dispatch(")
+            .nth(1)
+            .and_then(|rest| rest.split("\nasync fn ").next())
+            .unwrap();
+        for (module, name) in &handlers {
+            let call = format!("{module}::{name}(");
+            assert!(
+                dispatch.contains(&call),
+                "{call} is not dispatched by run_tool"
+            );
+            assert_eq!(
+                production(CHOKEPOINT).matches(&call).count(),
+                1,
+                "{call} is called once, from dispatch"
+            );
+            for (other, source) in HANDLER_SOURCES {
+                let prod = production(source);
+                assert!(!prod.contains(&call), "{other} calls {call}");
+                if other == module {
+                    let uses = prod.matches(&format!("{name}(call")).count();
+                    let definitions = prod.matches(&format!("fn {name}(call")).count();
+                    assert_eq!(uses, definitions, "{module} calls its handler {name}");
+                }
+            }
+        }
+        // Only this module builds a Call.
+        for (module, source) in HANDLER_SOURCES {
+            assert!(
+                !production(source).contains("Call {"),
+                "{module} builds a Call"
+            );
+            assert!(
+                !production(source).contains("Sealed"),
+                "{module} names the seal"
+            );
+        }
+        assert_eq!(
+            production(CHOKEPOINT).matches("_sealed: Sealed,").count(),
+            2
+        );
+    }
+
+    #[tokio::test]
+    async fn refusals_are_structured_and_the_guard_settles_every_exit() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::detached(dir.path());
+        let catalogue = Catalogue::standard();
+        let call = |name: &'static str, args: Value| {
+            let ctx = ctx.clone();
+            let catalogue = catalogue.clone();
+            async move {
+                run_tool(
+                    &ctx,
+                    &catalogue,
+                    name,
+                    args.as_object().cloned().unwrap_or_default(),
+                )
+                .await
+            }
+        };
+        let big = call("reticle_query", json!({ "text": "x".repeat(70_000) }))
+            .await
+            .unwrap();
+        assert_eq!(big.is_error, Some(true));
+        let value = big.structured_content.unwrap();
+        assert!(
+            value["reason"].as_str().unwrap().contains("bytes"),
+            "{value}"
+        );
+        let field = call("reticle_query", json!({ "testid": 3 })).await.unwrap();
+        let value = field.structured_content.unwrap();
+        assert!(
+            value["reason"].as_str().unwrap().contains("`testid`"),
+            "{value}"
+        );
+        let none = call("reticle_snapshot", json!({})).await.unwrap();
+        let value = none.structured_content.unwrap();
+        assert_eq!(value["ok"], false);
+        assert!(value["sessions"].is_array(), "{value}");
+        assert!(matches!(
+            call("reticle_nope", json!({})).await,
+            Err(ToolRefusal::Unknown(_))
+        ));
+        let member = call("reticle_yield", json!({})).await.unwrap();
+        assert!(
+            member.structured_content.unwrap()["recovery"]
+                .as_str()
+                .unwrap()
+                .contains("reticle_session")
+        );
+        let hidden = call("reticle_capabilities", json!({})).await.unwrap();
+        assert!(
+            hidden.structured_content.unwrap()["recovery"]
+                .as_str()
+                .unwrap()
+                .contains("reticle_run")
+        );
+        let stats = ctx.host.stats.summary();
+        assert_eq!(stats.in_flight, 0, "{stats:?}");
+        assert_eq!(stats.started, stats.settled);
+        assert_eq!(stats.refused, 6);
+    }
+}

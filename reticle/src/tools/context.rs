@@ -1,0 +1,209 @@
+//! What a tool call can reach: the daemon's identity, the bridge, and the tool layer's own
+//! host ([`ToolHost`]): call accounting, per-session memory (last act, action windows, snapshot
+//! baselines, message cursors) and where it may write (the state dir for the feedback outbox,
+//! the project's `.reticle/` for capsules).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::bridge::{Bridge, Cursor};
+use crate::config::env;
+use crate::daemon::{Activity, DaemonLog};
+use crate::http::DaemonInfo;
+
+/// How long the first calls of a daemon life wait for a first page to connect.
+pub const DEFAULT_FIRST_SESSION_WAIT: Duration = Duration::from_secs(3);
+/// How many action windows a session remembers.
+pub const ACTIONS_KEPT: usize = 64;
+
+/// What a tool call can reach.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    pub info: Arc<DaemonInfo>,
+    pub activity: Activity,
+    pub bridge: Bridge,
+    pub host: Arc<ToolHost>,
+}
+
+impl ToolContext {
+    /// A context over a fresh bridge with default settings, writing under `dir` (for tests).
+    pub fn detached(dir: &std::path::Path) -> Self {
+        let activity = Activity::new();
+        let bridge = Bridge::new(
+            crate::bridge::BridgeConfig::default(),
+            None,
+            activity.clone(),
+            tokio_util::sync::CancellationToken::new(),
+            None,
+        );
+        Self {
+            info: Arc::new(DaemonInfo {
+                version: crate::VERSION.into(),
+                instance: "test".into(),
+                pid: std::process::id(),
+                port: 4400,
+                started_at: crate::daemon::log::now_rfc3339(),
+            }),
+            activity,
+            bridge,
+            host: Arc::new(ToolHost::new(
+                dir.join("state"),
+                dir.join("project"),
+                Duration::ZERO,
+                None,
+            )),
+        }
+    }
+}
+
+/// The tool layer's state for one daemon life.
+#[derive(Debug)]
+pub struct ToolHost {
+    pub stats: ToolStats,
+    memory: Mutex<HashMap<String, SessionMemory>>,
+    /// The daemon's state dir (the feedback outbox lives here).
+    pub state_dir: PathBuf,
+    /// The project the daemon serves (capsules go to `<project>/.reticle/capsules/`).
+    pub project_dir: PathBuf,
+    /// When the daemon started.
+    pub started: Instant,
+    /// How long after start a call waits for a first page instead of refusing.
+    pub first_session_wait: Duration,
+    /// The daemon log, when there is one.
+    pub log: Option<Arc<DaemonLog>>,
+}
+
+impl ToolHost {
+    pub fn new(
+        state_dir: PathBuf,
+        project_dir: PathBuf,
+        first_session_wait: Duration,
+        log: Option<Arc<DaemonLog>>,
+    ) -> Self {
+        Self {
+            stats: ToolStats::default(),
+            memory: Mutex::new(HashMap::new()),
+            state_dir,
+            project_dir,
+            started: Instant::now(),
+            first_session_wait,
+            log,
+        }
+    }
+
+    /// The host for a daemon life: the project is `RETICLE_PROJECT_DIR`, else the daemon's
+    /// working directory (the directory the agent started `reticle mcp` from).
+    pub fn from_env(state_dir: PathBuf, log: Option<Arc<DaemonLog>>) -> Result<Self, String> {
+        let project_dir = match std::env::var(env::PROJECT_DIR) {
+            Ok(dir) if !dir.trim().is_empty() => PathBuf::from(dir),
+            _ => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        };
+        let wait =
+            crate::config::millis_from_env(env::FIRST_SESSION_WAIT_MS, DEFAULT_FIRST_SESSION_WAIT)
+                .map_err(|e| e.to_string())?;
+        Ok(Self::new(state_dir, project_dir, wait, log))
+    }
+
+    /// Runs `f` on the memory of session `id` (created empty on first use).
+    pub fn remember<T>(&self, id: &str, f: impl FnOnce(&mut SessionMemory) -> T) -> T {
+        let mut memory = self
+            .memory
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if memory.len() > 256 && !memory.contains_key(id) {
+            memory.clear();
+        }
+        f(memory.entry(id.to_string()).or_default())
+    }
+}
+
+/// What the tool layer remembers about one session id.
+#[derive(Debug, Default)]
+pub struct SessionMemory {
+    /// The last action id handed out (`a<n>`).
+    pub actions_issued: u64,
+    /// Where the last act (or navigation) began: the default `since` of assert and wait_for.
+    pub last_act: Option<Cursor>,
+    /// Action windows by id, oldest first.
+    pub actions: Vec<(String, ActionWindow)>,
+    /// The last snapshot tree per (life, mode, scope), for `diff`.
+    pub snapshots: HashMap<String, String>,
+    /// Where the last `messages` read stopped.
+    pub messages_from: Option<Cursor>,
+}
+
+impl SessionMemory {
+    /// Starts an action window at `since`; returns its id.
+    pub fn begin_action(&mut self, since: Cursor) -> String {
+        self.actions_issued += 1;
+        let id = format!("a{}", self.actions_issued);
+        self.last_act = Some(since);
+        self.actions
+            .push((id.clone(), ActionWindow { since, until: None }));
+        if self.actions.len() > ACTIONS_KEPT {
+            self.actions.remove(0);
+        }
+        id
+    }
+
+    /// Closes an action window at `until`.
+    pub fn end_action(&mut self, id: &str, until: Cursor) {
+        if let Some((_, w)) = self.actions.iter_mut().find(|(a, _)| a == id) {
+            w.until = Some(until);
+        }
+    }
+
+    pub fn action(&self, id: &str) -> Option<ActionWindow> {
+        self.actions.iter().find(|(a, _)| a == id).map(|(_, w)| *w)
+    }
+}
+
+/// The events of one action: from where it began to where the next one began (open while it
+/// is the latest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActionWindow {
+    pub since: Cursor,
+    pub until: Option<Cursor>,
+}
+
+/// Concurrency accounting for tool calls: how many run now, the most at once, how many ran.
+#[derive(Debug, Default)]
+pub struct ToolStats {
+    in_flight: AtomicUsize,
+    peak: AtomicUsize,
+    started: AtomicU64,
+    settled: AtomicU64,
+    refused: AtomicU64,
+}
+
+/// A snapshot of [`ToolStats`] (reported by `/status` as `toolCalls`).
+pub type StatsSummary = crate::wire::status::ToolCalls;
+
+impl ToolStats {
+    pub(crate) fn begin(&self) {
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.peak.fetch_max(now, Ordering::SeqCst);
+        self.started.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn end(&self, refused: bool) {
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.settled.fetch_add(1, Ordering::Relaxed);
+        if refused {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub fn summary(&self) -> StatsSummary {
+        StatsSummary {
+            in_flight: self.in_flight.load(Ordering::SeqCst),
+            peak: self.peak.load(Ordering::SeqCst),
+            started: self.started.load(Ordering::Relaxed),
+            settled: self.settled.load(Ordering::Relaxed),
+            refused: self.refused.load(Ordering::Relaxed),
+        }
+    }
+}

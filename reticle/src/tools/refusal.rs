@@ -1,0 +1,60 @@
+//! The one shape of "not done": `{ok:false, reason, recovery}`, plus whatever facts help the
+//! agent (the sessions to choose from, the field at fault). A refusal never carries a stack
+//! trace, panic text or an internal path: its sentences are written here and in the handlers.
+
+use serde_json::{Map, Value, json};
+
+/// A structured refusal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// What was not done and why, in one sentence.
+    pub reason: String,
+    /// What to do next.
+    pub recovery: String,
+    /// Extra facts (`sessions`, `field`, `accepts`, ...).
+    pub extra: Map<String, Value>,
+}
+
+impl Refusal {
+    pub fn new(reason: impl Into<String>, recovery: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            recovery: recovery.into(),
+            extra: Map::new(),
+        }
+    }
+
+    /// Adds a fact.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.extra.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// The arguments did not fit the tool's schema.
+    pub fn bad_arguments(tool: &str, problem: &str) -> Self {
+        Self::new(
+            format!("{tool}: {problem}; nothing was run"),
+            format!(
+                "fix the arguments and call again; reticle_tools {{\"names\":[\"{tool}\"]}} lists the parameters {tool} accepts"
+            ),
+        )
+    }
+
+    /// `{ok:false, reason, recovery, ...extra}`.
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("ok".into(), json!(false));
+        map.insert("reason".into(), json!(self.reason));
+        map.insert("recovery".into(), json!(self.recovery));
+        for (k, v) in &self.extra {
+            map.insert(k.clone(), v.clone());
+        }
+        Value::Object(map)
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.reason, self.recovery)
+    }
+}

@@ -1,0 +1,223 @@
+//! Waiting for a predicate: evaluate it now, then again whenever the page reports events (or a
+//! short poll passes, for page reads and quiet time), until it holds, the page goes away for
+//! good, it can no longer hold, or the bound runs out; then evaluate once more. Where the events
+//! come from is the [`Observation`] trait, so this room still never talks to a socket.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::evaluate::{Evaluation, Status, evaluate};
+use super::predicate::Predicate;
+use super::probe::PageProbe;
+use super::window::Window;
+
+/// How often a wait re-reads the page when nothing is reported (page reads, quiet time).
+pub const POLL: Duration = Duration::from_millis(100);
+/// How often a wait over events only re-evaluates when nothing is reported (quiet time).
+pub const QUIET_POLL: Duration = Duration::from_millis(50);
+
+/// What a wait observes: a window over the page's events, the live page, and news of either.
+pub trait Observation: PageProbe + Send {
+    /// The window as it stands now.
+    fn window(&mut self) -> Window;
+
+    /// Resolves when something may have changed (an event arrived, the page went away) or
+    /// after `poll`, whichever is first.
+    fn changed(&mut self, poll: Duration) -> impl Future<Output = ()> + Send;
+
+    /// Whether the page is still there. When it went away, waits (within its own grace) for it
+    /// to come back under the same session id, and carries on with it; `false` when it did not.
+    fn recover(&mut self) -> impl Future<Output = bool> + Send;
+}
+
+/// The end of a wait.
+#[derive(Debug, Clone)]
+pub struct Waited {
+    /// The last evaluation: the one that decided the wait.
+    pub evaluation: Evaluation,
+    /// The window it was made over.
+    pub window: Window,
+    /// How long the wait took.
+    pub waited: Duration,
+    /// The bound ran out before the predicate held.
+    pub timed_out: bool,
+}
+
+/// Evaluates `predicate` over `source` until it holds, the page is lost, it is contradicted in a
+/// way more events cannot undo, or `bound` passes (a zero bound evaluates once).
+pub async fn wait_until<O: Observation>(
+    predicate: &Predicate,
+    source: &mut O,
+    bound: Duration,
+) -> Waited {
+    let started = Instant::now();
+    let deadline = started + bound;
+    let poll = if predicate.window_only() && !predicate.mentions_settled() {
+        POLL * 5
+    } else if predicate.window_only() {
+        QUIET_POLL
+    } else {
+        POLL
+    };
+    loop {
+        if !source.recover().await {
+            let window = source.window();
+            return Waited {
+                evaluation: Evaluation::lost(
+                    predicate.kind(),
+                    "the page went away during the wait and did not come back",
+                ),
+                window,
+                waited: started.elapsed(),
+                timed_out: false,
+            };
+        }
+        let window = source.window();
+        let evaluation = evaluate(predicate, &window, source).await;
+        let final_fail = evaluation.status == Status::Fail
+            && evaluation.contradicted
+            && predicate.window_only()
+            && !predicate.mentions_settled();
+        // A pass that later events could undo (an absence over the window) is only final when
+        // the bound has run out.
+        let provisional = evaluation.status == Status::Pass && predicate.provisional();
+        let done = (evaluation.status == Status::Pass && !provisional) || final_fail;
+        if evaluation.observation_lost && source.recover().await {
+            // The page came back mid-read: read it again.
+            continue;
+        }
+        let now = Instant::now();
+        if done || evaluation.observation_lost || now >= deadline {
+            return Waited {
+                timed_out: !done && !provisional && !evaluation.observation_lost,
+                evaluation,
+                window,
+                waited: started.elapsed(),
+            };
+        }
+        let remaining = deadline - now;
+        let _ = tokio::time::timeout(remaining, source.changed(poll.min(remaining))).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::evaluate::tests::{FixedPage, event};
+    use crate::verdict::predicate::{ElementQuery, parse};
+    use crate::verdict::probe::{ElementFacts, Read, StateFacts};
+    use serde_json::json;
+
+    /// A scripted source: events appear one per `changed`, the page can be lost.
+    struct Script {
+        page: FixedPage,
+        events: Vec<crate::verdict::ObservedEvent>,
+        pending: Vec<crate::verdict::ObservedEvent>,
+        gone_after: Option<usize>,
+        changes: usize,
+        comes_back: bool,
+    }
+
+    impl PageProbe for Script {
+        async fn element(&mut self, q: &ElementQuery) -> Read<ElementFacts> {
+            self.page.element(q).await
+        }
+        async fn text(&mut self, t: &str) -> Read<bool> {
+            self.page.text(t).await
+        }
+        async fn state(&mut self, s: &str, p: &str) -> Read<StateFacts> {
+            self.page.state(s, p).await
+        }
+        async fn route(&mut self) -> Read<String> {
+            self.page.route().await
+        }
+    }
+
+    impl Observation for Script {
+        fn window(&mut self) -> Window {
+            Window::new(self.events.clone(), 0, 0)
+        }
+        async fn changed(&mut self, poll: Duration) {
+            self.changes += 1;
+            if self.pending.is_empty() {
+                tokio::time::sleep(poll).await;
+            } else {
+                self.events.push(self.pending.remove(0));
+            }
+            if self.gone_after == Some(self.changes) {
+                self.page.gone = true;
+            }
+        }
+        async fn recover(&mut self) -> bool {
+            if self.page.gone && self.comes_back {
+                self.page.gone = false;
+            }
+            !self.page.gone
+        }
+    }
+
+    fn script(pending: Vec<crate::verdict::ObservedEvent>) -> Script {
+        Script {
+            page: FixedPage::default(),
+            events: vec![],
+            pending,
+            gone_after: None,
+            changes: 0,
+            comes_back: false,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waits_for_the_event_that_makes_it_hold() {
+        let p = parse(&json!({"kind":"signal","name":"saved"})).unwrap();
+        let mut s = script(vec![
+            event("signal", json!({"name":"other"})),
+            event("signal", json!({"name":"saved"})),
+        ]);
+        let waited = wait_until(&p, &mut s, Duration::from_secs(5)).await;
+        assert_eq!(waited.evaluation.status, Status::Pass);
+        assert!(!waited.timed_out);
+        assert_eq!(s.changes, 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_bound_of_zero_evaluates_once_and_the_bound_ends_a_wait() {
+        let p = parse(&json!({"kind":"signal","name":"saved"})).unwrap();
+        let mut s = script(vec![event("signal", json!({"name":"saved"}))]);
+        let once = wait_until(&p, &mut s, Duration::ZERO).await;
+        assert_eq!(once.evaluation.status, Status::Fail);
+        assert_eq!(s.changes, 0);
+        let mut never = script(vec![]);
+        let waited = wait_until(&p, &mut never, Duration::from_secs(2)).await;
+        assert!(waited.timed_out);
+        assert_eq!(waited.evaluation.status, Status::Fail);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_page_that_goes_away_ends_the_wait_as_lost_unless_it_comes_back() {
+        let p = parse(&json!({"kind":"text","contains":"Saved"})).unwrap();
+        let mut s = script(vec![]);
+        s.gone_after = Some(1);
+        let waited = wait_until(&p, &mut s, Duration::from_secs(30)).await;
+        assert!(waited.evaluation.observation_lost);
+        assert!(!waited.timed_out);
+
+        let mut back = script(vec![]);
+        back.gone_after = Some(1);
+        back.comes_back = true;
+        back.page.text = false;
+        let waited = wait_until(&p, &mut back, Duration::from_millis(500)).await;
+        assert!(!waited.evaluation.observation_lost);
+        assert!(waited.timed_out);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_exceeded_count_cannot_be_undone_so_the_wait_ends_early() {
+        let p = parse(&json!({"kind":"console","level":"error","absent":true})).unwrap();
+        let mut s = script(vec![event("console.error", json!({"message":"x"}))]);
+        let waited = wait_until(&p, &mut s, Duration::from_secs(60)).await;
+        assert!(waited.evaluation.contradicted);
+        assert!(!waited.timed_out);
+    }
+}
