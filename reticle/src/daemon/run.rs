@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::net::TcpListener;
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use super::life;
 use super::lock::{LockError, LockHolder, PortLock};
@@ -124,6 +124,15 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
             env::HOST
         )));
     }
+    let signals = match TerminatingSignals::install() {
+        Ok(signals) => signals,
+        Err(err) => {
+            acquired.lock.release();
+            return Err(fail(format!(
+                "could not install the SIGTERM/SIGINT/SIGHUP handlers ({err}), so a stop would kill the daemon without its exit line"
+            )));
+        }
+    };
     let listener = match TcpListener::bind(SocketAddr::new(settings.host, settings.port)).await {
         Ok(listener) => listener,
         Err(err) => {
@@ -216,7 +225,15 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
         activity.clone(),
         settings.heartbeat,
     ));
-    let reason = serve(listener, state, &log, &activity, settings.idle_shutdown).await;
+    let reason = serve(
+        listener,
+        signals,
+        state,
+        &log,
+        &activity,
+        settings.idle_shutdown,
+    )
+    .await;
     heartbeat.abort();
     let mut fields = json!({
         "reason": match &reason { ExitReason::Signal(_) => "signal", ExitReason::Idle(_) => "idle" },
@@ -237,6 +254,7 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
 /// Serves until a terminating signal or idle shutdown, then drains within a bound.
 async fn serve(
     listener: TcpListener,
+    mut signals: TerminatingSignals,
     state: AppState,
     log: &Arc<DaemonLog>,
     activity: &Activity,
@@ -250,7 +268,7 @@ async fn serve(
         .with_graceful_shutdown(async move { draining.cancelled().await });
     let server = tokio::spawn(server.into_future());
     let reason = tokio::select! {
-        name = terminating_signal(log) => ExitReason::Signal(name),
+        name = signals.next(log) => ExitReason::Signal(name),
         idle = super::idle::idle_for(activity, idle_bound) => {
             log.event(events::IDLE, json!({ "idleMs": idle.as_millis() as u64, "boundMs": idle_bound.as_millis() as u64 }));
             ExitReason::Idle(idle)
@@ -265,29 +283,41 @@ async fn serve(
     reason
 }
 
-/// Resolves with the name of the first SIGTERM or SIGINT; SIGHUP is logged and ignored.
-async fn terminating_signal(log: &DaemonLog) -> &'static str {
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        return std::future::pending().await;
-    };
-    loop {
-        let name = tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = int.recv() => "SIGINT",
-            _ = hup.recv() => {
-                log.event(events::SIGNALLED, json!({ "signal": "SIGHUP", "action": "ignored" }));
-                continue;
-            }
-        };
-        log.event(
-            events::SIGNALLED,
-            json!({ "signal": name, "action": "shutting down" }),
-        );
-        return name;
+/// The signals that end (or are ignored by) a daemon, installed before its port is bound: a
+/// SIGTERM that arrives once `/status` answers must find the handler, never the default action
+/// that would kill the daemon without its exit line.
+struct TerminatingSignals {
+    term: Signal,
+    int: Signal,
+    hup: Signal,
+}
+
+impl TerminatingSignals {
+    fn install() -> std::io::Result<Self> {
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// Resolves with the name of the first SIGTERM or SIGINT; SIGHUP is logged and ignored.
+    async fn next(&mut self, log: &DaemonLog) -> &'static str {
+        loop {
+            let name = tokio::select! {
+                _ = self.term.recv() => "SIGTERM",
+                _ = self.int.recv() => "SIGINT",
+                _ = self.hup.recv() => {
+                    log.event(events::SIGNALLED, json!({ "signal": "SIGHUP", "action": "ignored" }));
+                    continue;
+                }
+            };
+            log.event(
+                events::SIGNALLED,
+                json!({ "signal": name, "action": "shutting down" }),
+            );
+            return name;
+        }
     }
 }
 
