@@ -2,7 +2,7 @@
 //! → daemon): the three counts (names, tools advertised under `RETICLE_ADVERTISE_ALL_TOOLS=1`,
 //! tools advertised by default) and the lists behind them, snapshot with insta; every family
 //! member listed with the action that reaches it; output schemas only under ALL; input schemas
-//! with the predicate defined once. And a proptest over argument shapes: every default tool,
+//! with the predicate defined once. And a proptest over argument shapes: every advertised tool,
 //! called with empty, null, wrong-typed, `__proto__`-keyed and 100,000-character arguments,
 //! answers with a tool result (a structured refusal when it refuses) and no crash text.
 
@@ -153,8 +153,9 @@ fn shape(params: Vec<String>) -> impl Strategy<Value = Value> {
 }
 
 #[tokio::test]
-async fn every_default_tool_answers_any_argument_shape_with_a_structured_result() {
-    let (_daemon, client) = agent(&[]).await;
+async fn every_advertised_tool_answers_any_argument_shape_with_a_structured_result() {
+    // Every tool any surface advertises: the ALL surface is a superset of the default one.
+    let (_daemon, client) = agent(&[("RETICLE_ADVERTISE_ALL_TOOLS", "1")]).await;
     let tools = listed(&client).await;
     let mut runner = TestRunner::deterministic();
     let mut seen = 0;

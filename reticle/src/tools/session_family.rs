@@ -40,7 +40,7 @@ pub(super) async fn session(call: &Call<'_>, a: SessionFamilyArgs) -> Result<Val
             ask(
                 session,
                 CommandName::Presenter,
-                presenter(mode, text, "waiting"),
+                presenter("paused", text, mode),
             )
             .await?;
             answer["mode"] = json!(mode);
@@ -50,7 +50,7 @@ pub(super) async fn session(call: &Call<'_>, a: SessionFamilyArgs) -> Result<Val
             ask(
                 session,
                 CommandName::Presenter,
-                presenter("active", None, "active"),
+                presenter("active", None, "calm"),
             )
             .await?;
             answer["done"] = json!(true);
@@ -60,7 +60,7 @@ pub(super) async fn session(call: &Call<'_>, a: SessionFamilyArgs) -> Result<Val
             ask(
                 session,
                 CommandName::Presenter,
-                presenter("ended", text, "done"),
+                presenter("ended", text, "calm"),
             )
             .await?;
             answer["done"] = json!(true);
