@@ -8,6 +8,7 @@ pub mod daemon;
 pub mod kit;
 pub mod mcp;
 pub mod sdk;
+pub mod traces;
 
 use std::path::PathBuf;
 
@@ -65,6 +66,10 @@ scenario_table! {
     "H5.3" => sdk::offline_overflow_marks_the_gap,
     "H5.4" => sdk::sandboxed_iframe_starts,
     "H5.5" => sdk::stale_ref_is_refused,
+    "T1" => traces::t1_one_root_per_call,
+    "T2" => traces::t2_no_orphan_span,
+    "T3" => traces::t3_settle_on_every_call,
+    "T4" => traces::t4_no_failure_without_error,
 }
 
 /// Why a row has no scenario yet.
@@ -73,8 +78,7 @@ fn pending(id: &str) -> Ran {
         Some('H') if id.starts_with("H1") || id.starts_with("H2") => {
             "its scenario needs a link relay or stdio faults not wired into the gate yet; gates/tests/mcp_*.rs provoke it"
         }
-        Some('H') => "the bridge and SDK scenarios land with hops 4 and 5",
-        _ => "the trace invariants are scored once tool calls emit traces",
+        _ => "no gate judges it yet",
     };
     Ran {
         history: History::new(),

@@ -1,0 +1,460 @@
+//! The trace invariants (T1 to T4): one traced run of real tool calls, judged four ways. A daemon
+//! with `RETICLE_TRACE=1`, the fixture app in Chromium and one held-open agent on `reticle mcp`
+//! make calls that succeed, are refused (bad arguments, a stale ref, an unknown tool, a page that
+//! is gone), fail (a red verdict, a page closed mid-wait), go through `reticle_run`, and run eight
+//! at a time. The calibrated checker ([`crate::trace`]) reads the daemon's log; T1 also needs one
+//! root per call the harness made, which only the history knows.
+//!
+//! The run happens once per process and each T row reads it. This module must not judge
+//! anything but traces: the tools' own answers are judged by the tool gates.
+
+use std::time::Duration;
+
+use harness::{Browser, FixtureApp, McpClient, OwnedDaemon, ProxyOptions, poll};
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+
+use super::kit::{BOUND, control, controls_held, observe, settle};
+use super::{GateEnv, Ran};
+use crate::history::{Actor, History, Op, OpType};
+use crate::judge::{Judgement, RowOutcome};
+use crate::trace::{self, Invariant, TraceReport};
+
+/// The session the traced page connects as.
+const SESSION: &str = "traced";
+
+/// How many calls run at once in the concurrent burst.
+const CONCURRENT: usize = 8;
+
+/// How long the page-closed call waits for a signal that never comes (the tab closes first).
+const ORPHANED_WAIT_MS: u64 = 15_000;
+
+/// What the traced run left: its history, the spans the daemon logged, and what the checker made
+/// of them.
+struct TracedRun {
+    history: History,
+    spans: usize,
+    report: TraceReport,
+    calibration: Vec<String>,
+}
+
+static RUN: OnceCell<TracedRun> = OnceCell::const_new();
+
+pub async fn t1_one_root_per_call(env: &GateEnv) -> Ran {
+    judge(env, Invariant::T1).await
+}
+
+pub async fn t2_no_orphan_span(env: &GateEnv) -> Ran {
+    judge(env, Invariant::T2).await
+}
+
+pub async fn t3_settle_on_every_call(env: &GateEnv) -> Ran {
+    judge(env, Invariant::T3).await
+}
+
+pub async fn t4_no_failure_without_error(env: &GateEnv) -> Ran {
+    judge(env, Invariant::T4).await
+}
+
+async fn judge(env: &GateEnv, invariant: Invariant) -> Ran {
+    let run = RUN.get_or_init(|| traced_run(env)).await;
+    let judgement = settle(verdict(run, invariant));
+    Ran {
+        history: run.history.clone(),
+        judgement,
+    }
+}
+
+/// The row's outcome: inconclusive unless the checker is calibrated, the controls held and
+/// every call was answered; silent when the invariant is broken (a hidden failure); survived
+/// otherwise.
+fn verdict(run: &TracedRun, invariant: Invariant) -> Result<Judgement, Judgement> {
+    if !run.calibration.is_empty() {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "the trace checker failed its self-check, so it proves nothing: {}",
+                run.calibration.join("; ")
+            ),
+        ));
+    }
+    let ops = run.history.ops();
+    controls_held(&ops)?;
+    let calls = tool_calls(&ops);
+    if let Some(lost) = calls.iter().find(|o| o.op_type == OpType::Info) {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "a call's transport died, so the run proves nothing: {}",
+                crate::judge::one_line(&lost.value.to_string())
+            ),
+        ));
+    }
+    let broken = run.report.of(invariant);
+    if let Some(first) = broken.first() {
+        return Ok(Judgement::new(
+            RowOutcome::Silent,
+            format!(
+                "{} violation(s) of {invariant:?} over {} calls; first: call {}: {}",
+                broken.len(),
+                run.report.calls,
+                first.call_id,
+                first.detail
+            ),
+        ));
+    }
+    if invariant == Invariant::T1 && run.report.calls != calls.len() {
+        return Ok(Judgement::new(
+            RowOutcome::Silent,
+            format!(
+                "the agent made {} tool calls and the daemon traced {} roots: a call ran untraced",
+                calls.len(),
+                run.report.calls
+            ),
+        ));
+    }
+    Ok(Judgement::new(
+        RowOutcome::Survived,
+        format!(
+            "0 violations of {invariant:?} over {} traced calls ({} spans), every one of the agent's {} calls with its root",
+            run.report.calls,
+            run.spans,
+            calls.len()
+        ),
+    ))
+}
+
+/// The agent's completed tool calls.
+fn tool_calls(ops: &[Op]) -> Vec<&Op> {
+    ops.iter()
+        .filter(|o| o.actor == Actor::Client && o.f == "tools/call" && o.op_type != OpType::Invoke)
+        .collect()
+}
+
+async fn traced_run(_env: &GateEnv) -> TracedRun {
+    let history = History::new();
+    let calibration = trace::self_check();
+    let project = tempfile::tempdir();
+    let started = match &project {
+        Ok(project) => start(&history, project.path()).await,
+        Err(e) => Err(format!("no private project dir: {e}")),
+    };
+    let (daemon, report, spans) = match started {
+        Ok(stack) => {
+            workload(&history, &stack).await;
+            let daemon = stack.daemon;
+            stack.client.close().await;
+            let (report, spans) = collected(&history, &daemon).await;
+            (Some(daemon), report, spans)
+        }
+        Err(why) => {
+            control(&history, "the traced stack starts", false, json!(why));
+            (None, TraceReport::default(), 0)
+        }
+    };
+    if let Some(daemon) = daemon {
+        daemon.shutdown().await;
+    }
+    TracedRun {
+        history,
+        spans,
+        report,
+        calibration,
+    }
+}
+
+/// The whole stack an agent uses, traced.
+struct Stack {
+    daemon: OwnedDaemon,
+    app: FixtureApp,
+    browser: Browser,
+    client: McpClient,
+}
+
+async fn start(history: &History, project: &std::path::Path) -> Result<Stack, String> {
+    let daemon = OwnedDaemon::builder()
+        .env("RETICLE_TRACE", "1")
+        .env("RETICLE_PROJECT_DIR", project.to_string_lossy().to_string())
+        .try_start()
+        .await?;
+    let app = FixtureApp::start().await;
+    let browser = Browser::launch()
+        .await
+        .map_err(|e| format!("Chromium did not launch: {e}"))?;
+    let client = McpClient::start_recording(
+        ProxyOptions::new(daemon.port(), daemon.state_dir()),
+        history.clone(),
+    )
+    .await
+    .map_err(|e| format!("reticle mcp did not start: {}", e.message()))?;
+    Ok(Stack {
+        daemon,
+        app,
+        browser,
+        client,
+    })
+}
+
+/// A call's structured content (`Null` when the call itself failed: the history has why).
+async fn call(stack: &Stack, tool: &str, mut args: Value) -> Value {
+    if let Some(map) = args.as_object_mut()
+        && !matches!(
+            tool,
+            "reticle_sessions" | "reticle_tools" | "reticle_feedback"
+        )
+        && !map.contains_key("sessionId")
+    {
+        map.insert("sessionId".into(), json!(SESSION));
+    }
+    match stack.client.call_tool(tool, args).await {
+        Ok(result) => result["structuredContent"].clone(),
+        Err(_) => Value::Null,
+    }
+}
+
+async fn listed(stack: &Stack) -> bool {
+    call(stack, "reticle_sessions", json!({})).await["sessions"]
+        .as_array()
+        .is_some_and(|s| s.iter().any(|s| s["sessionId"] == SESSION))
+}
+
+async fn workload(history: &History, stack: &Stack) {
+    let url = stack.app.url(&format!(
+        "/?reticlePort={}&reticleToken={}&session={SESSION}",
+        stack.daemon.port(),
+        stack.daemon.token()
+    ));
+    let tab = match stack.browser.open(&url).await {
+        Ok(tab) => tab,
+        Err(e) => {
+            return control(
+                history,
+                "the fixture page opens",
+                false,
+                json!(e.to_string()),
+            );
+        }
+    };
+    let connected = poll::within(BOUND, async || listed(stack).await.then_some(())).await;
+    control(
+        history,
+        "the page connects as a session",
+        connected.is_some(),
+        json!({ "session": SESSION }),
+    );
+    if connected.is_none() {
+        return;
+    }
+
+    // Calls that succeed, directly and through reticle_run.
+    call(stack, "reticle_query", json!({"testid": "login-user"})).await;
+    call(
+        stack,
+        "reticle_run",
+        json!({"tool": "reticle_query", "args": {"testid": "login-submit"}}),
+    )
+    .await;
+    call(
+        stack,
+        "reticle_act",
+        json!({"target": {"testid": "counter-increment"}, "action": "click"}),
+    )
+    .await;
+    let proved = call(
+        stack,
+        "reticle_assert",
+        json!({"predicate": {"kind": "signal", "name": "counter.changed"}, "timeout_ms": 5000}),
+    )
+    .await;
+    control(
+        history,
+        "a true assertion is proved",
+        proved["verified"] == "yes",
+        proved.clone(),
+    );
+
+    // Refusals: bad arguments, an unknown tool (directly and through run), a member called as
+    // itself, a stale ref (its element re-rendered away).
+    call(stack, "reticle_query", json!({"testid": 7})).await;
+    call(stack, "reticle_nope", json!({})).await;
+    call(stack, "reticle_run", json!({"tool": "reticle_nope"})).await;
+    call(stack, "reticle_yield", json!({})).await;
+    let held = call(stack, "reticle_query", json!({"testid": "rerender-target"})).await;
+    call(
+        stack,
+        "reticle_act",
+        json!({"target": {"testid": "rerender"}, "action": "click"}),
+    )
+    .await;
+    let stale = call(
+        stack,
+        "reticle_act",
+        json!({"ref": held["elements"][0]["ref"], "action": "click"}),
+    )
+    .await;
+    control(
+        history,
+        "a stale ref is refused",
+        stale["ok"] == false,
+        stale.clone(),
+    );
+
+    // A red verdict.
+    let red = call(
+        stack,
+        "reticle_act_and_wait",
+        json!({"target": {"testid": "counter-increment"}, "action": "click",
+               "until": {"kind": "signal", "name": "never"}, "timeout_ms": 300}),
+    )
+    .await;
+    control(
+        history,
+        "a false expectation is a red verdict",
+        red["verified"] == "no",
+        red.clone(),
+    );
+
+    // Eight at once.
+    let burst = (0..CONCURRENT).map(|_| call(stack, "reticle_query", json!({"role": "button"})));
+    futures_util::future::join_all(burst).await;
+
+    // A page closed while a call waits on it: the call must end, traced, with its settle.
+    let counter = async || {
+        call(
+            stack,
+            "reticle_state",
+            json!({"store": "app", "path": "counter"}),
+        )
+        .await["value"]
+            .as_u64()
+    };
+    let before = counter().await;
+    let waiting = call(
+        stack,
+        "reticle_act_and_wait",
+        json!({"target": {"testid": "counter-increment"}, "action": "click",
+               "until": {"kind": "signal", "name": "never"}, "timeout_ms": ORPHANED_WAIT_MS}),
+    );
+    let close = async {
+        // Close once the click has reached the page, so the call is mid-wait.
+        let clicked = poll::within(BOUND, async || (counter().await > before).then_some(())).await;
+        let closed = tab.close().await;
+        observe(
+            history,
+            "close_tab",
+            json!({ "afterClick": clicked.is_some(), "closed": closed.is_ok() }),
+        );
+    };
+    let (lost, ()) = tokio::join!(waiting, close);
+    control(
+        history,
+        "a page closed mid-wait ends the call as unknown",
+        lost["verified"] == "unknown",
+        lost.clone(),
+    );
+    // With no page left: a refusal.
+    poll::within(BOUND, async || (!listed(stack).await).then_some(())).await;
+    call(stack, "reticle_snapshot", json!({})).await;
+}
+
+/// Waits until the daemon has logged a root for every call the agent made (spans are logged as
+/// they close), then checks the spans.
+async fn collected(history: &History, daemon: &OwnedDaemon) -> (TraceReport, usize) {
+    let made = tool_calls(&history.ops()).len();
+    let read = || trace::parse(&std::fs::read_to_string(daemon.log_path()).unwrap_or_default());
+    let roots = |spans: &[trace::Span]| spans.iter().filter(|s| s.depth == 0).count();
+    let spans = poll::within(Duration::from_secs(10), async || {
+        let spans = read();
+        (roots(&spans) >= made).then_some(spans)
+    })
+    .await
+    .unwrap_or_else(read);
+    observe(
+        history,
+        "trace_log",
+        json!({ "calls": made, "roots": roots(&spans), "spans": spans.len() }),
+    );
+    (trace::check(&spans), spans.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{Span, check};
+
+    fn span(name: &str, id: &str, parent: Option<&str>, depth: u64, call: &str) -> Span {
+        Span {
+            span: name.into(),
+            id: id.into(),
+            parent: parent.map(str::to_string),
+            depth,
+            call_id: call.into(),
+            ok: true,
+            error: None,
+        }
+    }
+
+    /// A run in which the agent made `answered` calls and the daemon traced `spans`.
+    fn run(answered: &[OpType], spans: &[Span]) -> TracedRun {
+        let history = History::new();
+        for (id, op) in answered.iter().enumerate() {
+            history.invoke("tools/call", json!({ "id": id }));
+            history.complete(*op, "tools/call", json!({ "id": id }));
+        }
+        TracedRun {
+            history,
+            spans: spans.len(),
+            report: check(spans),
+            calibration: Vec::new(),
+        }
+    }
+
+    fn traced_call(call: &str) -> Vec<Span> {
+        vec![
+            span("tool.handler", &format!("{call}r"), None, 0, call),
+            span(
+                "settle",
+                &format!("{call}s"),
+                Some(&format!("{call}r")),
+                1,
+                call,
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_call_traced_survives_and_an_untraced_call_is_silent() {
+        let both: Vec<Span> = [traced_call("c1"), traced_call("c2")].concat();
+        let healthy = run(&[OpType::Ok, OpType::Fail], &both);
+        for invariant in [Invariant::T1, Invariant::T2, Invariant::T3, Invariant::T4] {
+            assert_eq!(
+                settle(verdict(&healthy, invariant)).outcome,
+                RowOutcome::Survived
+            );
+        }
+        // Negative control: the agent made two calls and only one left a trace.
+        let untraced = run(&[OpType::Ok, OpType::Ok], &traced_call("c1"));
+        let judged = settle(verdict(&untraced, Invariant::T1));
+        assert_eq!(judged.outcome, RowOutcome::Silent, "{}", judged.evidence);
+    }
+
+    #[test]
+    fn a_broken_invariant_is_silent_and_a_dead_transport_or_uncalibrated_checker_proves_nothing() {
+        let mut orphaned = traced_call("c1");
+        orphaned.push(span("browser.command", "b", Some("never-closed"), 1, "c1"));
+        let judged = settle(verdict(&run(&[OpType::Ok], &orphaned), Invariant::T2));
+        assert_eq!(judged.outcome, RowOutcome::Silent, "{}", judged.evidence);
+
+        let lost = run(&[OpType::Info], &traced_call("c1"));
+        assert_eq!(
+            settle(verdict(&lost, Invariant::T1)).outcome,
+            RowOutcome::Inconclusive
+        );
+        let mut uncalibrated = run(&[OpType::Ok], &traced_call("c1"));
+        uncalibrated.calibration = vec!["a hung call passed".into()];
+        assert_eq!(
+            settle(verdict(&uncalibrated, Invariant::T3)).outcome,
+            RowOutcome::Inconclusive
+        );
+    }
+}
