@@ -1,8 +1,9 @@
 //! Verdicts when evidence goes missing, through the real stack: closing the tab during
 //! act_and_wait is `unknown`/`observation_lost`; an SDK gap (the page's connection dropped,
 //! events overflowed its offline queue, a gap marker came back) inside the window is
-//! `unknown`/`unclean_capture` with `transport_gap`, for assert and for act_and_wait; a stale ref
-//! is refused, never clicked through. Each has its control.
+//! `unknown`/`unclean_capture` with `transport_gap`, for assert and for act_and_wait; a window
+//! the session's ring buffer evicted from is `unknown`/`unclean_capture` with `buffer_loss`; a
+//! stale ref is refused, never clicked through. Each has its control.
 
 mod support;
 
@@ -182,6 +183,61 @@ async fn an_sdk_gap_during_act_and_wait_is_unknown_unclean_capture() {
     assert!(
         verdict["capsuleSaved"].is_string(),
         "an unknown is red: {verdict}"
+    );
+}
+
+/// More events than a session's ring buffer keeps (2,000), emitted at once by the page.
+const FLOOD_PAST_THE_RING: &str = "for (let i = 0; i < 2600; i++) window.__reticle.signal('flood', { i }); window.__reticle.signal('flood-done', {}); true";
+
+#[tokio::test]
+async fn a_window_the_ring_buffer_evicted_is_unknown_buffer_loss_never_no() {
+    let rig = ToolRig::start(&[]).await;
+    let url = gap_url(&rig, "ring");
+    let tab = rig.open_at(&url, "ring").await;
+    let before = rig
+        .ok(
+            "reticle_act",
+            json!({"target": {"testid": "go"}, "action": "click"}),
+        )
+        .await;
+    let since = before["since"].as_str().unwrap().to_string();
+
+    // Control: a window that lost nothing, and a claim that is false in it, is `no`.
+    let clean = rig
+        .ok(
+            "reticle_assert",
+            json!({"predicate": {"kind": "signal", "name": "never-sent"}, "since": since, "timeout_ms": 300}),
+        )
+        .await;
+    assert_eq!(clean["verified"], "no", "{clean}");
+
+    tab.eval::<Value>(FLOOD_PAST_THE_RING).await.unwrap();
+    poll::until("the flood in the buffer", BOUND, async || {
+        let read = rig
+            .ok(
+                "reticle_observe",
+                json!({"since": since, "filters": ["signal"]}),
+            )
+            .await;
+        read.to_string().contains("flood-done").then_some(())
+    })
+    .await;
+    // The same claim over the same window, now partly evicted: nobody can say.
+    let evicted = rig
+        .ok(
+            "reticle_assert",
+            json!({"predicate": {"kind": "signal", "name": "never-sent"}, "since": since, "timeout_ms": 300}),
+        )
+        .await;
+    assert_eq!(evicted["verified"], "unknown", "{evicted}");
+    assert_eq!(evicted["reason"], "unclean_capture", "{evicted}");
+    assert!(
+        evicted["lost"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l == "buffer_loss"),
+        "{evicted}"
     );
 }
 
