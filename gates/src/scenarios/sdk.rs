@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use harness::browser::Tab;
-use harness::{SdkRig, poll};
+use harness::{McpClient, ProxyOptions, SdkRig, poll};
 use serde_json::{Value, json};
 
 use super::kit::{
@@ -616,11 +616,44 @@ async fn outage(
     Ok(replay)
 }
 
+/// A claim that is false in any window of the fixture page (nothing ever sends this signal).
+const NEVER_SENT: &str = "gate.never-sent";
+
+/// Asks for a verdict over `session`'s window (from the start of its life in the current daemon)
+/// the way an agent does: `reticle_assert` through `reticle mcp`, recorded as the client call
+/// `tools/call`. A fresh agent per daemon life: a proxy held open across the outage could start
+/// its own daemon on the rig's port while it is down.
+async fn verdict_over(history: &History, rig: &SdkRig, session: &str) -> Value {
+    let options = ProxyOptions::new(rig.port(), rig.state_dir());
+    let Ok(agent) = McpClient::start_recording(options, history.clone()).await else {
+        return Value::Null;
+    };
+    let answer = agent
+        .call_tool(
+            "reticle_assert",
+            json!({"sessionId": session, "predicate": {"kind": "signal", "name": NEVER_SENT}, "timeout_ms": 300}),
+        )
+        .await;
+    agent.close().await;
+    answer.map_or(Value::Null, |a| a["structuredContent"].clone())
+}
+
+/// Whether a verdict is the honest one over a window with a transport gap.
+fn unknown_for_the_gap(verdict: &Value) -> bool {
+    verdict["verified"] == "unknown"
+        && verdict["reason"] == "unclean_capture"
+        && verdict["lost"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|x| x == "transport_gap"))
+}
+
 /// H5.3: more events than the offline queue holds. While the daemon is down the page emits 700
 /// signals (the queue holds 500); once back, the agent must read a gap marker before the
-/// replayed backlog, and every signal must be either delivered or counted in the marker.
-/// Control: a first outage with 100 signals delivers all 100 and no marker (so a marker means
-/// overflow, not "there was an outage").
+/// replayed backlog, and every signal must be either delivered or counted in the marker; and a
+/// verdict over that window (a claim false in what was seen) must be `unknown`
+/// (`unclean_capture`, `transport_gap`), never `no`. Control: a first outage with 100 signals
+/// delivers all 100 and no marker (so a marker means overflow, not "there was an outage"), and
+/// the same claim over that intact window is `no` (so the verdict can say no).
 pub async fn offline_overflow_marks_the_gap(_env: &GateEnv) -> Ran {
     const QUEUE: u64 = 500;
     const EMITTED: u64 = 700;
@@ -648,6 +681,13 @@ pub async fn offline_overflow_marks_the_gap(_env: &GateEnv) -> Ran {
         held,
         detail,
     );
+    let intact = verdict_over(&history, &rig, "overflow").await;
+    control(
+        &history,
+        "a false claim over a window that lost nothing is no",
+        intact["verified"] == "no",
+        intact,
+    );
     if let Err(why) = outage(
         &history,
         &mut rig,
@@ -664,6 +704,8 @@ pub async fn offline_overflow_marks_the_gap(_env: &GateEnv) -> Ran {
             "outage",
             json!({ "message": why, "queue": QUEUE }),
         );
+    } else {
+        verdict_over(&history, &rig, "overflow").await;
     }
     judged(history, judge_overflow)
 }
@@ -734,12 +776,30 @@ pub fn judge_overflow(ops: &[Op]) -> Judgement {
                 "the gap marker came after the replayed backlog it should precede",
             )
         } else {
-            Judgement::new(
-                RowOutcome::Surfaced,
-                format!(
-                    "a gap marker (dropped {dropped}) precedes the replayed backlog; {delivered} delivered + {dropped} counted >= {emitted} emitted"
+            let verdict = segment
+                .completion("tools/call")
+                .map(|c| c.value["result"]["structuredContent"].clone());
+            match verdict {
+                None => {
+                    return Err(Judgement::new(
+                        RowOutcome::Inconclusive,
+                        "the marker arrived but no verdict over the window was answered",
+                    ));
+                }
+                Some(v) if unknown_for_the_gap(&v) => Judgement::new(
+                    RowOutcome::Surfaced,
+                    format!(
+                        "a gap marker (dropped {dropped}) precedes the replayed backlog; {delivered} delivered + {dropped} counted >= {emitted} emitted; a verdict over the window is unknown (unclean_capture, transport_gap)"
+                    ),
                 ),
-            )
+                Some(v) => Judgement::new(
+                    RowOutcome::Silent,
+                    format!(
+                        "the gap was marked but a verdict over the window was {} ({}): the loss was not carried into the verdict",
+                        v["verified"], v["reason"]
+                    ),
+                ),
+            }
         })
     })())
 }
@@ -1040,6 +1100,12 @@ mod tests {
                 "events",
                 json!({"emitted": 700, "delivered": delivered, "markers": markers, "firstSignalAt": first}),
             );
+            h.invoke("tools/call", json!({}));
+            h.complete(
+                OpType::Ok,
+                "tools/call",
+                json!({"result": {"structuredContent": {"verified": "unknown", "reason": "unclean_capture", "lost": ["transport_gap"]}}}),
+            );
             judge_overflow(&h.ops()).outcome
         };
         assert_eq!(
@@ -1056,6 +1122,20 @@ mod tests {
             RowOutcome::Silent
         );
         assert_eq!(run(json!([]), 700, 4), RowOutcome::Inconclusive);
+        // A marked gap whose verdict still blames the app is silent.
+        let h = History::new();
+        h.fault("overflow_offline_queue", true, json!({}));
+        h.complete(
+            OpType::Ok,
+            "events",
+            json!({"emitted": 700, "delivered": 500, "markers": [{"at": 3, "dropped": 200}], "firstSignalAt": 4}),
+        );
+        h.complete(
+            OpType::Ok,
+            "tools/call",
+            json!({"result": {"structuredContent": {"verified": "no", "reason": "assertion_failed"}}}),
+        );
+        assert_eq!(judge_overflow(&h.ops()).outcome, RowOutcome::Silent);
     }
 
     #[test]
