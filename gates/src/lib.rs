@@ -8,6 +8,8 @@
 //! - [`inventory`]: every row (H1.1 … H5.5, T1 … T4, L1), its hop, target and scenario.
 //! - [`history`]: the append-only record of every operation a gate performs.
 //! - [`judge`]: the row outcomes and the checkers that decide them from a history.
+//! - [`nemesis`]: the TCP fault proxy in front of a hop, driven over Toxiproxy's REST API
+//!   (the embedded `toxics` server, or the one `TOXIPROXY_URL` names).
 //! - [`trace`]: the `RETICLE_TRACE` checker for invariants T1 to T4, with its calibration.
 //! - [`scenarios`]: the code that provokes each row and judges its history.
 //! - [`controls`]: deliberately silent stand-ins that every checker must score `silent`.
@@ -17,6 +19,7 @@ pub mod controls;
 pub mod history;
 pub mod inventory;
 pub mod judge;
+pub mod nemesis;
 pub mod scenarios;
 pub mod scorecard;
 pub mod trace;

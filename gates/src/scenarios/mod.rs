@@ -3,9 +3,12 @@
 //! ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come from one table, so they cannot
 //! drift) and says why the other rows have none yet.
 
+pub mod agent;
 pub mod daemon;
+pub mod link;
+pub mod stdio;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::history::History;
 use crate::judge::{Judgement, RowOutcome};
@@ -14,6 +17,11 @@ use crate::judge::{Judgement, RowOutcome};
 #[derive(Debug, Clone)]
 pub struct GateEnv {
     pub reticle: PathBuf,
+}
+
+/// `<env.reticle> mcp --port <port>` with a private state dir, for the hop 1 and 2 scenarios.
+pub fn proxy_options(env: &GateEnv, port: u16, state_dir: &Path) -> harness::ProxyOptions {
+    harness::ProxyOptions::new(port, state_dir).program(&env.reticle)
 }
 
 /// A finished scenario: what happened and what it proves.
@@ -39,6 +47,18 @@ macro_rules! scenario_table {
 }
 
 scenario_table! {
+    "H1.1" => stdio::lsof_recipe_mid_session,
+    "H1.2" => stdio::panic_in_request_handling,
+    "H1.3" => stdio::wedge_past_the_budget,
+    "H1.4" => stdio::stdin_closed_with_calls_in_flight,
+    "H1.5" => stdio::garbage_on_stdin,
+    "H2.1" => link::stream_reset_mid_call,
+    "H2.2" => link::blackholed_daemon_queue,
+    "H2.3" => link::post_leg_reset,
+    "H2.4" => link::squatter_on_the_port,
+    "H2.5" => link::catalogue_changes_across_a_restart,
+    "H2.6" => link::handshake_replayed_after_restart,
+    "H2.7" => link::limits_on_the_link,
     "H3.1" => daemon::serve_on_a_squatted_port,
     "H3.2" => daemon::stopped_daemon_status,
     "H3.4" => daemon::idle_exit_is_reported,

@@ -1,6 +1,7 @@
-//! Shared pieces of the MCP gates: an in-test TCP relay that can fault the proxy's link to the
-//! daemon per leg (until the `toxics` nemesis lands), a port squatter, and a reaper for daemons a
-//! test's proxy started.
+//! Shared pieces of the MCP gates: the row runner (a row's gate scenario must meet its target),
+//! an in-test HTTP-aware relay for the faults a TCP toxic cannot express (one leg of the link
+//! blackholed or flapping by request), a port squatter, and a reaper for daemons a test's proxy
+//! started.
 #![allow(dead_code)]
 
 pub mod relay;
@@ -12,6 +13,23 @@ use harness::{marker, poll};
 use serde_json::Value;
 
 pub const BOUND: Duration = Duration::from_secs(20);
+
+/// Runs row `id`'s gate scenario against the `reticle` under test and asserts it meets the
+/// row's target, printing the history when it does not.
+pub async fn meets_its_target(id: &str) {
+    let row = gates::inventory::find(id).expect("the row is in the inventory");
+    let env = gates::scenarios::GateEnv {
+        reticle: harness::binaries::reticle(),
+    };
+    let ran = gates::scenarios::run(id, &env).await;
+    assert!(
+        ran.judgement.outcome.meets(row.target),
+        "{id}: {:?} (target {:?})\nhistory: {:#?}",
+        ran.judgement,
+        row.target,
+        ran.history.ops()
+    );
+}
 
 /// Ends, when dropped, every daemon this test's proxies started on the port.
 pub struct Reap(pub u16);
