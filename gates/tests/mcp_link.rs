@@ -37,6 +37,19 @@ async fn h2_7_latency_bandwidth_slicing_and_limits_on_each_direction_answer_ever
     meets_its_target("H2.7").await;
 }
 
+/// The negative control of H2.7's checker: a stand-in MCP server that answers `initialize` and
+/// `tools/list` but swallows every `tools/call` must be scored silent by H2.7's scenario.
+#[tokio::test]
+async fn the_stand_in_mcp_server_that_swallows_calls_is_scored_silent() {
+    let control = gates::controls::stand_in_mcp_swallows_calls().await;
+    assert_eq!(
+        control.outcome,
+        gates::judge::RowOutcome::Silent,
+        "{control:?}"
+    );
+    assert!(control.evidence.contains("never answered"), "{control:?}");
+}
+
 #[tokio::test]
 async fn a_call_queued_while_only_the_stream_is_blackholed_is_answered_at_the_queue_bound() {
     let state = tempfile::tempdir().unwrap();

@@ -171,6 +171,8 @@ pub struct RawAgent {
     sent: HashMap<String, String>,
     /// How many answers have been recorded, by id.
     recorded: HashMap<String, usize>,
+    /// The last request id used (this agent numbers its own requests).
+    last_id: u64,
 }
 
 impl RawAgent {
@@ -181,6 +183,7 @@ impl RawAgent {
             history: history.clone(),
             sent: HashMap::new(),
             recorded: HashMap::new(),
+            last_id: 0,
         }
     }
 
@@ -202,12 +205,22 @@ impl RawAgent {
         answer
     }
 
-    /// Sends a request (recorded as its invoke); its id.
+    /// Sends a request (recorded as its invoke); its id. A proxy that cannot take it (dead)
+    /// is recorded too, and the request then goes unanswered, as it would for an agent.
     pub async fn send(&mut self, method: &str, params: Value) -> Value {
-        let id = self.raw.request(method, params.clone()).await;
+        self.last_id += 1;
+        let id = json!(self.last_id);
         self.sent.insert(id.to_string(), method.to_string());
         self.history
             .invoke(method, json!({ "id": id, "params": params }));
+        let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        if let Err(err) = self.raw.try_write_line(&line.to_string()).await {
+            observed(
+                &self.history,
+                "stdin_refused",
+                json!({ "id": id, "error": err.to_string() }),
+            );
+        }
         id
     }
 

@@ -343,7 +343,7 @@ pub async fn squatter_on_the_port(env: &GateEnv) -> Ran {
             ],
             "never_sent",
             recovered,
-            "a squatting listener",
+            "the gate's own listener, which accepts and never answers",
         );
         if verdict.outcome == RowOutcome::Surfaced && initialize_ms >= 1000 {
             return Judgement::new(

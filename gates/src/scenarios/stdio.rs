@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use harness::ports::{holders, listeners, pid_alive};
-use harness::{OwnedDaemon, free_port, poll};
+use harness::{OwnedDaemon, free_port, marker, poll};
 use serde_json::{Value, json};
 use toxics::ToxicSpec;
 use toxics::toxic::ResetPeer;
@@ -74,7 +74,10 @@ pub async fn lsof_recipe_mid_session(env: &GateEnv) -> Ran {
                 "supervisorHoldsASocket": victims.contains(&supervisor) }),
     );
     let recipe = format!("lsof -ti tcp:{port} | xargs kill -9");
-    let ran = Command::new("sh").args(["-c", &recipe]).status();
+    let mut shell = Command::new("sh");
+    shell.args(["-c", &recipe]);
+    marker::mark(&mut shell);
+    let ran = shell.status();
     let dead = poll::within(BOUND, async || {
         victims.iter().all(|pid| !pid_alive(*pid)).then_some(())
     })
