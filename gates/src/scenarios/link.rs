@@ -903,9 +903,10 @@ pub fn cuts_per_toxic(ops: &[Op]) -> Vec<(String, usize, usize)> {
         let lost = under
             .iter()
             .filter(|invoke| {
-                judge::answers_to(ops, invoke)
-                    .first()
-                    .is_some_and(|a| a.value["code"] == reticle::mcp::jsonrpc::TRANSPORT_LOST)
+                judge::answers_to(ops, invoke).first().is_some_and(|a| {
+                    a.op_type == OpType::Fail
+                        && a.value["code"] == reticle::mcp::jsonrpc::TRANSPORT_LOST
+                })
             })
             .count();
         let name = fault.value["toxic"].as_str().unwrap_or("?").to_string();
@@ -1006,5 +1007,105 @@ impl Squatter {
 impl Drop for Squatter {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A history of rounds, built by hand: (toxic, effect, answers under it, answer after heal).
+    fn rounds(spec: &[(&str, &str, &[OpType], Option<OpType>)]) -> Vec<Op> {
+        let h = History::new();
+        let mut id = 0;
+        let mut call = |h: &History, answer: Option<OpType>, code: i64| {
+            id += 1;
+            h.invoke("tools/call", json!({ "id": id }));
+            if let Some(answer) = answer {
+                h.complete(
+                    answer,
+                    "tools/call",
+                    json!({ "id": id, "code": code, "message": "m" }),
+                );
+            }
+        };
+        call(&h, Some(OpType::Ok), 0);
+        for (toxic, effect, under, after) in spec {
+            h.fault("toxic", true, json!({ "toxic": toxic, "effect": effect }));
+            for answer in *under {
+                let code = if *answer == OpType::Fail { -32001 } else { 0 };
+                call(&h, Some(*answer), code);
+            }
+            h.record(Actor::Nemesis, OpType::Ok, "heal", json!({}));
+            call(&h, *after, 0);
+        }
+        h.ops()
+    }
+
+    #[test]
+    fn a_degrading_toxic_must_cost_nothing_and_a_cutting_one_must_be_answered_by_name() {
+        let ok = rounds(&[
+            (
+                "latency_upstream",
+                "degrades",
+                &[OpType::Ok, OpType::Ok],
+                Some(OpType::Ok),
+            ),
+            (
+                "limit_data_downstream",
+                "cuts",
+                &[OpType::Ok, OpType::Fail],
+                Some(OpType::Ok),
+            ),
+        ]);
+        let verdict = rounds_judge(&ok);
+        assert_eq!(verdict.outcome, RowOutcome::Survived, "{verdict:?}");
+        assert!(
+            verdict.evidence.contains("limit_data_downstream 1/2"),
+            "{verdict:?}"
+        );
+        assert_eq!(
+            cuts_per_toxic(&ok),
+            [("limit_data_downstream".to_string(), 1, 2)]
+        );
+
+        let failed = rounds(&[(
+            "slicer_downstream",
+            "degrades",
+            &[OpType::Fail],
+            Some(OpType::Ok),
+        )]);
+        assert_eq!(rounds_judge(&failed).outcome, RowOutcome::Surfaced);
+
+        let hung = rounds(&[("bandwidth_upstream", "degrades", &[OpType::Ok], None)]);
+        assert_eq!(rounds_judge(&hung).outcome, RowOutcome::Silent);
+
+        let dead = rounds(&[(
+            "reset_peer_upstream",
+            "cuts",
+            &[OpType::Fail],
+            Some(OpType::Fail),
+        )]);
+        let verdict = rounds_judge(&dead);
+        assert_eq!(verdict.outcome, RowOutcome::Silent);
+        assert!(
+            verdict.evidence.contains("never served again"),
+            "{verdict:?}"
+        );
+    }
+
+    #[test]
+    fn an_uninstalled_toxic_proves_nothing_and_no_toxic_at_all_too() {
+        let h = History::new();
+        h.fault(
+            "toxic",
+            false,
+            json!({ "toxic": "latency_downstream", "error": "HTTP 500" }),
+        );
+        assert_eq!(rounds_judge(&h.ops()).outcome, RowOutcome::Inconclusive);
+        assert_eq!(
+            rounds_judge(&History::new().ops()).outcome,
+            RowOutcome::Inconclusive
+        );
     }
 }
