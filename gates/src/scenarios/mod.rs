@@ -1,5 +1,6 @@
 //! Scenarios: for each inventory row, the code that provokes it against the real system and
-//! records a history, and the judgement of that history. One module per hop; this one maps row
+//! records a history, and the judgement of that history. One module per hop (`stdio` hop 1,
+//! `link` hop 2, `daemon` hop 3; `agent` is the MCP client side hops 1 and 2 share); this one maps row
 //! ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come from one table, so they cannot
 //! drift) and says why the other rows have none yet.
 
@@ -71,9 +72,6 @@ scenario_table! {
 fn pending(id: &str) -> Ran {
     let why = match id.chars().next() {
         Some('H') if id.starts_with("H3") => "it needs an attached MCP client (hop 2)",
-        Some('H') if id.starts_with("H1") || id.starts_with("H2") => {
-            "the MCP proxy's scenarios land with hops 1 and 2"
-        }
         Some('H') => "the bridge and SDK scenarios land with hops 4 and 5",
         _ => "the trace invariants are scored once tool calls emit traces",
     };
