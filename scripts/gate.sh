@@ -7,6 +7,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 # shellcheck source=scripts/setup.sh
 . scripts/setup.sh
+ensure_build_deps
 ensure_sdk_deps "$root"
+ensure_chromium
 cargo build --workspace --bins --quiet
 exec "$root/target/debug/reticle" gate "$@"

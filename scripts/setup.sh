@@ -12,6 +12,14 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
+# C libraries that -sys crates build against (openssl, for the toxiproxy client's TLS stack).
+ensure_build_deps() {
+  if ! pkg-config --exists openssl 2>/dev/null; then
+    echo "setup: installing libssl-dev and pkg-config" >&2
+    apt_install libssl-dev pkg-config
+  fi
+}
+
 # Debian's Chromium, for the browser gates.
 ensure_chromium() {
   if ! command -v chromium >/dev/null 2>&1; then

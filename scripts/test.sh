@@ -5,6 +5,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 # shellcheck source=scripts/setup.sh
 . scripts/setup.sh
+ensure_build_deps
 ensure_sdk_deps "$root"
 # The browser gates drive Debian's Chromium.
 ensure_chromium

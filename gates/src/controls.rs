@@ -68,6 +68,19 @@ pub async fn stand_in_mcp_swallows_calls() -> Control {
     }
 }
 
+/// A stand-in page that, as its tab closes with a command pending, answers that command
+/// `ok:false` "app failed": the page's loss blamed on the app, the wrong verdict H4.3 exists to
+/// prevent. Run through H4.3's checker against a real daemon, it must be scored silent.
+pub async fn stand_in_page_blames_the_app() -> Control {
+    let ran = scenarios::bridge::stand_in_page_blames_the_app().await;
+    Control {
+        name: "stand-in page answers ok:false \"app failed\" as its tab closes",
+        row: "H4.3",
+        outcome: ran.judgement.outcome,
+        evidence: ran.judgement.evidence,
+    }
+}
+
 type Unwritten = Box<dyn FnOnce(&'static str, &'static str) -> Control>;
 
 /// Writes an executable script; on failure, the inconclusive control that says why.
@@ -88,5 +101,9 @@ fn write_script(dir: &Path, name: &str, body: &str) -> Result<PathBuf, Unwritten
 
 /// Every control, in order.
 pub async fn all() -> Vec<Control> {
-    vec![stand_in_serve().await, stand_in_mcp_swallows_calls().await]
+    vec![
+        stand_in_serve().await,
+        stand_in_mcp_swallows_calls().await,
+        stand_in_page_blames_the_app().await,
+    ]
 }

@@ -6,6 +6,9 @@
 
 use std::time::Duration;
 
+mod common;
+
+use gates::history::OpType;
 use harness::wire_page::OpenError;
 use harness::{BridgeClient, OwnedDaemon, WirePage, poll};
 use serde_json::json;
@@ -125,39 +128,39 @@ async fn a_missing_origin_is_let_in_only_to_present_the_token() {
     wait_session(&client, "bare-with-token").await;
 }
 
-/// H4.5: opaque origins are accepted with a token when listed, compared verbatim.
+/// H4.5 through its gate scenario (`gates::scenarios::bridge::opaque_origins_accepted`): with
+/// `RETICLE_ALLOWED_ORIGINS=tauri://localhost,file://` a page from each, with the token, is a
+/// drivable session; an unlisted opaque origin is refused; control: a daemon without the list
+/// refuses both.
 #[tokio::test]
 async fn h4_5_opaque_origins_are_accepted_when_listed_verbatim() {
-    let daemon = OwnedDaemon::builder()
-        .env("RETICLE_ALLOWED_ORIGINS", "tauri://localhost,file://")
-        .start()
-        .await;
-    let client = BridgeClient::new(daemon.port());
-    for (origin, id) in [("tauri://localhost", "tauri"), ("file://", "file")] {
-        let page = WirePage::open(daemon.port(), Some(origin))
-            .await
-            .unwrap_or_else(|e| panic!("{origin}: {e}"));
-        page.hello(id, Some(&daemon.token())).await;
-        wait_session(&client, id).await;
-    }
-    // Control: a daemon without the list refuses the same origins.
-    let plain = OwnedDaemon::start().await;
-    for origin in ["tauri://localhost", "file://"] {
-        let refused = WirePage::open(plain.port(), Some(origin)).await;
-        assert!(
-            matches!(refused, Err(OpenError::Refused { status: 403, .. })),
-            "{origin}"
-        );
-    }
-    // And a listed daemon still refuses an unlisted opaque origin.
-    let other = WirePage::open(daemon.port(), Some("tauri://other")).await;
-    assert!(matches!(other, Err(OpenError::Refused { status: 403, .. })));
+    common::row_meets_target("H4.5").await;
 }
 
-/// H4.2: a page of another project, with that project's token, is told which project this
-/// daemon serves.
+/// H4.2 through its gate scenario (`gates::scenarios::bridge::another_projects_page`): project
+/// beta's page, with beta's real token, at alpha's daemon is closed 1008 naming both projects;
+/// controls: each page is admitted by its own project's daemon. Finer: the sentence tells the
+/// user what to do.
 #[tokio::test]
 async fn h4_2_another_projects_page_is_told_which_project_answers() {
+    let ran = common::row_meets_target("H4.2").await;
+    let refused = ran
+        .history
+        .ops()
+        .into_iter()
+        .rfind(|o| o.f == "hello" && o.op_type == OpType::Fail)
+        .expect("the hello was refused");
+    let reason = refused.value["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.contains("serves project alpha, not beta"),
+        "{reason}"
+    );
+    assert!(reason.contains("reticle stop"), "{reason}");
+}
+
+/// A wrong token without a project claim gets the plain sentence, never a project guess.
+#[tokio::test]
+async fn a_wrong_token_without_a_project_claim_is_not_told_about_projects() {
     let daemon = OwnedDaemon::start().await;
     let client = BridgeClient::new(daemon.port());
     let mut ours = harness::wire_page::hello("ours", Some(&daemon.token()));
@@ -165,22 +168,11 @@ async fn h4_2_another_projects_page_is_told_which_project_answers() {
     let page = WirePage::open(daemon.port(), LOOPBACK).await.unwrap();
     page.send_json(&ours).await;
     wait_session(&client, "ours").await;
-
-    let mut theirs = harness::wire_page::hello("theirs", Some("beta-project-token"));
-    theirs["projectId"] = json!("beta");
-    let mut page = WirePage::open(daemon.port(), LOOPBACK).await.unwrap();
-    page.send_json(&theirs).await;
-    let (code, reason) = page.closed(BOUND).await.unwrap();
-    assert_eq!(code, Some(1008));
-    assert!(
-        reason.contains("serves project alpha, not beta"),
-        "{reason}"
-    );
-    assert!(reason.contains("reticle stop"), "{reason}");
-    // Control: a wrong token without a project claim gets the plain sentence.
     let mut page = WirePage::open(daemon.port(), LOOPBACK).await.unwrap();
     page.hello("anon", Some("nope")).await;
-    let (_, reason) = page.closed(BOUND).await.unwrap();
+    let (code, reason) = page.closed(BOUND).await.unwrap();
+    assert_eq!(code, Some(1008));
+    assert!(reason.contains("wrong token"), "{reason}");
     assert!(!reason.contains("project"), "{reason}");
 }
 

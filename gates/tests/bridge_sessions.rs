@@ -2,10 +2,13 @@
 //! socket (really closed, its pending command lost, the session and its cursor carried on); a
 //! page lost with commands pending resolves them at once as `observation_lost` (H4.3), never as
 //! the app's failure; results match by id out of order; a silent page times out at the bound;
-//! the reaper marks a quiet session idle and the next command revives it (H4.4); two sessions,
-//! one closed, the other drivable; a connected page holds off idle shutdown; shutdown closes 1001.
+//! the reaper marks a quiet session idle and the next command revives it (H4.4, through its gate
+//! scenario); two sessions, one closed, the other drivable; a connected page holds off idle
+//! shutdown; shutdown closes 1001.
 
 use std::time::Duration;
+
+mod common;
 
 use harness::wire_page::echo_responder;
 use harness::{BridgeClient, OwnedDaemon, WirePage, poll};
@@ -81,9 +84,10 @@ async fn a_hello_with_a_connected_id_replaces_the_old_socket_which_is_really_clo
     );
 }
 
-/// H4.3: the page goes away with commands pending.
+/// H4.3 with raw frames and three commands pending (the gate's H4.3 scenario closes a real tab
+/// with one; see `browser_bridge.rs`).
 #[tokio::test]
-async fn h4_3_a_lost_page_resolves_every_pending_command_as_observation_lost() {
+async fn a_lost_page_resolves_every_pending_command_as_observation_lost() {
     let daemon = OwnedDaemon::start().await;
     let mut page = connect(&daemon, "leaving", false).await;
     let pending: Vec<_> = ["snapshot", "query", "act"]
@@ -166,9 +170,18 @@ async fn results_match_by_id_out_of_order_and_a_silent_page_times_out() {
     .await;
 }
 
-/// H4.4: the reaper marks a quiet session idle; the next command revives it.
+/// H4.4 through its gate scenario (`gates::scenarios::bridge::reaped_session_is_revived`): a
+/// session idle past the reaper bound is revived by the next command, which is answered; control:
+/// under the default bound a fresh session is not idle and revives nothing.
 #[tokio::test]
 async fn h4_4_the_reaper_marks_a_quiet_session_idle_and_the_next_command_revives_it() {
+    common::row_meets_target("H4.4").await;
+}
+
+/// Finer than H4.4: the page itself is told it went idle and that it is active again, before the
+/// command that revived it; reaping never closes the socket.
+#[tokio::test]
+async fn the_reaper_tells_the_page_it_is_idle_and_then_active_again() {
     let daemon = OwnedDaemon::builder()
         .env("RETICLE_SESSION_IDLE_MS", "300")
         .start()
@@ -202,16 +215,6 @@ async fn h4_4_the_reaper_marks_a_quiet_session_idle_and_the_next_command_revives
     let answer = waiting.await.unwrap();
     assert_eq!(answer["outcome"], "answered");
     assert_eq!(answer["revived"], true, "{answer}");
-    // Control: under the default bound a fresh session is not idle and a command revives
-    // nothing.
-    let patient = OwnedDaemon::start().await;
-    let _page = connect(&patient, "busy", true).await;
-    let patient_client = BridgeClient::new(patient.port());
-    assert_eq!(patient_client.status().await["sessions"][0]["idle"], false);
-    let answer = patient_client
-        .command(Some("busy"), "query", json!({}), None)
-        .await;
-    assert_eq!(answer["revived"], false, "{answer}");
 }
 
 #[tokio::test]

@@ -10,31 +10,32 @@
 //! only the SSE stream blackholed while `/status` still answers, so the call waits out the queue
 //! bound itself instead of being refused at once as a foreign holder.
 
+mod common;
 mod support;
 
 use harness::{McpClient, OwnedDaemon, ProxyOptions};
 use serde_json::json;
 use support::relay::{Mode, Relay};
-use support::{BOUND, LogOnFailure, events, meets_its_target};
+use support::{BOUND, LogOnFailure, events};
 
 #[tokio::test]
 async fn h2_1_a_forwarded_call_whose_stream_drops_is_answered_at_once_naming_the_drop() {
-    meets_its_target("H2.1").await;
+    common::row_meets_target("H2.1").await;
 }
 
 #[tokio::test]
 async fn h2_2_a_call_queued_while_the_daemon_is_blackholed_is_answered_never_sent() {
-    meets_its_target("H2.2").await;
+    common::row_meets_target("H2.2").await;
 }
 
 #[tokio::test]
 async fn h2_3_a_post_reset_while_the_stream_is_healthy_is_answered_and_the_stream_stays() {
-    meets_its_target("H2.3").await;
+    common::row_meets_target("H2.3").await;
 }
 
 #[tokio::test]
 async fn h2_7_latency_bandwidth_slicing_and_limits_on_each_direction_answer_every_call_once() {
-    meets_its_target("H2.7").await;
+    common::row_meets_target("H2.7").await;
 }
 
 /// The negative control of H2.7's checker: a stand-in MCP server that answers `initialize` and

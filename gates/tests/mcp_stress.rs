@@ -7,7 +7,7 @@ mod support;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use harness::{McpClient, OpKind, OwnedDaemon, ProxyOptions, RawMcp, free_port, poll};
+use harness::{McpClient, OpType, OwnedDaemon, ProxyOptions, RawMcp, free_port, poll};
 use serde_json::json;
 use support::relay::{Mode, Relay};
 use support::{BOUND, LogOnFailure, Reap, daemon_on, kill_and_wait};
@@ -28,14 +28,12 @@ async fn ten_daemon_kills_in_a_row_leave_every_call_answered() {
             .await;
         instances.push(result["structuredContent"]["daemon"]["instance"].clone());
         let daemon = daemon_on(port).await;
-        client.history().record(
-            "nemesis",
-            OpKind::Info,
+        kill_and_wait(daemon.pid).await;
+        client.history().fault(
             "kill_daemon",
-            None,
+            true,
             json!({ "round": round, "pid": daemon.pid }),
         );
-        kill_and_wait(daemon.pid).await;
         // A call right after the kill: answered (by the daemon or -32001), never left hanging.
         let _ = client.call_tool("reticle_sessions", json!({})).await;
     }
@@ -51,9 +49,13 @@ async fn ten_daemon_kills_in_a_row_leave_every_call_answered() {
         "every call has an answer: {:?}",
         history.unanswered()
     );
-    assert!(history.ops().iter().all(|op| op.kind != OpKind::Timeout));
-    for op in history.ops().iter().filter(|op| op.kind == OpKind::Error) {
-        assert_eq!(op.value["code"], -32001, "only link losses, named: {op:?}");
+    assert!(history.ops().iter().all(|op| op.value["timeout"] != true));
+    for op in history.ops().iter().filter(|op| {
+        matches!(op.op_type, OpType::Fail | OpType::Info) && op.actor == harness::Actor::Client
+    }) {
+        if op.f == "tools/call" {
+            assert_eq!(op.value["code"], -32001, "only link losses, named: {op:?}");
+        }
     }
     assert!(harness::ports::pid_alive(client.pid()));
     client.close().await;
@@ -174,7 +176,7 @@ async fn a_stream_that_flaps_without_end_never_makes_the_proxy_exit() {
             .history()
             .ops()
             .iter()
-            .all(|op| op.kind != OpKind::Timeout),
+            .all(|op| op.value["timeout"] != true),
         "every call was answered within its bound, none left hanging"
     );
     assert!(calls >= 1);

@@ -7,46 +7,44 @@
 //! flight; H1.5 garbage on stdin; H2.4 a squatter; H2.5 a daemon restarted with another
 //! catalogue; H2.6 handshake replay into a restarted daemon.
 
-mod support;
-
-use support::meets_its_target;
+mod common;
 
 #[tokio::test]
 async fn h1_1_the_lsof_kill_recipe_mid_session_costs_nothing_after_it() {
-    meets_its_target("H1.1").await;
+    common::row_meets_target("H1.1").await;
 }
 
 #[tokio::test]
 async fn h1_2_a_panic_inside_request_handling_is_answered_and_the_next_call_succeeds() {
-    meets_its_target("H1.2").await;
+    common::row_meets_target("H1.2").await;
 }
 
 #[tokio::test]
 async fn h1_3_a_wedged_port_past_the_reconnect_budget_leaves_the_proxy_up_and_it_recovers() {
-    meets_its_target("H1.3").await;
+    common::row_meets_target("H1.3").await;
 }
 
 #[tokio::test]
 async fn h1_4_closing_stdin_with_calls_in_flight_answers_or_logs_every_id_before_exit() {
-    meets_its_target("H1.4").await;
+    common::row_meets_target("H1.4").await;
 }
 
 #[tokio::test]
 async fn h1_5_garbage_on_stdin_is_answered_per_json_rpc_and_never_fatal() {
-    meets_its_target("H1.5").await;
+    common::row_meets_target("H1.5").await;
 }
 
 #[tokio::test]
 async fn h2_4_a_squatter_is_answered_within_a_second_named_and_left_behind_once_it_leaves() {
-    meets_its_target("H2.4").await;
+    common::row_meets_target("H2.4").await;
 }
 
 #[tokio::test]
 async fn h2_5_a_daemon_restarted_with_another_catalogue_is_announced_before_its_tools() {
-    meets_its_target("H2.5").await;
+    common::row_meets_target("H2.5").await;
 }
 
 #[tokio::test]
 async fn h2_6_a_call_after_the_daemon_is_killed_and_restarted_reaches_an_initialized_session() {
-    meets_its_target("H2.6").await;
+    common::row_meets_target("H2.6").await;
 }

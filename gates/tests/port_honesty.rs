@@ -88,7 +88,9 @@ async fn an_unwritable_state_dir_is_named_by_serve_and_doctor() {
     let doctor = run(&not_a_dir, &["doctor", "--port", &port]).await;
     assert!(!doctor.ok());
     let status = run(dir.path(), &["status", "--port", &port, "--json"]).await;
-    assert_eq!(status.json()["presence"], "free", "nothing was started");
+    // The port was only picked, never held: another test may bind it meanwhile, so the claim
+    // is that no Reticle daemon was started there, not that the port is free.
+    assert_ne!(status.json()["presence"], "daemon", "nothing was started");
 }
 
 #[tokio::test]

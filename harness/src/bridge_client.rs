@@ -1,5 +1,9 @@
 //! [`BridgeClient`]: drives a daemon's bridge over its `/bridge/*` HTTP routes, as the tool layer
 //! will in process: list sessions, run a command, read events from a cursor.
+//!
+//! Each call comes in two forms: `try_*` returns `Err` with a sentence when the daemon does not
+//! answer (what a gate scenario needs: a dead transport is inconclusive, never a panic), and the
+//! plain form panics with that sentence (what a test wants).
 
 use std::time::Duration;
 
@@ -33,6 +37,11 @@ impl BridgeClient {
         self.get("/bridge/sessions").await
     }
 
+    /// `GET /bridge/sessions`, or why the daemon did not answer.
+    pub async fn try_sessions(&self) -> Result<Value, String> {
+        self.try_get("/bridge/sessions").await
+    }
+
     /// The sessions array of `GET /bridge/sessions`.
     pub async fn session_list(&self) -> Vec<Value> {
         self.sessions().await["sessions"]
@@ -49,6 +58,14 @@ impl BridgeClient {
             .find(|s| s["id"] == id)
     }
 
+    /// One session's entry (`Ok(None)` when not connected), or why the daemon did not answer.
+    pub async fn try_session(&self, id: &str) -> Result<Option<Value>, String> {
+        let sessions = self.try_sessions().await?;
+        Ok(sessions["sessions"]
+            .as_array()
+            .and_then(|list| list.iter().find(|s| s["id"] == id).cloned()))
+    }
+
     /// `POST /bridge/commands`; the body of the answer (with `"httpStatus"` added).
     pub async fn command(
         &self,
@@ -57,6 +74,19 @@ impl BridgeClient {
         args: Value,
         timeout: Option<Duration>,
     ) -> Value {
+        self.try_command(session, name, args, timeout)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"))
+    }
+
+    /// `POST /bridge/commands`, or why the daemon did not answer.
+    pub async fn try_command(
+        &self,
+        session: Option<&str>,
+        name: &str,
+        args: Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, String> {
         let mut body = json!({ "name": name, "args": args });
         if let Some(session) = session {
             body["session"] = json!(session);
@@ -70,20 +100,30 @@ impl BridgeClient {
             .json(&body)
             .send()
             .await
-            .expect("the daemon answers POST /bridge/commands");
+            .map_err(|err| format!("the daemon did not answer POST /bridge/commands: {err}"))?;
         let status = response.status().as_u16();
         let mut value: Value = response.json().await.unwrap_or(Value::Null);
+        if !value.is_object() {
+            value = json!({ "body": value });
+        }
         value["httpStatus"] = json!(status);
-        value
+        Ok(value)
     }
 
     /// `GET /bridge/events` for `session` from `since` (a `<life>:<seq>` cursor).
     pub async fn events(&self, session: &str, since: Option<&str>) -> Value {
+        self.try_events(session, since)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"))
+    }
+
+    /// `GET /bridge/events`, or why the daemon did not answer.
+    pub async fn try_events(&self, session: &str, since: Option<&str>) -> Result<Value, String> {
         let mut path = format!("/bridge/events?session={}", urlencode(session));
         if let Some(since) = since {
             path.push_str(&format!("&since={}", urlencode(since)));
         }
-        self.get(&path).await
+        self.try_get(&path).await
     }
 
     /// `GET /status` as JSON.
@@ -91,15 +131,25 @@ impl BridgeClient {
         self.get("/status").await
     }
 
+    /// `GET /status`, or why the daemon did not answer.
+    pub async fn try_status(&self) -> Result<Value, String> {
+        self.try_get("/status").await
+    }
+
     async fn get(&self, path: &str) -> Value {
-        self.http
+        self.try_get(path)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"))
+    }
+
+    async fn try_get(&self, path: &str) -> Result<Value, String> {
+        let response = self
+            .http
             .get(self.url(path))
             .send()
             .await
-            .unwrap_or_else(|err| panic!("the daemon answers GET {path}: {err}"))
-            .json()
-            .await
-            .unwrap_or(Value::Null)
+            .map_err(|err| format!("the daemon did not answer GET {path}: {err}"))?;
+        Ok(response.json().await.unwrap_or(Value::Null))
     }
 }
 

@@ -14,6 +14,7 @@ use chromiumoxide::cdp::browser_protocol::emulation::SetFocusEmulationEnabledPar
 use chromiumoxide::cdp::browser_protocol::page::{
     SetWebLifecycleStateParams, SetWebLifecycleStateState,
 };
+use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
 use chromiumoxide::cdp::js_protocol::runtime::{
     EventConsoleApiCalled, EventExceptionThrown, RemoteObject,
 };
@@ -102,6 +103,21 @@ impl Browser {
     /// Opens a tab at `url`, with its console recorded from before the first script runs.
     pub async fn open(&self, url: &str) -> Result<Tab, BrowserError> {
         let page = self.inner.new_page("about:blank").await?;
+        let tab = Tab::watch(page).await?;
+        tab.page.goto(url).await?;
+        Ok(tab)
+    }
+
+    /// Like [`Browser::open`], in a window of its own, so the tab stays visible while others
+    /// open: Chromium aligns a hidden tab's timers to whole seconds, which a gate that times what
+    /// the page does must not measure.
+    pub async fn open_in_window(&self, url: &str) -> Result<Tab, BrowserError> {
+        let params = CreateTargetParams::builder()
+            .url("about:blank")
+            .new_window(true)
+            .build()
+            .map_err(BrowserError::Cdp)?;
+        let page = self.inner.new_page(params).await?;
         let tab = Tab::watch(page).await?;
         tab.page.goto(url).await?;
         Ok(tab)

@@ -1,5 +1,7 @@
-//! The history of a run: every operation the client invoked, how each completed, and what the
-//! nemesis did, in order, with times. Checkers judge it after the run; nothing here judges.
+//! The history: every operation a gate performs, appended in order and timestamped (Jepsen's
+//! model). Clients `invoke` and then complete with `ok`, `fail` or `info` (unknown); the nemesis
+//! records the faults it injected and whether they took; the harness records process events.
+//! Recording is all this module does; judging is [`crate::judge`]'s job.
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -7,44 +9,51 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::Value;
 
-/// What an entry records.
+/// Who performed an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum OpKind {
-    /// A request was sent.
+pub enum Actor {
+    /// A client of the product (an agent, a user at the CLI, a page).
+    Client,
+    /// The fault injector.
+    Nemesis,
+    /// The harness itself (processes started and ended).
+    Harness,
+}
+
+/// What kind of operation it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpType {
+    /// A call begins.
     Invoke,
-    /// It completed with a result.
+    /// It definitely happened (or, for a fault, it definitely took).
     Ok,
-    /// It completed with an error (a JSON-RPC error, or a transport failure).
-    Error,
-    /// No completion within the client's bound: its outcome is unknown.
-    Timeout,
-    /// Anything else worth knowing: a notification, a fault injected, a raw line written.
+    /// It definitely did not happen, and said so.
+    Fail,
+    /// Unknown: no answer within the bound, or a fact recorded for the record.
     Info,
 }
 
-/// One entry.
+/// One operation.
 #[derive(Debug, Clone, Serialize)]
 pub struct Op {
-    /// Position in the history.
     pub index: usize,
     /// Milliseconds since the history began.
     pub at_ms: f64,
-    /// Who did it: `client`, `raw`, `nemesis`, ...
-    pub process: String,
-    pub kind: OpKind,
-    /// The operation: a method name, or a fault's name.
+    pub actor: Actor,
+    #[serde(rename = "type")]
+    pub op_type: OpType,
+    /// What was done (`serve`, `tools/call`, `squat_port`, ...).
     pub f: String,
-    /// The JSON-RPC id, when there is one.
-    pub id: Option<Value>,
     pub value: Value,
 }
 
 /// An append-only, shareable history.
 #[derive(Debug, Clone)]
 pub struct History {
-    ops: Arc<Mutex<Vec<Op>>>,
     start: Instant,
+    ops: Arc<Mutex<Vec<Op>>>,
 }
 
 impl Default for History {
@@ -56,61 +65,104 @@ impl Default for History {
 impl History {
     pub fn new() -> Self {
         Self {
-            ops: Arc::new(Mutex::new(Vec::new())),
             start: Instant::now(),
+            ops: Arc::new(Mutex::new(Vec::new())),
         }
     }
 
-    /// Appends one entry; returns its index.
-    pub fn record(
-        &self,
-        process: &str,
-        kind: OpKind,
-        f: &str,
-        id: Option<Value>,
-        value: Value,
-    ) -> usize {
-        let mut ops = self.ops.lock().unwrap_or_else(|p| p.into_inner());
+    /// Appends an operation and returns its index.
+    pub fn record(&self, actor: Actor, op_type: OpType, f: &str, value: Value) -> usize {
+        let mut ops = self.ops.lock().expect("history lock");
         let index = ops.len();
         ops.push(Op {
             index,
             at_ms: self.start.elapsed().as_secs_f64() * 1000.0,
-            process: process.to_string(),
-            kind,
+            actor,
+            op_type,
             f: f.to_string(),
-            id,
             value,
         });
         index
     }
 
-    /// A copy of every entry so far.
+    /// A client call begins.
+    pub fn invoke(&self, f: &str, value: Value) -> usize {
+        self.record(Actor::Client, OpType::Invoke, f, value)
+    }
+
+    /// A client call completes.
+    pub fn complete(&self, op_type: OpType, f: &str, value: Value) -> usize {
+        self.record(Actor::Client, op_type, f, value)
+    }
+
+    /// The nemesis injected a fault; `established` says whether the harness could confirm it.
+    pub fn fault(&self, f: &str, established: bool, detail: Value) -> usize {
+        let op_type = if established {
+            OpType::Ok
+        } else {
+            OpType::Fail
+        };
+        self.record(Actor::Nemesis, op_type, f, detail)
+    }
+
+    /// A snapshot of every operation so far.
     pub fn ops(&self) -> Vec<Op> {
-        self.ops.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.ops.lock().expect("history lock").clone()
     }
 
-    /// Entries of one kind and operation.
-    pub fn of(&self, kind: OpKind, f: &str) -> Vec<Op> {
-        self.ops()
-            .into_iter()
-            .filter(|op| op.kind == kind && op.f == f)
-            .collect()
-    }
-
-    /// Every invoke that has no completion after it (ok, error or timeout with the same id).
+    /// Every client invoke with an `id` in its value that no later completion (ok, fail or
+    /// info, same actor, same `id`) answers.
     pub fn unanswered(&self) -> Vec<Op> {
         let ops = self.ops();
         ops.iter()
-            .filter(|op| op.kind == OpKind::Invoke)
+            .filter(|op| op.op_type == OpType::Invoke && !op.value["id"].is_null())
             .filter(|invoke| {
                 !ops.iter().any(|done| {
-                    matches!(done.kind, OpKind::Ok | OpKind::Error | OpKind::Timeout)
-                        && done.process == invoke.process
-                        && done.id == invoke.id
-                        && done.index > invoke.index
+                    done.index > invoke.index
+                        && done.actor == invoke.actor
+                        && done.op_type != OpType::Invoke
+                        && done.value["id"] == invoke.value["id"]
                 })
             })
             .cloned()
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ops_are_indexed_in_order_with_monotonic_time() {
+        let history = History::new();
+        history.fault("squat_port", true, json!({"port": 1}));
+        history.invoke("serve", json!({}));
+        history.complete(OpType::Fail, "serve", json!({"code": 1}));
+        let ops = history.ops();
+        assert_eq!(ops.iter().map(|o| o.index).collect::<Vec<_>>(), [0, 1, 2]);
+        assert!(ops.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
+        assert_eq!(ops[0].actor, Actor::Nemesis);
+    }
+
+    #[test]
+    fn an_invoke_without_a_completion_of_its_id_is_unanswered() {
+        let history = History::new();
+        history.invoke("tools/call", json!({"id": 1}));
+        history.invoke("tools/call", json!({"id": 2}));
+        history.complete(
+            OpType::Info,
+            "tools/call",
+            json!({"id": 2, "timeout": true}),
+        );
+        let open: Vec<Value> = history
+            .unanswered()
+            .into_iter()
+            .map(|op| op.value["id"].clone())
+            .collect();
+        assert_eq!(open, [json!(1)]);
+        history.complete(OpType::Ok, "tools/call", json!({"id": 1}));
+        assert!(history.unanswered().is_empty());
     }
 }

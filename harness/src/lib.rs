@@ -15,9 +15,12 @@
 //! - [`published_sdk`]: the published `@reticlehq/browser` 2.0.0, installed and bundled at test time.
 //! - [`wire_page`]: [`WirePage`], a page without a browser, speaking protocol 1 frame by frame.
 //! - [`bridge_client`]: [`BridgeClient`], driving a daemon's bridge over its `/bridge/*` routes.
-//! - [`history`]: the timed record of every operation and fault in a run, for checkers.
+//! - [`history`]: the timed record of every operation and fault in a run (Jepsen's model), which
+//!   the clients here record into and the gates' checkers judge.
 //! - [`mcp_client`]: [`McpClient`] (the rmcp client over `reticle mcp`'s stdio) and [`RawMcp`]
 //!   (the same process driven line by line, for faults a real client cannot produce).
+//! - [`sdk_rig`]: [`SdkRig`], a daemon (stoppable and restartable on its port), the fixture app,
+//!   one Chromium and a bridge client, with an instrumented gate page that loads our SDK.
 
 pub mod binaries;
 pub mod bridge_client;
@@ -33,14 +36,16 @@ pub mod owned;
 pub mod poll;
 pub mod ports;
 pub mod published_sdk;
+pub mod sdk_rig;
 pub mod wire_page;
 
 pub use bridge_client::BridgeClient;
 pub use browser::{Browser, Tab};
 pub use fixture_app::FixtureApp;
-pub use history::{History, Op, OpKind};
+pub use history::{Actor, History, Op, OpType};
 pub use mcp_client::{McpClient, McpFailure, ProxyOptions, RawMcp};
 pub use outcome::Outcome;
 pub use owned::{OwnedDaemon, OwnedDaemonBuilder};
 pub use ports::{PortHolder, PortPresence, SocketRole, free_port};
+pub use sdk_rig::SdkRig;
 pub use wire_page::WirePage;

@@ -28,7 +28,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::Notify;
 
-use crate::history::{History, OpKind};
+use crate::history::{Actor, History, OpType};
 use crate::{binaries, marker, poll};
 
 /// The protocol version the harness asks for.
@@ -42,8 +42,9 @@ pub struct ProxyOptions {
     pub port: u16,
     pub state_dir: PathBuf,
     pub env: Vec<(String, String)>,
-    /// The binary to run as `<program> mcp --port N`; the `reticle` under test when `None` (a
-    /// gate's negative control puts a stand-in here).
+    /// The binary to run as `<program> mcp --port N`; the one under test
+    /// ([`binaries::reticle`]) when `None` (a gate puts its `reticle` here, a negative control a
+    /// stand-in).
     pub program: Option<PathBuf>,
 }
 
@@ -152,10 +153,9 @@ impl ClientHandler for Recorder {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changed.fetch_add(1, Ordering::SeqCst);
         self.history.record(
-            "client",
-            OpKind::Info,
+            Actor::Client,
+            OpType::Info,
             "notifications/tools/list_changed",
-            None,
             json!({}),
         );
     }
@@ -185,33 +185,26 @@ impl McpClient {
             history: history.clone(),
             list_changed: list_changed.clone(),
         };
-        history.record(
-            "client",
-            OpKind::Invoke,
+        history.invoke(
             "initialize",
-            Some(json!(0)),
-            json!({ "protocolVersion": PROTOCOL }),
+            json!({ "id": 0, "protocolVersion": PROTOCOL }),
         );
         let service = match tokio::time::timeout(CALL_BOUND, recorder.serve(transport)).await {
             Ok(Ok(service)) => service,
             Ok(Err(err)) => {
                 let failure = McpFailure::Transport(err.to_string());
-                history.record(
-                    "client",
-                    OpKind::Error,
+                history.complete(
+                    OpType::Fail,
                     "initialize",
-                    Some(json!(0)),
-                    json!(failure.message()),
+                    json!({ "id": 0, "error": failure.message() }),
                 );
                 return Err(failure);
             }
             Err(_) => {
-                history.record(
-                    "client",
-                    OpKind::Timeout,
+                history.complete(
+                    OpType::Info,
                     "initialize",
-                    Some(json!(0)),
-                    Value::Null,
+                    json!({ "id": 0, "timeout": true }),
                 );
                 return Err(McpFailure::Timeout);
             }
@@ -220,13 +213,7 @@ impl McpClient {
             .peer()
             .peer_info()
             .map(|i| serde_json::to_value(&*i).unwrap_or_default());
-        history.record(
-            "client",
-            OpKind::Ok,
-            "initialize",
-            Some(json!(0)),
-            info.unwrap_or_default(),
-        );
+        history.complete(OpType::Ok, "initialize", json!({ "id": 0, "result": info }));
         Ok(Self {
             service,
             history,
@@ -292,8 +279,7 @@ impl McpClient {
         request: ClientRequest,
     ) -> Result<Value, McpFailure> {
         let op = json!(self.seq.fetch_add(1, Ordering::SeqCst));
-        self.history
-            .record("client", OpKind::Invoke, f, Some(op.clone()), value);
+        self.history.invoke(f, json!({ "id": op, "params": value }));
         let outcome =
             tokio::time::timeout(CALL_BOUND, self.service.peer().send_request(request)).await;
         let result = match outcome {
@@ -309,18 +295,24 @@ impl McpClient {
         match &result {
             Ok(value) => self
                 .history
-                .record("client", OpKind::Ok, f, Some(op), value.clone()),
+                .complete(OpType::Ok, f, json!({ "id": op, "result": value })),
             Err(McpFailure::Timeout) => {
                 self.history
-                    .record("client", OpKind::Timeout, f, Some(op), Value::Null)
+                    .complete(OpType::Info, f, json!({ "id": op, "timeout": true }))
             }
-            Err(failure) => self.history.record(
-                "client",
-                OpKind::Error,
+            Err(McpFailure::Rpc {
+                code,
+                message,
+                data,
+            }) => self.history.complete(
+                completion_of_error(*code, data.as_ref()),
                 f,
-                Some(op),
-                json!({ "code": failure.code(), "message": failure.message() }),
+                json!({ "id": op, "code": code, "message": message, "data": data }),
             ),
+            Err(McpFailure::Transport(text)) => {
+                self.history
+                    .complete(OpType::Info, f, json!({ "id": op, "transport": text }))
+            }
         };
         result
     }
@@ -356,6 +348,18 @@ impl McpClient {
     /// Ends the session (closes the proxy's stdin) and waits for the client to wind down.
     pub async fn close(self) {
         let _ = tokio::time::timeout(Duration::from_secs(10), self.service.cancel()).await;
+    }
+}
+
+/// How an error answer completes its call in the history: `info` (unknown) when the proxy says
+/// the call may have run (-32001 with `ran` other than `no`), else `fail` (it definitely did not
+/// happen, and said so).
+fn completion_of_error(code: i32, data: Option<&Value>) -> OpType {
+    let ran = data.and_then(|d| d.get("ran")).and_then(Value::as_str);
+    if code == -32001 && ran != Some("no") {
+        OpType::Info
+    } else {
+        OpType::Fail
     }
 }
 
@@ -398,15 +402,16 @@ impl RawMcp {
                 let mut lines = tokio::io::BufReader::new(stdout).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
                     let value: Value = serde_json::from_str(&line).unwrap_or(Value::String(line));
-                    let kind = if value.get("error").is_some() {
-                        OpKind::Error
+                    let kind = if let Some(error) = value.get("error") {
+                        let code = error["code"].as_i64().unwrap_or(0) as i32;
+                        completion_of_error(code, error.get("data"))
                     } else if value.get("result").is_some() {
-                        OpKind::Ok
+                        OpType::Ok
                     } else {
-                        OpKind::Info
+                        OpType::Info
                     };
                     let f = value["method"].as_str().unwrap_or("answer").to_string();
-                    history.record("raw", kind, &f, value.get("id").cloned(), value.clone());
+                    history.record(Actor::Client, kind, &f, value.clone());
                     received.lock().unwrap().push(value);
                     arrived.notify_waiters();
                 }
@@ -436,10 +441,9 @@ impl RawMcp {
     /// panic, so a gate can score it).
     pub async fn try_write_line(&mut self, line: &str) -> std::io::Result<()> {
         self.history.record(
-            "raw",
-            OpKind::Info,
+            Actor::Client,
+            OpType::Info,
             "write",
-            None,
             json!({ "bytes": line.len() }),
         );
         let stdin = self
@@ -455,13 +459,8 @@ impl RawMcp {
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
         let id = json!(self.next_id);
         self.next_id += 1;
-        self.history.record(
-            "raw",
-            OpKind::Invoke,
-            method,
-            Some(id.clone()),
-            params.clone(),
-        );
+        self.history
+            .invoke(method, json!({ "id": id, "params": params }));
         let line =
             json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
         let stdin = self.stdin.as_mut().expect("stdin is open");
@@ -528,7 +527,7 @@ impl RawMcp {
     /// Closes stdin (the agent going away).
     pub fn close_stdin(&mut self) {
         self.history
-            .record("raw", OpKind::Info, "close_stdin", None, Value::Null);
+            .record(Actor::Harness, OpType::Info, "close_stdin", json!({}));
         self.stdin = None;
     }
 

@@ -45,12 +45,22 @@ impl OwnedDaemonBuilder {
         self
     }
 
-    /// Starts the daemon and waits until it answers with its own instance id.
+    /// Starts the daemon and waits until it answers with its own instance id; panics saying why
+    /// when it does not.
     pub async fn start(self) -> OwnedDaemon {
+        match self.try_start().await {
+            Ok(daemon) => daemon,
+            Err(why) => panic!("{why}"),
+        }
+    }
+
+    /// Starts the daemon and waits until it answers with its own instance id, or says why it did
+    /// not (what a gate scenario needs: a daemon that would not start makes its row inconclusive).
+    pub async fn try_start(self) -> Result<OwnedDaemon, String> {
         let (state_dir, temp) = match self.state_dir {
             Some(dir) => (dir, None),
             None => {
-                let temp = tempfile::tempdir().expect("a private state dir");
+                let temp = tempfile::tempdir().map_err(|e| format!("no private state dir: {e}"))?;
                 (temp.path().to_path_buf(), Some(temp))
             }
         };
@@ -73,7 +83,9 @@ impl OwnedDaemonBuilder {
                 command.env(key, value);
             }
             marker::mark(&mut command);
-            let child = command.spawn().expect("spawn reticle serve --foreground");
+            let child = command
+                .spawn()
+                .map_err(|e| format!("cannot spawn reticle serve --foreground: {e}"))?;
             let mut daemon = OwnedDaemon {
                 child: Some(child),
                 port,
@@ -84,7 +96,7 @@ impl OwnedDaemonBuilder {
             match daemon.wait_ready().await {
                 Ok(()) => {
                     daemon._temp = temp;
-                    return daemon;
+                    return Ok(daemon);
                 }
                 Err(failure) => {
                     let port_taken = failure.contains("port") && failure.contains("held");
@@ -95,7 +107,7 @@ impl OwnedDaemonBuilder {
                 }
             }
         }
-        panic!("the owned daemon did not start: {last_failure}");
+        Err(format!("the owned daemon did not start: {last_failure}"))
     }
 }
 
@@ -138,9 +150,14 @@ impl OwnedDaemon {
 
     /// The pairing token the daemon provisioned (or was given), read from its state dir.
     pub fn token(&self) -> String {
+        self.try_token().unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    /// The pairing token, or why it could not be read.
+    pub fn try_token(&self) -> Result<String, String> {
         std::fs::read_to_string(self.state_dir.join(reticle::auth::token::TOKEN_FILE))
             .map(|t| t.trim().to_string())
-            .unwrap_or_else(|err| panic!("the daemon's pairing token is readable: {err}"))
+            .map_err(|err| format!("the daemon's pairing token is unreadable: {err}"))
     }
 
     /// The daemon's pid.

@@ -1,12 +1,16 @@
 //! Scenarios: for each inventory row, the code that provokes it against the real system and
 //! records a history, and the judgement of that history. One module per hop (`stdio` hop 1,
-//! `link` hop 2, `daemon` hop 3; `agent` is the MCP client side hops 1 and 2 share); this one maps row
-//! ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come from one table, so they cannot
+//! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5; `agent` is the MCP client the
+//! hops 1 to 3 scenarios drive `reticle mcp` with, `kit` what hops 4 and 5 share); this one maps
+//! row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come from one table, so they cannot
 //! drift) and says why the other rows have none yet.
 
 pub mod agent;
+pub mod bridge;
 pub mod daemon;
+pub mod kit;
 pub mod link;
+pub mod sdk;
 pub mod stdio;
 
 use std::path::{Path, PathBuf};
@@ -20,7 +24,7 @@ pub struct GateEnv {
     pub reticle: PathBuf,
 }
 
-/// `<env.reticle> mcp --port <port>` with a private state dir, for the hop 1 and 2 scenarios.
+/// `<env.reticle> mcp --port <port>` with a private state dir, for the scenarios that drive the proxy.
 pub fn proxy_options(env: &GateEnv, port: u16, state_dir: &Path) -> harness::ProxyOptions {
     harness::ProxyOptions::new(port, state_dir).program(&env.reticle)
 }
@@ -62,18 +66,30 @@ scenario_table! {
     "H2.7" => link::limits_on_the_link,
     "H3.1" => daemon::serve_on_a_squatted_port,
     "H3.2" => daemon::stopped_daemon_status,
+    "H3.3" => daemon::idle_while_attached,
     "H3.4" => daemon::idle_exit_is_reported,
     "H3.5" => daemon::survives_caller_group_sigterm,
     "H3.6" => daemon::sigkill_reads_died_silently,
     "H3.7" => daemon::racing_daemons,
+    "H4.1" => bridge::version_mismatch,
+    "H4.2" => bridge::another_projects_page,
+    "H4.3" => bridge::tab_closed_mid_command,
+    "H4.4" => bridge::reaped_session_is_revived,
+    "H4.5" => bridge::opaque_origins_accepted,
+    "H4.6" => bridge::hostile_frames,
+    "H5.1" => sdk::reconnect_backs_off_quietly,
+    "H5.2" => sdk::outage_warns_once,
+    "H5.3" => sdk::offline_overflow_marks_the_gap,
+    "H5.4" => sdk::sandboxed_iframe_starts,
+    "H5.5" => sdk::stale_ref_is_refused,
 }
 
-/// Why a row has no scenario yet.
+/// Why a row has no scenario yet: every hop row has one; the invariants wait on the product.
 fn pending(id: &str) -> Ran {
-    let why = match id.chars().next() {
-        Some('H') if id.starts_with("H3") => "it needs an attached MCP client (hop 2)",
-        Some('H') => "the bridge and SDK scenarios land with hops 4 and 5",
-        _ => "the trace invariants are scored once tool calls emit traces",
+    let why = if id.starts_with('T') {
+        "the trace invariants are scored once tool calls emit traces"
+    } else {
+        "the gate table still has layers without a gate (tools, verdict, install, client)"
     };
     Ran {
         history: History::new(),

@@ -238,15 +238,23 @@ pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
                 "nemesis": link.describe(), "statusThroughTheWedge": !wedged, "statusDirect": direct,
                 "errors": [upstream.err(), downstream.err()] }),
     );
-    let spent = poll::within(Duration::from_secs(60), async || {
-        events(&options, "mcp_connection_lost")
+    // The dormant line is written just after the budget line: wait for both (a proxy that never
+    // goes dormant costs the whole bound), then read what is there.
+    let budget = || {
+        let spent = events(&options, "mcp_connection_lost")
             .into_iter()
-            .find(|e| e["stage"] == "budget_spent")
+            .find(|e| e["stage"] == "budget_spent");
+        let dormant = events(&options, "mcp_state")
+            .iter()
+            .any(|e| e["to"] == "dormant");
+        (spent, dormant)
+    };
+    poll::within(Duration::from_secs(60), async || {
+        let (spent, dormant) = budget();
+        (spent.is_some() && dormant).then_some(())
     })
     .await;
-    let dormant = events(&options, "mcp_state")
-        .iter()
-        .any(|e| e["to"] == "dormant");
+    let (spent, dormant) = budget();
     let alive_dormant = pid_alive(agent.pid());
     observed(
         &history,

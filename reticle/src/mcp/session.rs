@@ -222,6 +222,13 @@ mod tests {
                 port: 4400,
                 started_at: "now".into(),
             }),
+            bridge: crate::bridge::Bridge::new(
+                Default::default(),
+                None,
+                Activity::new(),
+                Default::default(),
+                None,
+            ),
             activity: Activity::new(),
         };
         (session, rx, McpState::new(catalogue, None), ctx)

@@ -106,6 +106,7 @@ pub async fn mcp_message_post(
     let ctx = ToolContext {
         info: state.info.clone(),
         activity: state.activity.clone(),
+        bridge: state.bridge.clone(),
     };
     session.receive(&body, &state.mcp, &ctx).await;
     StatusCode::ACCEPTED.into_response()

@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 
 pub use catalogue::{Catalogue, ToolKind};
 
+use crate::bridge::Bridge;
 use crate::daemon::Activity;
 use crate::http::DaemonInfo;
 
@@ -29,6 +30,8 @@ use crate::http::DaemonInfo;
 pub struct ToolContext {
     pub info: Arc<DaemonInfo>,
     pub activity: Activity,
+    /// The connected pages.
+    pub bridge: Bridge,
 }
 
 /// Why a call never reached a tool: answered as JSON-RPC -32602 by the caller.

@@ -4,7 +4,6 @@ use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
 use super::{ToolContext, refuse_unknown};
-use crate::daemon::activity::Holder;
 
 pub const NAME: &str = "reticle_sessions";
 pub const DESCRIPTION: &str = "List the browser sessions (app tabs running the Reticle SDK) connected to this daemon. \
@@ -16,9 +15,10 @@ pub fn schema() -> Value {
 
 pub fn run(ctx: &ToolContext, arguments: &Map<String, Value>) -> Result<CallToolResult, String> {
     refuse_unknown(arguments, &[])?;
-    let count = ctx.activity.count(Holder::Session);
+    let sessions = ctx.bridge.summaries();
+    let count = sessions.len();
     let mut answer = json!({
-        "sessions": [],
+        "sessions": sessions,
         "count": count,
         "daemon": { "instance": ctx.info.instance, "port": ctx.info.port, "version": ctx.info.version },
     });

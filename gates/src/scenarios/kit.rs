@@ -1,0 +1,319 @@
+//! What the hop 4 and hop 5 scenarios share: recording bridge calls in a history (a command's
+//! answer classified as Jepsen would: `ok` when the page did it, `fail` when something said it
+//! did not, `info` when nobody knows), controls recorded as harness facts, splitting a history
+//! into one segment per fault, and combining the judgements of several faults into one.
+
+use std::time::Duration;
+
+use harness::{BridgeClient, OwnedDaemon, OwnedDaemonBuilder};
+use serde_json::{Value, json};
+
+use super::Ran;
+use crate::history::{Actor, History, Op, OpType};
+use crate::judge::{Judgement, RowOutcome};
+
+/// How long a scenario waits for anything that should happen at once (a session, a close).
+pub const BOUND: Duration = Duration::from_secs(20);
+
+/// Classifies a `POST /bridge/commands` answer: answered `ok:true` is `ok`; answered `ok:false`
+/// and a refusal (HTTP 4xx) are `fail`; `observation_lost`, `timed_out` and a daemon that did
+/// not answer are `info` (indeterminate: the command may or may not have run).
+pub fn classify(answer: &Result<Value, String>) -> (OpType, Value) {
+    match answer {
+        Err(why) => (OpType::Info, json!({ "message": why })),
+        Ok(value) => {
+            let op = match (value["outcome"].as_str(), value["ok"].as_bool()) {
+                (Some("answered"), Some(true)) => OpType::Ok,
+                (Some("answered"), _) => OpType::Fail,
+                (Some(_), _) => OpType::Info,
+                (None, _) if value["httpStatus"].as_u64().unwrap_or(0) >= 400 => OpType::Fail,
+                (None, _) => OpType::Info,
+            };
+            (op, value.clone())
+        }
+    }
+}
+
+/// Starts a daemon and reads its pairing token, or says why either failed.
+pub async fn daemon(builder: OwnedDaemonBuilder) -> Result<(OwnedDaemon, String), String> {
+    let daemon = builder.try_start().await?;
+    let token = daemon.try_token()?;
+    Ok((daemon, token))
+}
+
+/// Runs one bridge command as a client call, recorded with its answer.
+pub async fn command(
+    history: &History,
+    client: &BridgeClient,
+    session: &str,
+    name: &str,
+    args: Value,
+) -> (OpType, Value) {
+    history.invoke(
+        "command",
+        json!({ "session": session, "name": name, "args": args }),
+    );
+    let answer = client.try_command(Some(session), name, args, None).await;
+    let (op, value) = classify(&answer);
+    history.complete(op, "command", value.clone());
+    (op, value)
+}
+
+/// Waits for a page's hello to make `session` a connected session, recorded as the client call
+/// `hello`: `ok` when it is listed, `info` when the bound ran out (or the daemon stopped
+/// answering) without it.
+pub async fn session_appears(
+    history: &History,
+    client: &BridgeClient,
+    session: &str,
+    bound: Duration,
+) -> bool {
+    history.invoke("hello", json!({ "session": session }));
+    let listed = harness::poll::within(bound, async || match client.try_session(session).await {
+        Ok(Some(entry)) => Some(Ok(entry)),
+        Ok(None) => None,
+        Err(why) => Some(Err(why)),
+    })
+    .await;
+    match listed {
+        Some(Ok(entry)) => {
+            history.complete(OpType::Ok, "hello", json!({ "session": entry }));
+            true
+        }
+        Some(Err(why)) => {
+            history.complete(OpType::Info, "hello", json!({ "message": why }));
+            false
+        }
+        None => {
+            history.complete(
+                OpType::Info,
+                "hello",
+                json!({ "message": format!("{session} was not a session within {bound:?}") }),
+            );
+            false
+        }
+    }
+}
+
+/// Records a control: `held` when it behaved as a working system must, else the row's run
+/// proves nothing.
+pub fn control(history: &History, what: &str, held: bool, detail: Value) {
+    let op = if held { OpType::Ok } else { OpType::Fail };
+    history.record(
+        Actor::Harness,
+        op,
+        "control",
+        json!({ "what": what, "detail": detail }),
+    );
+}
+
+/// Records something the harness observed (console lines, reconnect attempts, clicks).
+pub fn observe(history: &History, f: &str, value: Value) {
+    history.record(Actor::Harness, OpType::Info, f, value);
+}
+
+/// The first control that did not hold, as the inconclusive judgement it forces.
+pub fn controls_held(ops: &[Op]) -> Result<(), Judgement> {
+    match ops
+        .iter()
+        .find(|o| o.actor == Actor::Harness && o.f == "control" && o.op_type != OpType::Ok)
+    {
+        None => Ok(()),
+        Some(op) => Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "the control misbehaved, so the checker proves nothing: {} ({})",
+                op.value["what"].as_str().unwrap_or("?"),
+                crate::judge::one_line(&op.value["detail"].to_string())
+            ),
+        )),
+    }
+}
+
+/// One fault and everything recorded after it, up to the next fault.
+pub struct Segment<'a> {
+    pub fault: &'a Op,
+    pub after: Vec<&'a Op>,
+}
+
+impl<'a> Segment<'a> {
+    /// The last completion of the client call `f` in this segment.
+    pub fn completion(&self, f: &str) -> Option<&'a Op> {
+        self.after
+            .iter()
+            .rev()
+            .find(|o| o.actor == Actor::Client && o.f == f && o.op_type != OpType::Invoke)
+            .copied()
+    }
+
+    /// Every completion of the client call `f` in this segment.
+    pub fn completions(&self, f: &str) -> Vec<&'a Op> {
+        self.after
+            .iter()
+            .filter(|o| o.actor == Actor::Client && o.f == f && o.op_type != OpType::Invoke)
+            .copied()
+            .collect()
+    }
+
+    /// The last harness observation `f` in this segment.
+    pub fn observed(&self, f: &str) -> Option<&'a Op> {
+        self.after
+            .iter()
+            .rev()
+            .find(|o| o.actor == Actor::Harness && o.f == f)
+            .copied()
+    }
+}
+
+/// Splits a history at each nemesis op.
+pub fn segments(ops: &[Op]) -> Vec<Segment<'_>> {
+    let mut out: Vec<Segment<'_>> = Vec::new();
+    for op in ops {
+        if op.actor == Actor::Nemesis {
+            out.push(Segment {
+                fault: op,
+                after: Vec::new(),
+            });
+        } else if let Some(last) = out.last_mut() {
+            last.after.push(op);
+        }
+    }
+    out
+}
+
+/// The segments whose fault is `f`, or the inconclusive judgement when one was not
+/// established (or none was injected).
+pub fn established<'a>(ops: &'a [Op], f: &str) -> Result<Vec<Segment<'a>>, Judgement> {
+    let found: Vec<Segment<'a>> = segments(ops)
+        .into_iter()
+        .filter(|s| s.fault.f == f)
+        .collect();
+    if found.is_empty() {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            format!("the fault `{f}` was never injected"),
+        ));
+    }
+    if let Some(failed) = found.iter().find(|s| s.fault.op_type != OpType::Ok) {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "the fault `{f}` could not be established: {}",
+                crate::judge::text(&failed.fault.value)
+            ),
+        ));
+    }
+    Ok(found)
+}
+
+/// Combines the judgements of several faults of one row: the worst outcome decides (silent,
+/// then inconclusive, then surfaced, then survived), and the evidence says every part.
+pub fn worst(parts: Vec<Judgement>) -> Judgement {
+    let Some(outcome) = parts.iter().map(|j| j.outcome).min() else {
+        return Judgement::new(RowOutcome::Inconclusive, "nothing was judged");
+    };
+    // The deciding parts first, so a one-line reader sees why.
+    let mut ordered: Vec<&Judgement> = parts.iter().filter(|j| j.outcome == outcome).collect();
+    ordered.extend(parts.iter().filter(|j| j.outcome != outcome));
+    Judgement::new(
+        outcome,
+        ordered
+            .iter()
+            .map(|j| j.evidence.as_str())
+            .collect::<Vec<_>>()
+            .join("; "),
+    )
+}
+
+/// Resolves a judge written with `?` over the inconclusive judgements its preconditions give.
+pub fn settle(result: Result<Judgement, Judgement>) -> Judgement {
+    match result {
+        Ok(judgement) | Err(judgement) => judgement,
+    }
+}
+
+/// A finished scenario judged by `judge` over its history.
+pub fn judged(history: History, judge: impl FnOnce(&[Op]) -> Judgement) -> Ran {
+    let judgement = judge(&history.ops());
+    Ran { history, judgement }
+}
+
+/// A scenario that could not set up (a daemon or Chromium that did not start): it records why
+/// as an unestablished fault, so the row is inconclusive and the history says so.
+pub fn could_not_start(history: History, fault: &str, why: &str) -> Ran {
+    history.fault(fault, false, json!({ "reason": why }));
+    judged(history, |ops| match crate::judge::established_fault(ops) {
+        Ok(_) => Judgement::new(RowOutcome::Inconclusive, why.to_string()),
+        Err(inconclusive) => inconclusive,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_are_classified_ok_fail_or_unknown() {
+        let answered = |ok| Ok(json!({ "outcome": "answered", "ok": ok }));
+        assert_eq!(classify(&answered(true)).0, OpType::Ok);
+        assert_eq!(classify(&answered(false)).0, OpType::Fail);
+        assert_eq!(
+            classify(&Ok(json!({ "outcome": "observation_lost" }))).0,
+            OpType::Info
+        );
+        assert_eq!(
+            classify(&Ok(json!({ "error": "no session", "httpStatus": 404 }))).0,
+            OpType::Fail
+        );
+        assert_eq!(classify(&Err("refused".into())).0, OpType::Info);
+    }
+
+    #[test]
+    fn the_worst_part_decides_and_leads_the_evidence() {
+        let j = worst(vec![
+            Judgement::new(RowOutcome::Survived, "a held"),
+            Judgement::new(RowOutcome::Silent, "b hid it"),
+            Judgement::new(RowOutcome::Inconclusive, "c unknown"),
+        ]);
+        assert_eq!(j.outcome, RowOutcome::Silent);
+        assert!(j.evidence.starts_with("b hid it"), "{}", j.evidence);
+        assert_eq!(worst(vec![]).outcome, RowOutcome::Inconclusive);
+    }
+
+    #[test]
+    fn segments_split_at_faults_and_unestablished_faults_prove_nothing() {
+        let h = History::new();
+        h.fault("a", true, json!({}));
+        h.invoke("command", json!({}));
+        h.complete(OpType::Ok, "command", json!({}));
+        h.fault("b", false, json!({ "reason": "no" }));
+        let ops = h.ops();
+        let segs = segments(&ops);
+        assert_eq!(segs.len(), 2);
+        assert!(segs[0].completion("command").is_some());
+        assert!(segs[1].completion("command").is_none());
+        assert!(established(&ops, "a").is_ok());
+        assert_eq!(
+            established(&ops, "b").err().unwrap().outcome,
+            RowOutcome::Inconclusive
+        );
+        assert!(established(&ops, "c").is_err());
+    }
+
+    #[test]
+    fn a_control_that_did_not_hold_makes_the_row_inconclusive() {
+        let h = History::new();
+        control(&h, "v1 hello becomes a session", true, json!({}));
+        assert!(controls_held(&h.ops()).is_ok());
+        control(
+            &h,
+            "a plain daemon refuses",
+            false,
+            json!({ "status": 101 }),
+        );
+        assert_eq!(
+            controls_held(&h.ops()).err().unwrap().outcome,
+            RowOutcome::Inconclusive
+        );
+    }
+}
