@@ -2,6 +2,8 @@
 //! scored `silent`; if one is not, the checker behind it cannot fail and the gate fails.
 
 use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::judge::RowOutcome;
 use crate::scenarios::{self, GateEnv};
@@ -9,24 +11,58 @@ use crate::scorecard::Control;
 
 /// A `serve` that claims it started and exits 0 without binding anything (the reference's #115).
 pub async fn stand_in_serve() -> Control {
+    const NAME: &str = "stand-in serve exits 0 without binding";
     let dir = tempfile::tempdir().expect("a dir for the stand-in");
-    let path = dir.path().join("reticle-stand-in");
     let script =
         "#!/bin/sh\necho \"started Reticle daemon (stand-in: nothing was bound)\"\nexit 0\n";
-    let written = std::fs::write(&path, script)
-        .and_then(|()| std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)));
-    if let Err(err) = written {
-        return Control {
-            name: "stand-in serve exits 0 without binding",
-            row: "H3.1",
-            outcome: RowOutcome::Inconclusive,
-            evidence: format!("could not write the stand-in: {err}"),
-        };
-    }
+    let path = match write_script(dir.path(), "reticle-stand-in", script) {
+        Ok(path) => path,
+        Err(control) => return control(NAME, "H3.1"),
+    };
     let ran = scenarios::run("H3.1", &GateEnv { reticle: path }).await;
     Control {
-        name: "stand-in serve exits 0 without binding",
+        name: NAME,
         row: "H3.1",
+        outcome: ran.judgement.outcome,
+        evidence: ran.judgement.evidence,
+    }
+}
+
+/// A stand-in MCP server in place of `reticle mcp`: it answers `initialize` and `tools/list`
+/// like a server would, and swallows every `tools/call` (and everything else). H2.7's scenario
+/// runs against it, patient for 3 s a call, and its exactly-once checker must call it silent.
+const STAND_IN_MCP: &str = r#"#!/bin/sh
+# reticle-stand-in-mcp: a deliberately silent MCP server for the gate's negative control.
+# It answers initialize and tools/list, and never answers tools/call.
+while IFS= read -r line; do
+  id=$(printf '%s\n' "$line" | sed -n 's/^[^}]*"id":\([^,}]*\).*$/\1/p')
+  case "$line" in
+    *'"method":"initialize"'*)
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"reticle-stand-in-mcp","version":"0"}}}\n' "$id" ;;
+    *'"method":"tools/list"'*)
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"reticle_sessions","inputSchema":{"type":"object"}}]}}\n' "$id" ;;
+    *) ;;
+  esac
+done
+"#;
+
+/// Runs H2.7's scenario with [`STAND_IN_MCP`] as the proxy.
+pub async fn stand_in_mcp_swallows_calls() -> Control {
+    const NAME: &str = "stand-in MCP server swallows tools/call";
+    let dir = tempfile::tempdir().expect("a dir for the stand-in");
+    let path = match write_script(dir.path(), "reticle-stand-in-mcp", STAND_IN_MCP) {
+        Ok(path) => path,
+        Err(control) => return control(NAME, "H2.7"),
+    };
+    let ran = scenarios::link::rounds_on_the_link(
+        &GateEnv { reticle: path },
+        &scenarios::link::limits(),
+        Duration::from_secs(3),
+    )
+    .await;
+    Control {
+        name: NAME,
+        row: "H2.7",
         outcome: ran.judgement.outcome,
         evidence: ran.judgement.evidence,
     }
@@ -45,7 +81,29 @@ pub async fn stand_in_page_blames_the_app() -> Control {
     }
 }
 
+type Unwritten = Box<dyn FnOnce(&'static str, &'static str) -> Control>;
+
+/// Writes an executable script; on failure, the inconclusive control that says why.
+fn write_script(dir: &Path, name: &str, body: &str) -> Result<PathBuf, Unwritten> {
+    let path = dir.join(name);
+    std::fs::write(&path, body)
+        .and_then(|()| std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)))
+        .map(|()| path)
+        .map_err(|err| -> Unwritten {
+            Box::new(move |name, row| Control {
+                name,
+                row,
+                outcome: RowOutcome::Inconclusive,
+                evidence: format!("could not write the stand-in: {err}"),
+            })
+        })
+}
+
 /// Every control, in order.
 pub async fn all() -> Vec<Control> {
-    vec![stand_in_serve().await, stand_in_page_blames_the_app().await]
+    vec![
+        stand_in_serve().await,
+        stand_in_mcp_swallows_calls().await,
+        stand_in_page_blames_the_app().await,
+    ]
 }

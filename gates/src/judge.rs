@@ -212,6 +212,96 @@ pub fn must_survive(ops: &[Op], f: &str) -> Judgement {
     )
 }
 
+/// The id a client call carries in its value (`{"id": ..}`), when it has one.
+pub fn call_id(op: &Op) -> Option<&Value> {
+    op.value.get("id").filter(|id| !id.is_null())
+}
+
+/// The definite answers (`ok` or `fail`) to the call invoked at `invoke`: client completions
+/// after it with the same `f` and id. An `info` completion (no answer within the bound) is none.
+pub fn answers_to<'a>(ops: &'a [Op], invoke: &Op) -> Vec<&'a Op> {
+    let id = call_id(invoke);
+    ops.iter()
+        .filter(|o| o.index > invoke.index && o.actor == Actor::Client && o.f == invoke.f)
+        .filter(|o| matches!(o.op_type, OpType::Ok | OpType::Fail))
+        .filter(|o| id.is_some() && call_id(o) == id)
+        .collect()
+}
+
+/// Every client call that carries an id is answered exactly once. `Ok` with the number of calls
+/// checked; otherwise a silent judgement naming the first call left unanswered (a hang) or
+/// answered twice (an agent acting on a stale answer).
+pub fn exactly_once(ops: &[Op]) -> Result<usize, Judgement> {
+    let mut calls = 0;
+    for invoke in ops
+        .iter()
+        .filter(|o| o.actor == Actor::Client && o.op_type == OpType::Invoke)
+        .filter(|o| call_id(o).is_some())
+    {
+        calls += 1;
+        let id = call_id(invoke).map(Value::to_string).unwrap_or_default();
+        let answers = answers_to(ops, invoke);
+        match answers.len() {
+            1 => {}
+            0 => {
+                let why = ops
+                    .iter()
+                    .find(|o| {
+                        o.index > invoke.index
+                            && o.actor == Actor::Client
+                            && o.f == invoke.f
+                            && o.op_type == OpType::Info
+                            && call_id(o) == call_id(invoke)
+                    })
+                    .map(|o| one_line(&text(&o.value)))
+                    .unwrap_or_else(|| "no completion was recorded".to_string());
+                return Err(Judgement::new(
+                    RowOutcome::Silent,
+                    format!("`{}` {id} was never answered: {why}", invoke.f),
+                ));
+            }
+            n => {
+                return Err(Judgement::new(
+                    RowOutcome::Silent,
+                    format!("`{}` {id} was answered {n} times", invoke.f),
+                ));
+            }
+        }
+    }
+    Ok(calls)
+}
+
+/// One call's answer must be a failure that says all of `names`: then `surfaced`. A success
+/// claim, no answer, or a failure that leaves one out is silent.
+pub fn answer_names(ops: &[Op], invoke: &Op, names: &[&str]) -> Judgement {
+    let id = call_id(invoke).map(Value::to_string).unwrap_or_default();
+    let what = format!("`{}` {id}", invoke.f);
+    let answers = answers_to(ops, invoke);
+    let Some(answer) = answers.first() else {
+        return Judgement::new(RowOutcome::Silent, format!("{what} was never answered"));
+    };
+    let said = text(&answer.value);
+    match answer.op_type {
+        OpType::Fail => match names.iter().find(|n| !said.contains(*n)) {
+            None => Judgement::new(
+                RowOutcome::Surfaced,
+                format!("{what} failed naming it: {}", one_line(&said)),
+            ),
+            Some(missing) => Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "{what} failed without naming `{missing}`: {}",
+                    one_line(&said)
+                ),
+            ),
+        },
+        _ => Judgement::new(
+            RowOutcome::Silent,
+            format!("{what} reported success: {}", one_line(&said)),
+        ),
+    }
+}
+
 /// The first line of a text, trimmed to 200 characters, for one-line evidence.
 pub fn one_line(text: &str) -> String {
     let line = text
@@ -275,6 +365,78 @@ mod tests {
         assert_eq!(
             must_survive(&h.ops(), "tools/call").outcome,
             RowOutcome::Survived
+        );
+    }
+
+    #[test]
+    fn exactly_once_finds_a_hang_and_a_double_answer() {
+        let h = History::new();
+        h.invoke("tools/call", json!({"id": 1}));
+        h.complete(OpType::Ok, "tools/call", json!({"id": 1}));
+        h.invoke("tools/call", json!({"id": 2}));
+        h.complete(
+            OpType::Fail,
+            "tools/call",
+            json!({"id": 2, "message": "-32001"}),
+        );
+        assert_eq!(exactly_once(&h.ops()), Ok(2));
+        h.invoke("tools/call", json!({"id": 3}));
+        h.complete(
+            OpType::Info,
+            "tools/call",
+            json!({"id": 3, "message": "no answer within 3000 ms"}),
+        );
+        let hang = exactly_once(&h.ops()).unwrap_err();
+        assert_eq!(hang.outcome, RowOutcome::Silent);
+        assert!(
+            hang.evidence.contains("never answered: no answer within"),
+            "{hang:?}"
+        );
+        let h = History::new();
+        h.invoke("tools/list", json!({"id": 7}));
+        h.complete(OpType::Ok, "tools/list", json!({"id": 7}));
+        h.complete(OpType::Ok, "tools/list", json!({"id": 7}));
+        assert!(
+            exactly_once(&h.ops())
+                .unwrap_err()
+                .evidence
+                .contains("answered 2 times")
+        );
+        // An answer to another method with the same id is not this call's answer.
+        let h = History::new();
+        h.invoke("ping", json!({"id": 1}));
+        h.complete(OpType::Ok, "tools/call", json!({"id": 1}));
+        assert_eq!(
+            exactly_once(&h.ops()).unwrap_err().outcome,
+            RowOutcome::Silent
+        );
+    }
+
+    #[test]
+    fn an_answer_must_fail_naming_what_happened() {
+        let h = History::new();
+        let call = h.invoke("tools/call", json!({"id": 4}));
+        h.complete(
+            OpType::Fail,
+            "tools/call",
+            json!({"id": 4, "message": "the stream dropped"}),
+        );
+        let ops = h.ops();
+        assert_eq!(
+            answer_names(&ops, &ops[call], &["dropped"]).outcome,
+            RowOutcome::Surfaced
+        );
+        assert_eq!(
+            answer_names(&ops, &ops[call], &["port"]).outcome,
+            RowOutcome::Silent
+        );
+        let h = History::new();
+        let call = h.invoke("tools/call", json!({"id": 4}));
+        h.complete(OpType::Ok, "tools/call", json!({"id": 4}));
+        let ops = h.ops();
+        assert_eq!(
+            answer_names(&ops, &ops[call], &[]).outcome,
+            RowOutcome::Silent
         );
     }
 

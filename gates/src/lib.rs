@@ -9,6 +9,8 @@
 //! - [`history`]: the append-only record of every operation a gate performs (it lives in the
 //!   harness, whose clients record into it; re-exported here).
 //! - [`judge`]: the row outcomes and the checkers that decide them from a history.
+//! - [`nemesis`]: the TCP fault proxy in front of a hop, driven over Toxiproxy's REST API
+//!   (the embedded `toxics` server, or the one `TOXIPROXY_URL` names).
 //! - [`trace`]: the `RETICLE_TRACE` checker for invariants T1 to T4, with its calibration.
 //! - [`scenarios`]: the code that provokes each row and judges its history.
 //! - [`controls`]: deliberately silent stand-ins that every checker must score `silent`.
@@ -18,6 +20,7 @@ pub mod controls;
 pub use harness::history;
 pub mod inventory;
 pub mod judge;
+pub mod nemesis;
 pub mod scenarios;
 pub mod scorecard;
 pub mod trace;

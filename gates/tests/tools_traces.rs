@@ -5,6 +5,7 @@
 //! path: its result carries the same decorations as a direct call, and its target's spans are
 //! the direct call's spans, one level down.
 
+mod common;
 mod support;
 
 use std::collections::BTreeSet;
@@ -154,4 +155,13 @@ async fn real_tool_calls_leave_traces_with_no_violation_and_run_is_the_same_path
         subtree(run_spans, inner_root),
         "{run_spans:#?}"
     );
+}
+
+/// The gate's rows T1 to T4: one traced run (shared within this process) judged four ways.
+#[tokio::test]
+async fn the_gate_scores_every_trace_invariant_at_its_target() {
+    common::row_meets_target("T1").await;
+    common::row_meets_target("T2").await;
+    common::row_meets_target("T3").await;
+    common::row_meets_target("T4").await;
 }

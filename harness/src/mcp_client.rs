@@ -42,8 +42,10 @@ pub struct ProxyOptions {
     pub port: u16,
     pub state_dir: PathBuf,
     pub env: Vec<(String, String)>,
-    /// The binary to run (default: the one under test, [`binaries::reticle`]).
-    pub binary: Option<PathBuf>,
+    /// The binary to run as `<program> mcp --port N`; the one under test
+    /// ([`binaries::reticle`]) when `None` (a gate puts its `reticle` here, a negative control a
+    /// stand-in).
+    pub program: Option<PathBuf>,
 }
 
 impl ProxyOptions {
@@ -54,13 +56,13 @@ impl ProxyOptions {
             port,
             state_dir: state_dir.to_path_buf(),
             env: vec![("RETICLE_IDLE_SHUTDOWN_MS".into(), "20000".into())],
-            binary: None,
+            program: None,
         }
     }
 
-    /// Runs this binary instead of the one under test (a gate's `--reticle`, a stand-in).
-    pub fn binary(mut self, path: &Path) -> Self {
-        self.binary = Some(path.to_path_buf());
+    /// Runs `program` instead of the `reticle` under test.
+    pub fn program(mut self, program: impl Into<PathBuf>) -> Self {
+        self.program = Some(program.into());
         self
     }
 
@@ -71,8 +73,8 @@ impl ProxyOptions {
     }
 
     fn command(&self) -> tokio::process::Command {
-        let binary = self.binary.clone().unwrap_or_else(binaries::reticle);
-        let mut command = tokio::process::Command::new(binary);
+        let program = self.program.clone().unwrap_or_else(binaries::reticle);
+        let mut command = tokio::process::Command::new(program);
         command
             .args(["mcp", "--port", &self.port.to_string()])
             .env(reticle::config::env::STATE_DIR, &self.state_dir)
@@ -437,19 +439,27 @@ impl RawMcp {
 
     /// Writes one raw line (a newline is added).
     pub async fn write_line(&mut self, line: &str) {
+        self.try_write_line(line)
+            .await
+            .expect("write to reticle mcp");
+    }
+
+    /// Writes one raw line, saying whether the proxy took it (a dead proxy is an error, not a
+    /// panic, so a gate can score it).
+    pub async fn try_write_line(&mut self, line: &str) -> std::io::Result<()> {
         self.history.record(
             Actor::Client,
             OpType::Info,
             "write",
             json!({ "bytes": line.len() }),
         );
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        stdin
-            .write_all(line.as_bytes())
-            .await
-            .expect("write to reticle mcp");
-        stdin.write_all(b"\n").await.expect("write to reticle mcp");
-        stdin.flush().await.expect("flush to reticle mcp");
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("stdin is closed"))?;
+        stdin.write_all(line.as_bytes()).await?;
+        stdin.write_all(b"\n").await?;
+        stdin.flush().await
     }
 
     /// Sends a request with a fresh numeric id; returns the id.

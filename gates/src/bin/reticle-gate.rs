@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use gates::inventory::{INVENTORY, Row};
-use gates::judge::RowOutcome;
+use gates::judge::{Judgement, RowOutcome};
 use gates::scenarios::{self, GateEnv};
 use gates::scorecard::{Score, Scorecard, exit, parse_baseline};
 
@@ -63,7 +63,14 @@ async fn gate(args: Args) -> ExitCode {
     // SAFETY: set before any thread reads the environment.
     unsafe { std::env::set_var("RETICLE_BIN", &reticle) };
     if let Some(url) = &args.toxiproxy {
-        eprintln!("reticle gate: TCP faults will go through {url}");
+        // SAFETY: as above; the nemesis reads it when a scenario starts.
+        unsafe { std::env::set_var(gates::nemesis::TOXIPROXY_URL, url) };
+    }
+    match std::env::var(gates::nemesis::TOXIPROXY_URL) {
+        Ok(url) if !url.trim().is_empty() => {
+            eprintln!("reticle gate: TCP faults go through the Toxiproxy server at {url}")
+        }
+        _ => eprintln!("reticle gate: TCP faults go through the embedded toxics server"),
     }
     let unknown: Vec<&String> = args
         .only
@@ -112,9 +119,9 @@ async fn gate(args: Args) -> ExitCode {
     let mut scores = Vec::new();
     for (n, row) in rows.iter().enumerate() {
         let started = Instant::now();
-        let ran = scenarios::run(row.id, &env).await;
+        let judgement = run_caught(row.id, &env).await;
         let ms = started.elapsed().as_millis() as u64;
-        let score = Score::new(row, ran.judgement, ms, baseline.get(row.id).copied());
+        let score = Score::new(row, judgement, ms, baseline.get(row.id).copied());
         eprintln!(
             "[{:>2}/{}] {:<5} {:<11} {:<12} {:>6.1}s  {}",
             n + 1,
@@ -171,6 +178,29 @@ async fn gate(args: Args) -> ExitCode {
             problems.join("\n  - ")
         );
         ExitCode::from(exit::FAILED)
+    }
+}
+
+/// Runs one row's scenario; a scenario that panics (a harness bound ran out, a process would
+/// not start) proves nothing about its row, and says so, instead of ending the whole gate.
+async fn run_caught(id: &str, env: &GateEnv) -> Judgement {
+    use futures_util::FutureExt;
+    match std::panic::AssertUnwindSafe(scenarios::run(id, env))
+        .catch_unwind()
+        .await
+    {
+        Ok(ran) => ran.judgement,
+        Err(panic) => {
+            let said = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Judgement::new(
+                RowOutcome::Inconclusive,
+                format!("the scenario panicked: {}", gates::judge::one_line(&said)),
+            )
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Hop 3 scenarios: each provokes one daemon-lifecycle row against real processes, records the
 //! fault and every CLI call in a history, and judges it. The CLI calls are what a user sees, so a
-//! call's completion is `ok` for exit 0 and `fail` otherwise, with what it printed.
+//! call's completion is `ok` for exit 0 and `fail` otherwise, with what it printed. H3.3 needs an
+//! attached client instead: its calls go through the hop 1 and 2 [`Agent`].
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
@@ -14,7 +15,9 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-use super::{GateEnv, Ran};
+use super::agent::Agent;
+use super::stdio::unestablished;
+use super::{GateEnv, Ran, proxy_options};
 use crate::history::{History, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};
 
@@ -109,6 +112,91 @@ pub async fn stopped_daemon_status(env: &GateEnv) -> Ran {
             ),
         }
     })
+}
+
+/// H3.3: a daemon with a 300 ms idle bound and an attached `reticle mcp` must not idle out
+/// while the agent is silent for forty heartbeats (four times the bound); its calls after that
+/// keep reaching the same daemon.
+pub async fn idle_while_attached(env: &GateEnv) -> Ran {
+    const FAULT: &str = "idle_bound_passed_attached";
+    let history = History::new();
+    let state = tempfile::tempdir().expect("state dir");
+    let daemon = OwnedDaemon::builder()
+        .state_dir(state.path())
+        .env("RETICLE_IDLE_SHUTDOWN_MS", "300")
+        .env("RETICLE_HEARTBEAT_MS", "30")
+        .start()
+        .await;
+    let options = proxy_options(env, daemon.port(), state.path());
+    let agent = match Agent::start(&history, options).await {
+        Ok(agent) => agent,
+        Err(why) => return unestablished(history, FAULT, &why, attached_judge),
+    };
+    if agent
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await
+        .is_none()
+    {
+        agent.close().await;
+        return unestablished(
+            history,
+            FAULT,
+            "the link never served a call before the idle bound",
+            attached_judge,
+        );
+    }
+    let log = daemon.log_path();
+    let beats = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .matches("daemon_alive")
+            .count()
+    };
+    let before = beats();
+    let passed = poll::within(BOUND, async || (beats() >= before + 40).then_some(()))
+        .await
+        .is_some();
+    history.fault(
+        FAULT,
+        passed,
+        json!({ "boundMs": 300, "heartbeatMs": 30, "heartbeats": beats().saturating_sub(before) }),
+    );
+    for _ in 0..2 {
+        let _ = agent.call("reticle_sessions", json!({})).await;
+    }
+    let same = daemon
+        .status()
+        .await
+        .is_some_and(|s| s.instance == daemon.instance());
+    agent.close().await;
+    judged(history, move |ops| {
+        if !same {
+            return Judgement::new(
+                RowOutcome::Silent,
+                "the daemon idled out while a client stream was attached",
+            );
+        }
+        let verdict = attached_judge(ops);
+        if verdict.outcome != RowOutcome::Survived {
+            return verdict;
+        }
+        Judgement::new(
+            RowOutcome::Survived,
+            format!(
+                "{}; the same daemon still answers after forty heartbeats (four times its 300 ms idle bound) with the agent attached and silent",
+                verdict.evidence
+            ),
+        )
+    })
+}
+
+/// H3.3's judge: every call answered exactly once, and every `tools/call` after the idle bound
+/// a success.
+fn attached_judge(ops: &[crate::history::Op]) -> Judgement {
+    if let Err(hang) = judge::exactly_once(ops) {
+        return hang;
+    }
+    judge::must_survive(ops, "tools/call")
 }
 
 /// H3.4: an idle exit is logged with its reason and reported by `status` as the last exit.

@@ -1,16 +1,20 @@
 //! Scenarios: for each inventory row, the code that provokes it against the real system and
-//! records a history, and the judgement of that history. One module per hop; this one maps row
-//! ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come from one table, so they cannot
+//! records a history, and the judgement of that history. One module per hop (`stdio` hop 1,
+//! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5; `agent` is the MCP client the
+//! hops 1 to 3 scenarios drive `reticle mcp` with, `kit` what hops 4 and 5 share); this one maps
+//! row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come from one table, so they cannot
 //! drift) and says why the other rows have none yet.
 
+pub mod agent;
 pub mod bridge;
 pub mod daemon;
 pub mod kit;
-pub mod mcp;
+pub mod link;
 pub mod sdk;
+pub mod stdio;
 pub mod traces;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::history::History;
 use crate::judge::{Judgement, RowOutcome};
@@ -19,6 +23,11 @@ use crate::judge::{Judgement, RowOutcome};
 #[derive(Debug, Clone)]
 pub struct GateEnv {
     pub reticle: PathBuf,
+}
+
+/// `<env.reticle> mcp --port <port>` with a private state dir, for the scenarios that drive the proxy.
+pub fn proxy_options(env: &GateEnv, port: u16, state_dir: &Path) -> harness::ProxyOptions {
+    harness::ProxyOptions::new(port, state_dir).program(&env.reticle)
 }
 
 /// A finished scenario: what happened and what it proves.
@@ -44,17 +53,25 @@ macro_rules! scenario_table {
 }
 
 scenario_table! {
+    "H1.1" => stdio::lsof_recipe_mid_session,
+    "H1.2" => stdio::panic_in_request_handling,
+    "H1.3" => stdio::wedge_past_the_budget,
+    "H1.4" => stdio::stdin_closed_with_calls_in_flight,
+    "H1.5" => stdio::garbage_on_stdin,
+    "H2.1" => link::stream_reset_mid_call,
+    "H2.2" => link::blackholed_daemon_queue,
+    "H2.3" => link::post_leg_reset,
+    "H2.4" => link::squatter_on_the_port,
+    "H2.5" => link::catalogue_changes_across_a_restart,
+    "H2.6" => link::handshake_replayed_after_restart,
+    "H2.7" => link::limits_on_the_link,
     "H3.1" => daemon::serve_on_a_squatted_port,
     "H3.2" => daemon::stopped_daemon_status,
+    "H3.3" => daemon::idle_while_attached,
     "H3.4" => daemon::idle_exit_is_reported,
     "H3.5" => daemon::survives_caller_group_sigterm,
     "H3.6" => daemon::sigkill_reads_died_silently,
     "H3.7" => daemon::racing_daemons,
-    "H1.1" => mcp::lsof_kill_recipe,
-    "H1.2" => mcp::panic_in_the_proxy,
-    "H2.4" => mcp::squatter,
-    "H2.6" => mcp::handshake_replay,
-    "H3.3" => mcp::idle_while_attached,
     "H4.1" => bridge::version_mismatch,
     "H4.2" => bridge::another_projects_page,
     "H4.3" => bridge::tab_closed_mid_command,
@@ -72,13 +89,12 @@ scenario_table! {
     "T4" => traces::t4_no_failure_without_error,
 }
 
-/// Why a row has no scenario yet.
+/// Why a row has no scenario yet: every hop row has one; the invariants wait on the product.
 fn pending(id: &str) -> Ran {
-    let why = match id.chars().next() {
-        Some('H') if id.starts_with("H1") || id.starts_with("H2") => {
-            "its scenario needs a link relay or stdio faults not wired into the gate yet; gates/tests/mcp_*.rs provoke it"
-        }
-        _ => "no gate judges it yet",
+    let why = if id == "L1" {
+        "the gate table still has layers without a gate (install, client)"
+    } else {
+        "no gate judges it yet"
     };
     Ran {
         history: History::new(),

@@ -1,12 +1,12 @@
-//! Shared pieces of the MCP gates: an in-test TCP relay that can fault the proxy's link to the
-//! daemon per leg (until the `toxics` nemesis lands), a port squatter, and a reaper for daemons a
-//! test's proxy started.
+//! Shared pieces of the MCP tests (a row's gate scenario is run by `common::row_meets_target`):
+//! an in-test HTTP-aware relay for the faults a TCP toxic cannot express (one leg of the link
+//! blackholed or flapping by request), a raw SSE reader on a daemon, a reaper for daemons a
+//! test's proxy started, and proxy-log helpers.
 #![allow(dead_code)]
 
 pub mod relay;
 pub mod tools;
 
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use harness::{marker, poll};
@@ -20,53 +20,6 @@ pub struct Reap(pub u16);
 impl Drop for Reap {
     fn drop(&mut self) {
         marker::end_marked_listeners(self.0);
-    }
-}
-
-/// A process that listens on the port, accepts, and never answers.
-pub struct Squatter {
-    pub child: Child,
-}
-
-impl Squatter {
-    pub async fn start(port: u16) -> Self {
-        let mut command = Command::new("python3");
-        command
-            .args([
-                "-c",
-                &format!(
-                    "import socket,time\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\ns.bind(('127.0.0.1',{port}))\ns.listen(64)\nkeep=[]\nwhile True:\n  c,_=s.accept()\n  keep.append(c)"
-                ),
-            ])
-            .stdout(Stdio::null());
-        marker::mark(&mut command);
-        let child = command.spawn().expect("python3 runs the squatter");
-        poll::until("the squatter to listen", BOUND, async || {
-            (!harness::ports::listeners(port).is_empty()).then_some(())
-        })
-        .await;
-        Self { child }
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Ends the squatter and waits until the port is free.
-    pub async fn leave(mut self, port: u16) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        poll::until("the port to be free", BOUND, async || {
-            harness::ports::listeners(port).is_empty().then_some(())
-        })
-        .await;
-    }
-}
-
-impl Drop for Squatter {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -96,13 +49,6 @@ pub fn events(log: &[Value], event: &str) -> Vec<Value> {
         .filter(|e| e["event"] == event)
         .cloned()
         .collect()
-}
-
-/// The error object of a JSON-RPC answer (panics when it is not an error).
-pub fn error_of(answer: &Value) -> &Value {
-    answer
-        .get("error")
-        .unwrap_or_else(|| panic!("expected an error answer, got {answer}"))
 }
 
 /// A raw MCP stream opened straight on a daemon (no proxy), read event by event.

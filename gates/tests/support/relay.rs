@@ -1,7 +1,8 @@
-//! A TCP relay between `reticle mcp` and a daemon that can fault one leg of the link: reset the
-//! open SSE streams (reset_peer downstream), reset every POST (reset_peer upstream on the POST
-//! leg only), blackhole new SSE streams, cut every SSE stream shortly after it opens (flapping),
-//! or wedge the port (accept, then close). Requests are told apart by their first line.
+//! A TCP relay between `reticle mcp` and a daemon that faults one leg of the link by what the
+//! request is, which a TCP toxic cannot see: blackhole new SSE streams while `/status` still
+//! answers, or cut every SSE stream right after its handshake (flapping). Requests are told
+//! apart by their first line. Every plain TCP fault goes through the `toxics` nemesis instead
+//! (`gates::nemesis`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -15,16 +16,10 @@ use tokio::sync::Notify;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Pass,
-    /// Every POST connection is reset after its request head arrives.
-    ResetPosts,
     /// New SSE streams are accepted and never answered.
     BlackholeStreams,
     /// Every SSE stream is reset right after its handshake (endpoint and session events).
     Flap,
-    /// Every connection is accepted and closed at once.
-    Wedge,
-    /// New connections are forwarded both ways in pieces of 1 to 7 bytes (Toxiproxy's slicer).
-    Slice,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +35,6 @@ struct State {
     next: AtomicU64,
     open: Mutex<HashMap<u64, (Leg, Arc<Notify>)>>,
     streams_opened: AtomicUsize,
-    posts_reset: AtomicUsize,
 }
 
 /// A running relay on `port`.
@@ -62,7 +56,6 @@ impl Relay {
             next: AtomicU64::new(0),
             open: Mutex::new(HashMap::new()),
             streams_opened: AtomicUsize::new(0),
-            posts_reset: AtomicUsize::new(0),
         });
         let shared = state.clone();
         let task = tokio::spawn(async move {
@@ -73,20 +66,9 @@ impl Relay {
         Self { port, state, task }
     }
 
-    /// Changes the mode; `ResetPosts` and `Wedge` also reset the matching open connections.
+    /// Changes the mode for new connections.
     pub fn set_mode(&self, mode: Mode) {
         *self.state.mode.lock().unwrap() = mode;
-        match mode {
-            Mode::ResetPosts => {
-                self.reset(Leg::Post);
-            }
-            Mode::Wedge => {
-                self.reset(Leg::Stream);
-                self.reset(Leg::Post);
-                self.reset(Leg::Other);
-            }
-            _ => {}
-        }
     }
 
     /// Resets every open SSE stream; returns how many.
@@ -110,37 +92,18 @@ impl Relay {
     pub fn streams_opened(&self) -> usize {
         self.state.streams_opened.load(Ordering::SeqCst)
     }
-
-    /// SSE streams open now.
-    pub fn streams_open(&self) -> usize {
-        self.state
-            .open
-            .lock()
-            .unwrap()
-            .values()
-            .filter(|(leg, _)| *leg == Leg::Stream)
-            .count()
-    }
-
-    /// POST connections reset so far.
-    pub fn posts_reset(&self) -> usize {
-        self.state.posts_reset.load(Ordering::SeqCst)
-    }
 }
 
 impl Drop for Relay {
     fn drop(&mut self) {
         self.task.abort();
-        self.set_mode(Mode::Wedge);
+        self.reset(Leg::Stream);
+        self.reset(Leg::Post);
+        self.reset(Leg::Other);
     }
 }
 
 async fn handle(mut client: TcpStream, state: Arc<State>) {
-    let mode = *state.mode.lock().unwrap();
-    if mode == Mode::Wedge {
-        let _ = client.set_zero_linger();
-        return;
-    }
     let mut head = Vec::new();
     let mut buf = [0u8; 4096];
     while !head.windows(2).any(|w| w == b"\r\n") && head.len() < 16 * 1024 {
@@ -157,21 +120,13 @@ async fn handle(mut client: TcpStream, state: Arc<State>) {
         Leg::Other
     };
     let mode = *state.mode.lock().unwrap();
-    match (leg, mode) {
-        (Leg::Post, Mode::ResetPosts) => {
-            state.posts_reset.fetch_add(1, Ordering::SeqCst);
-            let _ = client.set_zero_linger();
-            return;
-        }
-        (Leg::Stream, Mode::BlackholeStreams) => {
-            while let Ok(n) = client.read(&mut buf).await {
-                if n == 0 {
-                    return;
-                }
+    if (leg, mode) == (Leg::Stream, Mode::BlackholeStreams) {
+        while let Ok(n) = client.read(&mut buf).await {
+            if n == 0 {
+                return;
             }
-            return;
         }
-        _ => {}
+        return;
     }
     let Ok(mut upstream) = TcpStream::connect(("127.0.0.1", state.upstream)).await else {
         let _ = client.set_zero_linger();
@@ -186,16 +141,7 @@ async fn handle(mut client: TcpStream, state: Arc<State>) {
     if leg == Leg::Stream {
         state.streams_opened.fetch_add(1, Ordering::SeqCst);
     }
-    let reset = if mode == Mode::Slice {
-        let _ = client.set_nodelay(true);
-        let _ = upstream.set_nodelay(true);
-        let (client_read, client_write) = client.split();
-        let (upstream_read, upstream_write) = upstream.split();
-        tokio::select! {
-            _ = async { tokio::join!(sliced(client_read, upstream_write), sliced(upstream_read, client_write)) } => false,
-            _ = kill.notified() => true,
-        }
-    } else if leg == Leg::Stream && mode == Mode::Flap {
+    let reset = if leg == Leg::Stream && mode == Mode::Flap {
         // Forward the stream's handshake (endpoint and session events), then cut it.
         let mut seen = Vec::new();
         loop {
@@ -227,26 +173,4 @@ async fn handle(mut client: TcpStream, state: Arc<State>) {
         let _ = client.set_zero_linger();
         let _ = upstream.set_zero_linger();
     }
-}
-
-/// Copies one direction in pieces of 1 to 7 bytes, each written on its own.
-async fn sliced(mut from: tokio::net::tcp::ReadHalf<'_>, mut to: tokio::net::tcp::WriteHalf<'_>) {
-    let mut buf = [0u8; 4096];
-    let mut piece = 0usize;
-    loop {
-        let n = match from.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        let mut at = 0;
-        while at < n {
-            piece += 1;
-            let end = (at + piece % 7 + 1).min(n);
-            if to.write_all(&buf[at..end]).await.is_err() {
-                return;
-            }
-            at = end;
-        }
-    }
-    let _ = to.shutdown().await;
 }

@@ -1,0 +1,359 @@
+//! The agent's side of the hop 1 and 2 scenarios: `reticle mcp` driven as an agent drives it,
+//! with every call and every answer recorded in the gate's [`History`] (the harness clients keep
+//! their own record too; the gate judges this one).
+//!
+//! - [`Agent`]: a real MCP client (rmcp over stdio, `harness::McpClient`), one session held open.
+//! - [`RawAgent`]: the same process line by line (`harness::RawMcp`), for what no client sends
+//!   and for counting answers: rmcp drops an answer for an id it no longer waits on, so exactly
+//!   once can only be checked on the raw stream.
+//!
+//! Calls are `invoke` ops carrying `{"id": ..}`; answers are `ok` (a result), `fail` (a JSON-RPC
+//! error: `code`, `message`, and the `population` and `ran` of a -32001) or `info` (no answer
+//! within the bound, or the session itself died: the outcome is unknown).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use harness::{McpClient, McpFailure, ProxyOptions, RawMcp, marker, poll};
+use serde_json::{Value, json};
+
+use crate::history::{Actor, History, OpType};
+
+/// How long one call may go unanswered before the history says so.
+pub const CALL_BOUND: Duration = Duration::from_secs(20);
+
+/// What a call came to, as the gate records it.
+pub type Answer = Result<Value, McpFailure>;
+
+/// A real MCP client on `reticle mcp`, recording into a gate history.
+pub struct Agent {
+    client: McpClient,
+    history: History,
+    next: AtomicU64,
+}
+
+impl Agent {
+    /// Starts the proxy and completes the handshake (recorded as `initialize`).
+    pub async fn start(history: &History, options: ProxyOptions) -> Result<Self, String> {
+        history.invoke("initialize", json!({ "id": 0 }));
+        match McpClient::start(options).await {
+            Ok(client) => {
+                history.complete(OpType::Ok, "initialize", json!({ "id": 0 }));
+                Ok(Self {
+                    client,
+                    history: history.clone(),
+                    next: AtomicU64::new(1),
+                })
+            }
+            Err(failure) => {
+                history.complete(OpType::Info, "initialize", failed(0, &failure));
+                Err(format!(
+                    "initialize was not answered: {}",
+                    failure.message()
+                ))
+            }
+        }
+    }
+
+    /// `tools/call`, bounded by [`CALL_BOUND`].
+    pub async fn call(&self, tool: &str, arguments: Value) -> Answer {
+        self.call_within(tool, arguments, CALL_BOUND).await
+    }
+
+    /// `tools/call`, bounded by `bound`.
+    pub async fn call_within(&self, tool: &str, arguments: Value, bound: Duration) -> Answer {
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        self.history.invoke(
+            "tools/call",
+            json!({ "id": id, "tool": tool, "arguments": arguments }),
+        );
+        let answer = tokio::time::timeout(bound, self.client.call_tool(tool, arguments))
+            .await
+            .unwrap_or(Err(McpFailure::Timeout));
+        self.record("tools/call", id, &answer);
+        answer
+    }
+
+    /// `tools/list`; the tool names on success.
+    pub async fn list_tools(&self) -> Result<Vec<String>, McpFailure> {
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        self.history.invoke("tools/list", json!({ "id": id }));
+        let answer = tokio::time::timeout(CALL_BOUND, self.client.list_tools())
+            .await
+            .unwrap_or(Err(McpFailure::Timeout));
+        self.record("tools/list", id, &answer.clone().map(|names| json!(names)));
+        answer
+    }
+
+    /// `ping`.
+    pub async fn ping(&self) -> Answer {
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        self.history.invoke("ping", json!({ "id": id }));
+        let answer = tokio::time::timeout(CALL_BOUND, self.client.ping())
+            .await
+            .unwrap_or(Err(McpFailure::Timeout))
+            .map(|()| json!({}));
+        self.record("ping", id, &answer);
+        answer
+    }
+
+    /// Calls `tool` until one call succeeds (each attempt recorded), within `bound`.
+    pub async fn call_until_ok(
+        &self,
+        tool: &str,
+        arguments: Value,
+        bound: Duration,
+    ) -> Option<Value> {
+        poll::within(bound, async || {
+            self.call(tool, arguments.clone()).await.ok()
+        })
+        .await
+    }
+
+    fn record(&self, f: &str, id: u64, answer: &Answer) {
+        match answer {
+            Ok(result) => {
+                self.history
+                    .complete(OpType::Ok, f, json!({ "id": id, "result": result }))
+            }
+            Err(failure @ McpFailure::Rpc { .. }) => {
+                self.history.complete(OpType::Fail, f, failed(id, failure))
+            }
+            Err(other) => self.history.complete(OpType::Info, f, failed(id, other)),
+        };
+    }
+
+    /// The supervisor's pid.
+    pub fn pid(&self) -> u32 {
+        self.client.pid()
+    }
+
+    pub fn options(&self) -> &ProxyOptions {
+        self.client.options()
+    }
+
+    /// Ends the session (closes the proxy's stdin).
+    pub async fn close(self) {
+        self.client.close().await;
+    }
+}
+
+/// The recorded value of a failed call.
+fn failed(id: u64, failure: &McpFailure) -> Value {
+    match failure {
+        McpFailure::Rpc {
+            code,
+            message,
+            data,
+        } => {
+            let data = data.clone().unwrap_or(Value::Null);
+            json!({
+                "id": id,
+                "code": code,
+                "message": message,
+                "population": data["population"],
+                "ran": data["ran"],
+            })
+        }
+        McpFailure::Transport(text) => {
+            json!({ "id": id, "message": format!("the session failed: {text}") })
+        }
+        McpFailure::Timeout => json!({ "id": id, "message": "no answer within the bound" }),
+    }
+}
+
+/// `reticle mcp` driven line by line, recording into a gate history.
+pub struct RawAgent {
+    raw: RawMcp,
+    history: History,
+    /// The method of every request sent, by its id's JSON text.
+    sent: HashMap<String, String>,
+    /// How many answers have been recorded, by id.
+    recorded: HashMap<String, usize>,
+    /// The last request id used (this agent numbers its own requests).
+    last_id: u64,
+}
+
+impl RawAgent {
+    /// Starts the proxy; nothing is sent yet.
+    pub fn start(history: &History, options: ProxyOptions) -> Self {
+        Self {
+            raw: RawMcp::start(options),
+            history: history.clone(),
+            sent: HashMap::new(),
+            recorded: HashMap::new(),
+            last_id: 0,
+        }
+    }
+
+    /// `initialize` then `notifications/initialized`; the answer, if one came within `bound`.
+    pub async fn initialize(&mut self, bound: Duration) -> Option<Value> {
+        let answer = self
+            .call(
+                "initialize",
+                json!({ "protocolVersion": harness::mcp_client::PROTOCOL, "capabilities": {}, "clientInfo": { "name": "reticle-gate", "version": "1" } }),
+                bound,
+            )
+            .await;
+        if answer.is_some() {
+            let _ = self
+                .raw
+                .try_write_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+                .await;
+        }
+        answer
+    }
+
+    /// Sends a request (recorded as its invoke); its id. A proxy that cannot take it (dead)
+    /// is recorded too, and the request then goes unanswered, as it would for an agent.
+    pub async fn send(&mut self, method: &str, params: Value) -> Value {
+        self.last_id += 1;
+        let id = json!(self.last_id);
+        self.sent.insert(id.to_string(), method.to_string());
+        self.history
+            .invoke(method, json!({ "id": id, "params": params }));
+        let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        if let Err(err) = self.raw.try_write_line(&line.to_string()).await {
+            observed(
+                &self.history,
+                "stdin_refused",
+                json!({ "id": id, "error": err.to_string() }),
+            );
+        }
+        id
+    }
+
+    /// Records a request the caller writes itself (a raw line carrying `id`) as an invoke.
+    pub fn expect_answer(&mut self, method: &str, id: Value) {
+        self.sent.insert(id.to_string(), method.to_string());
+        self.history.invoke(method, json!({ "id": id }));
+    }
+
+    /// Waits (bounded) for the first answer to `id` and records it; an `info` op when none came.
+    pub async fn answer(&mut self, id: &Value, bound: Duration) -> Option<Value> {
+        let method = self.sent.get(&id.to_string()).cloned().unwrap_or_default();
+        let answer = self.raw.answer(id, bound).await;
+        match &answer {
+            Some(answer) => {
+                let already = self.recorded.entry(id.to_string()).or_default();
+                if *already == 0 {
+                    *already = 1;
+                    let (op, value) = answer_op(answer);
+                    self.history.complete(op, &method, value);
+                }
+            }
+            None => {
+                self.history.complete(
+                    OpType::Info,
+                    &method,
+                    json!({ "id": id, "message": format!("no answer within {} ms", bound.as_millis()) }),
+                );
+            }
+        }
+        answer
+    }
+
+    /// Sends a request and waits for its answer.
+    pub async fn call(&mut self, method: &str, params: Value, bound: Duration) -> Option<Value> {
+        let id = self.send(method, params).await;
+        self.answer(&id, bound).await
+    }
+
+    /// Writes a raw line; false when the proxy would not take it.
+    pub async fn write_line(&mut self, line: &str) -> bool {
+        self.raw.try_write_line(line).await.is_ok()
+    }
+
+    /// Records every answer on stdout not yet recorded: answers to requests that were never
+    /// awaited, and every answer past the first for an id (a double answer), so the
+    /// exactly-once checker sees the whole stream.
+    pub fn settle(&mut self) {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for answer in self.raw.received() {
+            let Some(id) = answer.get("id").filter(|id| !id.is_null()) else {
+                continue;
+            };
+            if answer.get("result").is_none() && answer.get("error").is_none() {
+                continue;
+            }
+            let key = id.to_string();
+            let Some(method) = self.sent.get(&key).cloned() else {
+                continue;
+            };
+            let count = seen.entry(key.clone()).or_default();
+            *count += 1;
+            let recorded = self.recorded.entry(key).or_default();
+            if *count > *recorded {
+                *recorded = *count;
+                let (op, value) = answer_op(&answer);
+                self.history.complete(op, &method, value);
+            }
+        }
+    }
+
+    /// Everything read from stdout so far.
+    pub fn received(&self) -> Vec<Value> {
+        self.raw.received()
+    }
+
+    /// Closes stdin (the agent going away).
+    pub fn close_stdin(&mut self) {
+        self.raw.close_stdin();
+    }
+
+    /// Waits (bounded) for the proxy to exit and its stdout to be read to the end.
+    pub async fn wait_exit(&mut self, bound: Duration) -> Option<std::process::ExitStatus> {
+        self.raw.wait_exit(bound).await
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.raw.pid()
+    }
+
+    pub fn options(&self) -> &ProxyOptions {
+        self.raw.options()
+    }
+}
+
+/// How a raw answer is recorded.
+fn answer_op(answer: &Value) -> (OpType, Value) {
+    let id = answer["id"].clone();
+    match answer.get("error") {
+        Some(error) => (
+            OpType::Fail,
+            json!({
+                "id": id,
+                "code": error["code"],
+                "message": error["message"],
+                "population": error["data"]["population"],
+                "ran": error["data"]["ran"],
+            }),
+        ),
+        None => (OpType::Ok, json!({ "id": id, "result": answer["result"] })),
+    }
+}
+
+/// Records a fact the harness observed (a process state, a log event, a probe).
+pub fn observed(history: &History, f: &str, value: Value) {
+    history.record(Actor::Harness, OpType::Info, f, value);
+}
+
+/// Proxy log events named `event`.
+pub fn events(options: &ProxyOptions, event: &str) -> Vec<Value> {
+    options
+        .log_events()
+        .into_iter()
+        .filter(|e| e["event"] == event)
+        .collect()
+}
+
+/// Ends, when dropped, every daemon this process's proxies started on the port (they carry the
+/// harness marker; nothing else is touched).
+pub struct ReapPort(pub u16);
+
+impl Drop for ReapPort {
+    fn drop(&mut self) {
+        marker::end_marked_listeners(self.0);
+    }
+}

@@ -1,0 +1,1113 @@
+//! Hop 2 scenarios (`reticle mcp` ↔ daemon, POST + SSE). For the TCP faults (H2.1 to H2.3 and
+//! H2.7) a fault proxy from the [`Nemesis`] sits between `reticle mcp` and the daemon: the proxy
+//! is given the fault proxy's port and takes it for the daemon's. Every toxic is confirmed by
+//! reading it back from the nemesis and by the harness's own probe of `/status` through it;
+//! only then is the fault `established`. H2.4 to H2.6 fault the port and the daemon itself.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use harness::ports::{listeners, pid_alive};
+use harness::{OwnedDaemon, free_port, poll};
+use serde_json::{Value, json};
+use toxics::toxic::{Bandwidth, Latency, LimitData, ResetPeer, Slicer, SlowClose, Timeout};
+use toxics::{Direction, ToxicSpec};
+
+use super::agent::{Agent, CALL_BOUND, RawAgent, ReapPort, events, observed};
+use super::stdio::{first_invoke_after, judged, ms_since, unestablished};
+use super::{GateEnv, Ran, proxy_options};
+use crate::history::{Actor, History, Op, OpType};
+use crate::judge::{self, Judgement, RowOutcome, one_line};
+use crate::nemesis::{self, LinkProxy, Nemesis};
+
+/// How long the harness waits for a process or the link to do something it must do.
+const BOUND: Duration = Duration::from_secs(20);
+/// How long a `/status` probe through the fault proxy gets.
+const PROBE: Duration = Duration::from_millis(700);
+
+/// A daemon, a fault proxy in front of it, and the nemesis that owns the proxy.
+struct Link {
+    nemesis: Nemesis,
+    daemon: OwnedDaemon,
+    proxy: LinkProxy,
+}
+
+impl Link {
+    async fn start(daemon: harness::OwnedDaemonBuilder) -> Result<Self, String> {
+        let nemesis = Nemesis::from_env().await?;
+        let daemon = daemon.start().await;
+        let proxy = nemesis.proxy(daemon.port()).await?;
+        Ok(Self {
+            nemesis,
+            daemon,
+            proxy,
+        })
+    }
+
+    /// Installs `spec` and confirms it twice: read back from the nemesis, and a fresh `/status`
+    /// probe through the proxy failing while the daemon answers directly. Records the fault.
+    async fn inject_refusing(&self, history: &History, f: &str, spec: ToxicSpec) -> bool {
+        let installed = self.proxy.inject(&spec).await;
+        let through = nemesis::status_answers(self.proxy.port(), PROBE).await;
+        let direct = nemesis::status_answers(self.daemon.port(), PROBE).await;
+        let established = installed.is_ok() && !through && direct;
+        history.fault(
+            f,
+            established,
+            json!({ "toxic": spec, "nemesis": self.nemesis.describe(), "port": self.proxy.port(),
+                    "statusThroughTheProxy": through, "statusDirect": direct, "error": installed.err() }),
+        );
+        established
+    }
+
+    /// Removes every toxic, confirmed, and records it.
+    async fn heal(&self, history: &History) -> bool {
+        let healed = self.proxy.heal_all().await;
+        history.record(
+            Actor::Nemesis,
+            if healed.is_ok() {
+                OpType::Ok
+            } else {
+                OpType::Fail
+            },
+            "heal",
+            json!({ "error": healed.as_ref().err() }),
+        );
+        healed.is_ok()
+    }
+}
+
+/// H2.1: `reset_peer` downstream while a 120 s call runs at the daemon: the SSE stream is reset
+/// (at its next keep-alive), and the call must be answered -32001 `in_flight_lost` at once,
+/// saying the link dropped and that it may or may not have run, well inside the 60 s queue wait;
+/// once the toxic goes, the next call succeeds.
+pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("a private state dir");
+    let link = match Link::start(
+        OwnedDaemon::builder().env(reticle::config::env::TEST_CATALOGUE, "+reticle_test_sleep"),
+    )
+    .await
+    {
+        Ok(link) => link,
+        Err(why) => return unestablished(history, "reset_peer_downstream", &why, surface_judge),
+    };
+    let options = proxy_options(env, link.proxy.port(), state.path())
+        .env(reticle::config::env::QUEUE_WAIT_MS, "60000");
+    let agent = match Agent::start(&history, options).await {
+        Ok(agent) => Arc::new(agent),
+        Err(why) => return unestablished(history, "reset_peer_downstream", &why, surface_judge),
+    };
+    if agent
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await
+        .is_none()
+    {
+        return unestablished(
+            history,
+            "reset_peer_downstream",
+            "the link never served a call before the fault",
+            surface_judge,
+        );
+    }
+    let mark = history.ops().len();
+    let caller = agent.clone();
+    let slow = tokio::spawn(async move {
+        caller
+            .call_within("reticle_test_sleep", json!({ "ms": 120_000 }), BOUND)
+            .await
+    });
+    let running = poll::within(BOUND, async || {
+        let status = link.daemon.status().await?;
+        (status.calls_in_flight == 1).then_some(())
+    })
+    .await
+    .is_some();
+    let injected = running
+        && link
+            .inject_refusing(
+                &history,
+                "reset_peer_downstream",
+                ToxicSpec::new(ResetPeer { timeout: 0 }),
+            )
+            .await;
+    if !running {
+        history.fault(
+            "reset_peer_downstream",
+            false,
+            json!({ "reason": "the slow call never ran at the daemon" }),
+        );
+    }
+    let _ = slow.await;
+    link.heal(&history).await;
+    let recovered = injected
+        && agent
+            .call_until_ok("reticle_sessions", json!({}), BOUND)
+            .await
+            .is_some();
+    if let Ok(agent) = Arc::try_unwrap(agent) {
+        agent.close().await;
+    }
+    let nemesis = link.nemesis.describe();
+    link.proxy.close().await;
+    judged(history, move |ops| {
+        let Some(slow) = first_invoke_after(ops, mark, "tools/call") else {
+            return surface_judge(ops);
+        };
+        surfaced_then_recovered(
+            ops,
+            slow,
+            &["dropped", "may or may not have run"],
+            "in_flight_lost",
+            recovered,
+            &nemesis,
+        )
+    })
+}
+
+/// H2.2: the daemon blackholed (`timeout` 0 downstream on the fault proxy: connections are
+/// accepted and nothing ever comes back). A call queued while no session can open is never
+/// sent, and must be answered -32001 `never_sent` saying it did not run (at the queue bound at
+/// the latest: 3 s here); once the blackhole goes, the same proxy serves the call.
+pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("a private state dir");
+    let link = match Link::start(OwnedDaemon::builder()).await {
+        Ok(link) => link,
+        Err(why) => return unestablished(history, "blackhole_daemon", &why, surface_judge),
+    };
+    let injected = link
+        .inject_refusing(
+            &history,
+            "blackhole_daemon",
+            ToxicSpec::new(Timeout { timeout: 0 }),
+        )
+        .await;
+    let options = proxy_options(env, link.proxy.port(), state.path())
+        .env(reticle::config::env::QUEUE_WAIT_MS, "3000");
+    let agent = match Agent::start(&history, options).await {
+        Ok(agent) => agent,
+        Err(why) => {
+            observed(&history, "initialize_failed", json!({ "reason": why }));
+            return judged(history, surface_judge);
+        }
+    };
+    let mark = history.ops().len();
+    let _ = agent.call("reticle_sessions", json!({})).await;
+    link.heal(&history).await;
+    let recovered = injected
+        && agent
+            .call_until_ok("reticle_sessions", json!({}), BOUND)
+            .await
+            .is_some();
+    agent.close().await;
+    let nemesis = link.nemesis.describe();
+    link.proxy.close().await;
+    judged(history, move |ops| {
+        let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
+            return surface_judge(ops);
+        };
+        surfaced_then_recovered(
+            ops,
+            call,
+            &["did not run"],
+            "never_sent",
+            recovered,
+            &nemesis,
+        )
+    })
+}
+
+/// H2.3: `reset_peer` upstream: every new connection is reset at its first byte, which leaves
+/// the open SSE stream alone (it sends nothing upstream) and hits every POST. The call must be
+/// answered -32001 `post_failed` saying the link is still up, the stream must never drop, and
+/// once the toxic goes the very next call succeeds.
+pub async fn post_leg_reset(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("a private state dir");
+    let link = match Link::start(OwnedDaemon::builder()).await {
+        Ok(link) => link,
+        Err(why) => return unestablished(history, "reset_peer_upstream", &why, surface_judge),
+    };
+    let options = proxy_options(env, link.proxy.port(), state.path());
+    let agent = match Agent::start(&history, options.clone()).await {
+        Ok(agent) => agent,
+        Err(why) => return unestablished(history, "reset_peer_upstream", &why, surface_judge),
+    };
+    if agent
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await
+        .is_none()
+    {
+        agent.close().await;
+        return unestablished(
+            history,
+            "reset_peer_upstream",
+            "the link never served a call before the fault",
+            surface_judge,
+        );
+    }
+    let outages_before = events(&options, "mcp_connection_lost").len();
+    let injected = link
+        .inject_refusing(
+            &history,
+            "reset_peer_upstream",
+            ToxicSpec::new(ResetPeer { timeout: 0 }).upstream(),
+        )
+        .await;
+    let mark = history.ops().len();
+    let _ = agent.call("reticle_sessions", json!({})).await;
+    link.heal(&history).await;
+    let next = agent.call("reticle_sessions", json!({})).await;
+    let outages = events(&options, "mcp_connection_lost").len() - outages_before;
+    observed(&history, "outages", json!({ "during": outages }));
+    agent.close().await;
+    let nemesis = link.nemesis.describe();
+    link.proxy.close().await;
+    let recovered = injected && next.is_ok();
+    judged(history, move |ops| {
+        let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
+            return surface_judge(ops);
+        };
+        let verdict =
+            surfaced_then_recovered(ops, call, &["still up"], "post_failed", recovered, &nemesis);
+        if verdict.outcome == RowOutcome::Surfaced && outages > 0 {
+            return Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "the answer said the link was still up, but the proxy logged {outages} outage(s)"
+                ),
+            );
+        }
+        verdict
+    })
+}
+
+/// H2.4: a squatter on the port that accepts and never serves. `initialize` must be answered
+/// within 1 s regardless, the first tool call must fail naming the port and the squatter's pid
+/// and saying it did not run, and once the squatter leaves the proxy serves (starting a daemon).
+pub async fn squatter_on_the_port(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("a private state dir");
+    let port = free_port();
+    let _reap = ReapPort(port);
+    let squatter = match Squatter::start(port) {
+        Ok(squatter) => squatter,
+        Err(why) => return unestablished(history, "squat_port", &why, surface_judge),
+    };
+    let pid = std::process::id();
+    let listening = listeners(port).iter().any(|h| h.pid == pid);
+    history.fault(
+        "squat_port",
+        listening,
+        json!({ "port": port, "pid": pid, "note": "the gate process itself accepts and never answers" }),
+    );
+    let started = Instant::now();
+    let agent = tokio::time::timeout(
+        BOUND,
+        Agent::start(&history, proxy_options(env, port, state.path())),
+    )
+    .await;
+    let initialize_ms = ms_since(started);
+    observed(
+        &history,
+        "initialize_answered",
+        json!({ "ms": initialize_ms }),
+    );
+    let Ok(Ok(agent)) = agent else {
+        return judged(history, surface_judge);
+    };
+    let mark = history.ops().len();
+    let _ = agent.call("reticle_sessions", json!({})).await;
+    squatter.leave();
+    let left = poll::within(BOUND, async || listeners(port).is_empty().then_some(()))
+        .await
+        .is_some();
+    let recovered = left
+        && agent
+            .call_until_ok("reticle_sessions", json!({}), BOUND)
+            .await
+            .is_some();
+    agent.close().await;
+    judged(history, move |ops| {
+        let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
+            return surface_judge(ops);
+        };
+        let verdict = surfaced_then_recovered(
+            ops,
+            call,
+            &[
+                &format!("port {port}"),
+                &format!("pid {pid}"),
+                "did not run",
+            ],
+            "never_sent",
+            recovered,
+            "the gate's own listener, which accepts and never answers",
+        );
+        if verdict.outcome == RowOutcome::Surfaced && initialize_ms >= 1000 {
+            return Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "initialize took {initialize_ms} ms with a squatter on the port (the promise is 1 s)"
+                ),
+            );
+        }
+        verdict
+    })
+}
+
+/// H2.5: the daemon restarted with another catalogue. The client must receive
+/// `notifications/tools/list_changed` before anything from the new daemon, and the listing it
+/// then gets is the new daemon's. Control: a restart with the same catalogue announces nothing.
+pub async fn catalogue_changes_across_a_restart(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("a private state dir");
+    let port = free_port();
+    let daemon = |catalogue: Option<&str>| {
+        let builder = OwnedDaemon::builder().port(port).state_dir(state.path());
+        match catalogue {
+            Some(edit) => builder.env(reticle::config::env::TEST_CATALOGUE, edit),
+            None => builder,
+        }
+    };
+    let first = daemon(None).start().await;
+    let first_hash = first
+        .status()
+        .await
+        .and_then(|s| s.catalogue)
+        .map(|c| c.hash);
+    let mut raw = RawAgent::start(&history, proxy_options(env, port, state.path()));
+    let names = |answer: &Option<Value>| -> Vec<String> {
+        answer
+            .as_ref()
+            .and_then(|a| a["result"]["tools"].as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    let notices = |raw: &RawAgent| {
+        raw.received()
+            .iter()
+            .filter(|v| v["method"] == "notifications/tools/list_changed")
+            .count()
+    };
+    let before = if raw.initialize(BOUND).await.is_some() {
+        names(&raw.call("tools/list", json!({}), BOUND).await)
+    } else {
+        Vec::new()
+    };
+    // Control: the same catalogue in a new daemon life.
+    drop(first);
+    let same = daemon(None).start().await;
+    let control = names(&raw.call("tools/list", json!({}), BOUND).await);
+    let control_notices = notices(&raw);
+    drop(same);
+    let changed = daemon(Some("+reticle_test_echo")).start().await;
+    let changed_hash = changed
+        .status()
+        .await
+        .and_then(|s| s.catalogue)
+        .map(|c| c.hash);
+    history.fault(
+        "restart_with_another_catalogue",
+        !before.is_empty() && first_hash.is_some() && changed_hash != first_hash,
+        json!({ "before": first_hash, "after": changed_hash, "catalogueBefore": before }),
+    );
+    let listing = raw.send("tools/list", json!({})).await;
+    let after = names(&raw.answer(&listing, BOUND).await);
+    let echoed = raw
+        .call(
+            "tools/call",
+            json!({"name": "reticle_test_echo", "arguments": {"a": 1}}),
+            BOUND,
+        )
+        .await
+        .is_some_and(|a| a.get("result").is_some());
+    raw.settle();
+    let received = raw.received();
+    let notice_at = received
+        .iter()
+        .position(|v| v["method"] == "notifications/tools/list_changed");
+    let listed_at = received.iter().position(|v| v.get("id") == Some(&listing));
+    let count = notices(&raw);
+    observed(
+        &history,
+        "list_changed",
+        json!({ "count": count, "noticeAt": notice_at, "listingAt": listed_at, "controlNotices": control_notices,
+                "controlListing": control, "listing": after, "newToolServed": echoed }),
+    );
+    let mut edited = before.clone();
+    edited.push("reticle_test_echo".to_string());
+    judged(history, move |ops| {
+        if let Err(hang) = judge::exactly_once(ops) {
+            return hang;
+        }
+        if let Err(inconclusive) = judge::established_fault(ops) {
+            return inconclusive;
+        }
+        if control_notices != 0 || control != before {
+            return Judgement::new(
+                RowOutcome::Inconclusive,
+                format!(
+                    "the control (same catalogue) got {control_notices} notice(s) and {control:?}: the check proves nothing"
+                ),
+            );
+        }
+        let first = matches!((notice_at, listed_at), (Some(n), Some(l)) if n < l);
+        if count == 1 && first && after == edited && echoed {
+            Judgement::new(
+                RowOutcome::Surfaced,
+                "list_changed arrived before the new daemon's catalogue, which is served; the control (same catalogue) announced nothing",
+            )
+        } else {
+            Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "{count} list_changed (first: {first}) for a changed catalogue; listing {after:?}; new tool served: {echoed}"
+                ),
+            )
+        }
+    })
+}
+
+/// H2.6: the daemon SIGKILLed and replaced (the proxy starts a new one); the next call must reach
+/// an initialized session: the handshake was replayed, and the daemon logged no refusal.
+pub async fn handshake_replayed_after_restart(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("a private state dir");
+    let port = free_port();
+    let _reap = ReapPort(port);
+    let options = proxy_options(env, port, state.path());
+    let agent = match Agent::start(&history, options.clone()).await {
+        Ok(agent) => agent,
+        Err(why) => return unestablished(history, "sigkill_daemon", &why, survive_judge),
+    };
+    if agent
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await
+        .is_none()
+    {
+        agent.close().await;
+        return unestablished(
+            history,
+            "sigkill_daemon",
+            "the link never served a call before the fault",
+            survive_judge,
+        );
+    }
+    let before = reticle::probe::fetch_status(port, PROBE).await;
+    let killed = match &before {
+        Some(status) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(status.pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            poll::within(BOUND, async || (!pid_alive(status.pid)).then_some(()))
+                .await
+                .is_some()
+        }
+        None => false,
+    };
+    history.fault(
+        "sigkill_daemon",
+        killed,
+        json!({ "pid": before.as_ref().map(|s| s.pid), "instance": before.as_ref().map(|s| s.instance.clone()) }),
+    );
+    // "Then call": once the proxy has seen the daemon go.
+    let seen = poll::within(BOUND, async || {
+        events(&options, "mcp_connection_lost").into_iter().next()
+    })
+    .await
+    .is_some();
+    observed(&history, "loss_seen", json!({ "seen": seen }));
+    let result = agent.call("reticle_sessions", json!({})).await;
+    let after = reticle::probe::fetch_status(port, PROBE).await;
+    agent.close().await;
+    let refused = std::fs::read_to_string(state.path().join(format!("daemon-{port}.log")))
+        .unwrap_or_default()
+        .contains("mcp_call_refused");
+    let served_by = result
+        .as_ref()
+        .ok()
+        .map(|r| r["structuredContent"]["daemon"]["instance"].clone());
+    let new_instance = after.map(|s| s.instance);
+    let old_instance = before.map(|s| s.instance);
+    judged(history, move |ops| {
+        let verdict = survive_judge(ops);
+        if verdict.outcome != RowOutcome::Survived {
+            return verdict;
+        }
+        if refused {
+            return Judgement::new(
+                RowOutcome::Silent,
+                "a call reached an uninitialized session (the daemon logged mcp_call_refused)",
+            );
+        }
+        if new_instance.is_none()
+            || new_instance == old_instance
+            || served_by != new_instance.clone().map(Value::String)
+        {
+            return Judgement::new(
+                RowOutcome::Inconclusive,
+                format!(
+                    "the call was not shown to reach a new daemon: served by {served_by:?}, now {new_instance:?}"
+                ),
+            );
+        }
+        Judgement::new(
+            RowOutcome::Survived,
+            "the call after SIGKILL and restart reached the new daemon's initialized session; no refusal logged",
+        )
+    })
+}
+
+/// What a toxic does to the calls under it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// It slows or reshapes the bytes: every call under it must succeed.
+    Degrades,
+    /// It cuts or stops the link: every call must still be answered exactly once, by its result
+    /// or by a -32001 naming the loss.
+    Cuts,
+}
+
+impl Effect {
+    fn word(self) -> &'static str {
+        match self {
+            Effect::Degrades => "degrades",
+            Effect::Cuts => "cuts",
+        }
+    }
+}
+
+/// One toxic on the link for a round of calls.
+#[derive(Debug, Clone)]
+pub struct Round {
+    pub spec: ToxicSpec,
+    pub effect: Effect,
+    /// Calls made while it is installed.
+    pub calls: usize,
+}
+
+impl Round {
+    fn new(spec: ToxicSpec, effect: Effect, calls: usize) -> Self {
+        Self {
+            spec,
+            effect,
+            calls,
+        }
+    }
+}
+
+/// The limits of H2.7 on each direction: latency with jitter, bandwidth, slicer, slow_close and
+/// limit_data. `limit_data` is sized to bite: downstream it ends each stream after its handshake
+/// and an answer or two (a `/status` answer, under 400 bytes, still fits), upstream it cuts every
+/// POST mid-request (a `GET`, under 100 bytes, still fits).
+pub fn limits() -> Vec<Round> {
+    let mut rounds = Vec::new();
+    for direction in Direction::ALL {
+        let on = |spec: ToxicSpec| spec.stream(direction);
+        rounds.push(Round::new(
+            on(ToxicSpec::new(Latency {
+                latency: 60,
+                jitter: 40,
+            })),
+            Effect::Degrades,
+            4,
+        ));
+        rounds.push(Round::new(
+            on(ToxicSpec::new(Bandwidth { rate: 8 })),
+            Effect::Degrades,
+            4,
+        ));
+        rounds.push(Round::new(
+            on(ToxicSpec::new(Slicer {
+                average_size: 8,
+                size_variation: 4,
+                delay: 200,
+            })),
+            Effect::Degrades,
+            4,
+        ));
+        rounds.push(Round::new(
+            on(ToxicSpec::new(SlowClose { delay: 300 })),
+            Effect::Degrades,
+            4,
+        ));
+        let bytes = match direction {
+            Direction::Downstream => 1000,
+            Direction::Upstream => 128,
+        };
+        rounds.push(Round::new(
+            on(ToxicSpec::new(LimitData { bytes })),
+            Effect::Cuts,
+            6,
+        ));
+    }
+    rounds
+}
+
+/// Every toxic on each direction: the [`limits`] plus the two that stop the link outright,
+/// `timeout` 0 (a blackhole; one call, since a POST into it waits out its 10 s bound) and
+/// `reset_peer`.
+pub fn every_toxic() -> Vec<Round> {
+    let mut rounds = limits();
+    for direction in Direction::ALL {
+        rounds.push(Round::new(
+            ToxicSpec::new(Timeout { timeout: 0 }).stream(direction),
+            Effect::Cuts,
+            1,
+        ));
+        rounds.push(Round::new(
+            ToxicSpec::new(ResetPeer { timeout: 0 }).stream(direction),
+            Effect::Cuts,
+            2,
+        ));
+    }
+    rounds
+}
+
+/// H2.7: each of latency (with jitter), bandwidth, slicer, slow_close and limit_data on each
+/// direction of the link, a few calls under each, then healed and a call after. Every call must
+/// be answered exactly once (counted on the raw stream); under the degrading toxics every call
+/// must succeed; under limit_data a call may lose its answer but must then be answered -32001;
+/// after each heal the link must serve again.
+pub async fn limits_on_the_link(env: &GateEnv) -> Ran {
+    rounds_on_the_link(env, &limits(), CALL_BOUND).await
+}
+
+/// Runs `rounds` on the MCP link, each call waited for at most `patience`. The negative control
+/// runs this with a stand-in and a short patience.
+pub async fn rounds_on_the_link(env: &GateEnv, rounds: &[Round], patience: Duration) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("a private state dir");
+    let link = match Link::start(OwnedDaemon::builder()).await {
+        Ok(link) => link,
+        Err(why) => return unestablished(history, "toxic", &why, rounds_judge),
+    };
+    let options = proxy_options(env, link.proxy.port(), state.path())
+        .env(reticle::config::env::QUEUE_WAIT_MS, "5000");
+    let mut raw = RawAgent::start(&history, options);
+    let call = async |raw: &mut RawAgent, n: usize| -> Option<Value> {
+        if n.is_multiple_of(2) {
+            raw.call(
+                "tools/call",
+                json!({"name": "reticle_sessions", "arguments": {}}),
+                patience,
+            )
+            .await
+        } else {
+            raw.call("tools/list", json!({}), patience).await
+        }
+    };
+    let served =
+        |answer: &Option<Value>| answer.as_ref().is_some_and(|a| a.get("result").is_some());
+    let mut ready = raw.initialize(patience).await.is_some();
+    if ready {
+        // Warm-up: the link serves a listing and a call before any toxic (each attempt
+        // recorded; a hang ends it).
+        ready = served(&call(&mut raw, 1).await);
+    }
+    if ready {
+        ready = false;
+        for _ in 0..50 {
+            let answer = call(&mut raw, 0).await;
+            if answer.is_none() || served(&answer) {
+                ready = served(&answer);
+                break;
+            }
+        }
+    }
+    if ready {
+        'rounds: for round in rounds {
+            let name = round.spec.resolved_name();
+            let installed = link.proxy.inject(&round.spec).await;
+            history.fault(
+                "toxic",
+                installed.is_ok(),
+                json!({ "toxic": name, "spec": round.spec, "effect": round.effect.word(),
+                        "nemesis": link.nemesis.describe(), "error": installed.as_ref().err() }),
+            );
+            if installed.is_err() {
+                break;
+            }
+            for n in 0..round.calls {
+                if call(&mut raw, n).await.is_none() {
+                    break 'rounds;
+                }
+            }
+            if !link.heal(&history).await {
+                break;
+            }
+            let mut back = false;
+            for _ in 0..50 {
+                let answer = call(&mut raw, 0).await;
+                if answer.is_none() {
+                    break 'rounds;
+                }
+                if served(&answer) {
+                    back = true;
+                    break;
+                }
+            }
+            if !back {
+                break;
+            }
+        }
+    }
+    raw.close_stdin();
+    raw.wait_exit(BOUND).await;
+    raw.settle();
+    let nemesis = link.nemesis.describe();
+    link.proxy.close().await;
+    judged(history, move |ops| {
+        let verdict = rounds_judge(ops);
+        Judgement::new(
+            verdict.outcome,
+            format!("{} (nemesis: {nemesis})", verdict.evidence),
+        )
+    })
+}
+
+/// Judges a history of rounds: exactly once first, then each round by its toxic's effect, then
+/// the link serving again after each heal.
+pub fn rounds_judge(ops: &[Op]) -> Judgement {
+    let calls = match judge::exactly_once(ops) {
+        Ok(calls) => calls,
+        Err(hang) => return hang,
+    };
+    let faults: Vec<&Op> = ops
+        .iter()
+        .filter(|o| o.actor == Actor::Nemesis && o.f == "toxic")
+        .collect();
+    if faults.is_empty() {
+        return Judgement::new(RowOutcome::Inconclusive, "no toxic was installed");
+    }
+    let cuts = cuts_per_toxic(ops);
+    for (i, fault) in faults.iter().enumerate() {
+        let name = fault.value["toxic"].as_str().unwrap_or("?");
+        if fault.op_type != OpType::Ok {
+            return Judgement::new(
+                RowOutcome::Inconclusive,
+                format!(
+                    "toxic {name} could not be established: {}",
+                    judge::text(&fault.value)
+                ),
+            );
+        }
+        let end = faults.get(i + 1).map(|f| f.index).unwrap_or(usize::MAX);
+        let heal = ops.iter().find(|o| {
+            o.index > fault.index && o.index < end && o.actor == Actor::Nemesis && o.f == "heal"
+        });
+        let Some(heal) = heal.filter(|h| h.op_type == OpType::Ok) else {
+            return Judgement::new(
+                RowOutcome::Inconclusive,
+                format!("toxic {name} was never confirmed removed"),
+            );
+        };
+        let invokes = |from: usize, to: usize| {
+            ops.iter().filter(move |o| {
+                o.index > from
+                    && o.index < to
+                    && o.actor == Actor::Client
+                    && o.op_type == OpType::Invoke
+            })
+        };
+        for invoke in invokes(fault.index, heal.index) {
+            let answer = judge::answers_to(ops, invoke);
+            let Some(answer) = answer.first() else {
+                continue;
+            };
+            let id = judge::call_id(invoke).cloned().unwrap_or_default();
+            match (fault.value["effect"].as_str(), answer.op_type) {
+                (_, OpType::Ok) => {}
+                (Some("cuts"), OpType::Fail)
+                    if answer.value["code"] == reticle::mcp::jsonrpc::TRANSPORT_LOST => {}
+                (Some("cuts"), _) => {
+                    return Judgement::new(
+                        RowOutcome::Silent,
+                        format!(
+                            "under {name}, `{}` {id} failed without naming the link: {}",
+                            invoke.f,
+                            one_line(&judge::text(&answer.value))
+                        ),
+                    );
+                }
+                _ => {
+                    return Judgement::new(
+                        RowOutcome::Surfaced,
+                        format!(
+                            "under {name}, `{}` {id} failed: {}",
+                            invoke.f,
+                            one_line(&judge::text(&answer.value))
+                        ),
+                    );
+                }
+            }
+        }
+        let back = invokes(heal.index, end).any(|invoke| {
+            judge::answers_to(ops, invoke)
+                .first()
+                .is_some_and(|a| a.op_type == OpType::Ok)
+        });
+        if !back {
+            return Judgement::new(
+                RowOutcome::Silent,
+                format!("the link never served again after {name} was removed"),
+            );
+        }
+    }
+    let cut: Vec<String> = cuts
+        .iter()
+        .map(|(name, lost, of)| format!("{name} {lost}/{of}"))
+        .collect();
+    Judgement::new(
+        RowOutcome::Survived,
+        format!(
+            "{} toxics, {calls} calls, each answered exactly once; every call under a degrading toxic succeeded; answered -32001 under a cutting one: {}; the link served after every heal",
+            faults.len(),
+            cut.join(", ")
+        ),
+    )
+}
+
+/// For each cutting toxic in a history of rounds: its name, how many of the calls under it were
+/// answered -32001, and how many calls were made under it.
+pub fn cuts_per_toxic(ops: &[Op]) -> Vec<(String, usize, usize)> {
+    let faults: Vec<&Op> = ops
+        .iter()
+        .filter(|o| o.actor == Actor::Nemesis && o.f == "toxic")
+        .collect();
+    let mut cuts = Vec::new();
+    for (i, fault) in faults.iter().enumerate() {
+        if fault.value["effect"] != "cuts" {
+            continue;
+        }
+        let end = faults.get(i + 1).map(|f| f.index).unwrap_or(usize::MAX);
+        let heal = ops
+            .iter()
+            .find(|o| {
+                o.index > fault.index && o.index < end && o.actor == Actor::Nemesis && o.f == "heal"
+            })
+            .map(|h| h.index)
+            .unwrap_or(end);
+        let under: Vec<&Op> = ops
+            .iter()
+            .filter(|o| {
+                o.index > fault.index
+                    && o.index < heal
+                    && o.actor == Actor::Client
+                    && o.op_type == OpType::Invoke
+            })
+            .collect();
+        let lost = under
+            .iter()
+            .filter(|invoke| {
+                judge::answers_to(ops, invoke).first().is_some_and(|a| {
+                    a.op_type == OpType::Fail
+                        && a.value["code"] == reticle::mcp::jsonrpc::TRANSPORT_LOST
+                })
+            })
+            .count();
+        let name = fault.value["toxic"].as_str().unwrap_or("?").to_string();
+        cuts.push((name, lost, under.len()));
+    }
+    cuts
+}
+
+/// A call's answer must fail with `population` and name `names`; then the link must serve again.
+fn surfaced_then_recovered(
+    ops: &[Op],
+    call: &Op,
+    names: &[&str],
+    population: &str,
+    recovered: bool,
+    nemesis: &str,
+) -> Judgement {
+    if let Err(hang) = judge::exactly_once(ops) {
+        return hang;
+    }
+    if let Err(inconclusive) = judge::established_fault(ops) {
+        return inconclusive;
+    }
+    let verdict = judge::answer_names(ops, call, names);
+    if verdict.outcome != RowOutcome::Surfaced {
+        return verdict;
+    }
+    let answered = judge::answers_to(ops, call);
+    let said = answered
+        .first()
+        .map(|a| a.value["population"].clone())
+        .unwrap_or_default();
+    if said != population {
+        return Judgement::new(
+            RowOutcome::Silent,
+            format!(
+                "the call was answered as {said}, not {population}: {}",
+                verdict.evidence
+            ),
+        );
+    }
+    if !recovered {
+        return Judgement::new(
+            RowOutcome::Silent,
+            "the link never served again once the fault went",
+        );
+    }
+    Judgement::new(
+        RowOutcome::Surfaced,
+        format!(
+            "{} [{population}]; served again after (nemesis: {nemesis})",
+            verdict.evidence
+        ),
+    )
+}
+
+/// The default judge when a surfacing scenario could not get as far as its call.
+fn surface_judge(ops: &[Op]) -> Judgement {
+    if let Err(hang) = judge::exactly_once(ops) {
+        return hang;
+    }
+    judge::must_surface(ops, "tools/call", &[])
+}
+
+fn survive_judge(ops: &[Op]) -> Judgement {
+    if let Err(hang) = judge::exactly_once(ops) {
+        return hang;
+    }
+    judge::must_survive(ops, "tools/call")
+}
+
+/// A listener inside the gate process that accepts every connection and never answers.
+struct Squatter {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Squatter {
+    fn start(port: u16) -> Result<Self, String> {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port))
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .and_then(tokio::net::TcpListener::from_std)
+            .map_err(|e| format!("could not squat port {port}: {e}"))?;
+        let task = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                held.push(socket);
+            }
+        });
+        Ok(Self { task })
+    }
+
+    /// Closes the listener and every connection it held.
+    fn leave(self) {
+        self.task.abort();
+    }
+}
+
+impl Drop for Squatter {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A history of rounds, built by hand: (toxic, effect, answers under it, answer after heal).
+    fn rounds(spec: &[(&str, &str, &[OpType], Option<OpType>)]) -> Vec<Op> {
+        let h = History::new();
+        let mut id = 0;
+        let mut call = |h: &History, answer: Option<OpType>, code: i64| {
+            id += 1;
+            h.invoke("tools/call", json!({ "id": id }));
+            if let Some(answer) = answer {
+                h.complete(
+                    answer,
+                    "tools/call",
+                    json!({ "id": id, "code": code, "message": "m" }),
+                );
+            }
+        };
+        call(&h, Some(OpType::Ok), 0);
+        for (toxic, effect, under, after) in spec {
+            h.fault("toxic", true, json!({ "toxic": toxic, "effect": effect }));
+            for answer in *under {
+                let code = if *answer == OpType::Fail { -32001 } else { 0 };
+                call(&h, Some(*answer), code);
+            }
+            h.record(Actor::Nemesis, OpType::Ok, "heal", json!({}));
+            call(&h, *after, 0);
+        }
+        h.ops()
+    }
+
+    #[test]
+    fn a_degrading_toxic_must_cost_nothing_and_a_cutting_one_must_be_answered_by_name() {
+        let ok = rounds(&[
+            (
+                "latency_upstream",
+                "degrades",
+                &[OpType::Ok, OpType::Ok],
+                Some(OpType::Ok),
+            ),
+            (
+                "limit_data_downstream",
+                "cuts",
+                &[OpType::Ok, OpType::Fail],
+                Some(OpType::Ok),
+            ),
+        ]);
+        let verdict = rounds_judge(&ok);
+        assert_eq!(verdict.outcome, RowOutcome::Survived, "{verdict:?}");
+        assert!(
+            verdict.evidence.contains("limit_data_downstream 1/2"),
+            "{verdict:?}"
+        );
+        assert_eq!(
+            cuts_per_toxic(&ok),
+            [("limit_data_downstream".to_string(), 1, 2)]
+        );
+
+        let failed = rounds(&[(
+            "slicer_downstream",
+            "degrades",
+            &[OpType::Fail],
+            Some(OpType::Ok),
+        )]);
+        assert_eq!(rounds_judge(&failed).outcome, RowOutcome::Surfaced);
+
+        let hung = rounds(&[("bandwidth_upstream", "degrades", &[OpType::Ok], None)]);
+        assert_eq!(rounds_judge(&hung).outcome, RowOutcome::Silent);
+
+        let dead = rounds(&[(
+            "reset_peer_upstream",
+            "cuts",
+            &[OpType::Fail],
+            Some(OpType::Fail),
+        )]);
+        let verdict = rounds_judge(&dead);
+        assert_eq!(verdict.outcome, RowOutcome::Silent);
+        assert!(
+            verdict.evidence.contains("never served again"),
+            "{verdict:?}"
+        );
+    }
+
+    #[test]
+    fn an_uninstalled_toxic_proves_nothing_and_no_toxic_at_all_too() {
+        let h = History::new();
+        h.fault(
+            "toxic",
+            false,
+            json!({ "toxic": "latency_downstream", "error": "HTTP 500" }),
+        );
+        assert_eq!(rounds_judge(&h.ops()).outcome, RowOutcome::Inconclusive);
+        assert_eq!(
+            rounds_judge(&History::new().ops()).outcome,
+            RowOutcome::Inconclusive
+        );
+    }
+}

@@ -1,0 +1,641 @@
+//! Hop 1 scenarios (agent ↔ `reticle mcp` over stdio): each provokes one row against the real
+//! proxy, records the fault and every call in a history, and judges it. Calls go through a real
+//! MCP client ([`Agent`]) or, for what no client would send and for counting answers, line by
+//! line ([`RawAgent`]). Every judge first checks that every call was answered exactly once: a
+//! hang or a double answer is silent whatever else happened.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use harness::ports::{holders, listeners, pid_alive};
+use harness::{OwnedDaemon, free_port, marker, poll};
+use serde_json::{Value, json};
+use toxics::ToxicSpec;
+use toxics::toxic::ResetPeer;
+
+use super::agent::{Agent, RawAgent, ReapPort, events, observed};
+use super::{GateEnv, Ran, proxy_options};
+use crate::history::{Actor, History, Op, OpType};
+use crate::judge::{self, Judgement, RowOutcome, one_line};
+use crate::nemesis::{self, Nemesis};
+
+/// How long the harness waits for a process to do something it must do.
+const BOUND: Duration = Duration::from_secs(20);
+
+/// H1.1: the `lsof -ti tcp:PORT | xargs kill -9` recipe, run for real mid-session, kills every
+/// process with a socket on the port (the daemon and the worker). The supervisor owns stdio and
+/// holds no socket, so the very next calls must succeed through a new worker and daemon.
+pub async fn lsof_recipe_mid_session(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("a private state dir");
+    let port = free_port();
+    let _reap = ReapPort(port);
+    let agent = match Agent::start(&history, proxy_options(env, port, state.path())).await {
+        Ok(agent) => agent,
+        Err(why) => return unestablished(history, "lsof_kill_recipe", &why, survive_judge),
+    };
+    if agent
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await
+        .is_none()
+    {
+        agent.close().await;
+        return unestablished(
+            history,
+            "lsof_kill_recipe",
+            "the link never served a call before the fault",
+            survive_judge,
+        );
+    }
+    // The gate itself must hold no socket on the port, or the recipe would kill it too.
+    let me = std::process::id();
+    let Some(held) = poll::within(BOUND, async || {
+        let held = holders(port);
+        held.iter().all(|h| h.pid != me).then_some(held)
+    })
+    .await
+    else {
+        agent.close().await;
+        return unestablished(
+            history,
+            "lsof_kill_recipe",
+            "the gate still held a socket on the port, so running the recipe would kill it",
+            survive_judge,
+        );
+    };
+    let victims: BTreeSet<u32> = held.iter().map(|h| h.pid).collect();
+    let daemon = listeners(port).first().map(|h| h.pid);
+    let supervisor = agent.pid();
+    observed(
+        &history,
+        "port_holders",
+        json!({ "port": port, "pids": victims, "daemon": daemon, "supervisor": supervisor,
+                "supervisorHoldsASocket": victims.contains(&supervisor) }),
+    );
+    let recipe = format!("lsof -ti tcp:{port} | xargs kill -9");
+    let mut shell = Command::new("sh");
+    shell.args(["-c", &recipe]);
+    marker::mark(&mut shell);
+    let ran = shell.status();
+    let dead = poll::within(BOUND, async || {
+        victims.iter().all(|pid| !pid_alive(*pid)).then_some(())
+    })
+    .await
+    .is_some();
+    history.fault(
+        "lsof_kill_recipe",
+        matches!(ran, Ok(s) if s.success()) && dead && daemon.is_some(),
+        json!({ "recipe": recipe, "killed": victims, "daemon": daemon,
+                "ran": ran.map(|s| s.code()).map_err(|e| e.to_string()) }),
+    );
+    for _ in 0..4 {
+        let _ = agent.call("reticle_sessions", json!({})).await;
+    }
+    let alive = pid_alive(supervisor);
+    observed(
+        &history,
+        "supervisor",
+        json!({ "pid": supervisor, "alive": alive }),
+    );
+    agent.close().await;
+    let killed: Vec<u32> = victims.into_iter().collect();
+    judged(history, move |ops| {
+        let verdict = survive_judge(ops);
+        if verdict.outcome != RowOutcome::Survived {
+            return verdict;
+        }
+        if !alive {
+            return Judgement::new(RowOutcome::Silent, "the supervisor died with the recipe");
+        }
+        Judgement::new(
+            RowOutcome::Survived,
+            format!(
+                "{} (killed pids {killed:?}; the supervisor, pid {supervisor}, held no socket)",
+                verdict.evidence
+            ),
+        )
+    })
+}
+
+/// H1.2: a panic inside request handling (the test-only hook `RETICLE_TEST_PANIC_METHOD`, here
+/// on `ping`) is caught: that request is answered -32603 and the next calls succeed.
+pub async fn panic_in_request_handling(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("a private state dir");
+    let port = free_port();
+    let _reap = ReapPort(port);
+    let options = proxy_options(env, port, state.path())
+        .env(reticle::config::env::TEST_PANIC_METHOD, "ping")
+        // The panic is the fault: its message is enough on the gate's stderr.
+        .env("RUST_BACKTRACE", "0");
+    let agent = match Agent::start(&history, options.clone()).await {
+        Ok(agent) => agent,
+        Err(why) => return unestablished(history, "panic_hook", &why, survive_judge),
+    };
+    if agent
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await
+        .is_none()
+    {
+        agent.close().await;
+        return unestablished(
+            history,
+            "panic_hook",
+            "the link never served a call before the fault",
+            survive_judge,
+        );
+    }
+    let panicked = agent.ping().await;
+    let logged = poll::within(Duration::from_secs(5), async || {
+        let n = events(&options, "mcp_proxy_panic").len();
+        (n >= 1).then_some(n)
+    })
+    .await
+    .unwrap_or(0);
+    history.fault(
+        "panic_hook",
+        logged >= 1,
+        json!({ "method": "ping", "logged": logged, "answer": panicked.as_ref().err().map(|f| f.message()) }),
+    );
+    let _ = agent.call("reticle_sessions", json!({})).await;
+    let _ = agent.ping().await;
+    let _ = agent.call("reticle_sessions", json!({})).await;
+    let alive = pid_alive(agent.pid());
+    observed(
+        &history,
+        "supervisor",
+        json!({ "pid": agent.pid(), "alive": alive }),
+    );
+    agent.close().await;
+    let code = panicked.err().and_then(|f| f.code());
+    judged(history, move |ops| {
+        let verdict = survive_judge(ops);
+        if verdict.outcome != RowOutcome::Survived {
+            return verdict;
+        }
+        if code != Some(reticle::mcp::jsonrpc::INTERNAL_ERROR) || !alive {
+            return Judgement::new(
+                RowOutcome::Silent,
+                format!("the panicking ping was answered {code:?}; the proxy alive: {alive}"),
+            );
+        }
+        Judgement::new(
+            RowOutcome::Survived,
+            format!(
+                "the panicking ping was answered -32603 and logged; {}",
+                verdict.evidence
+            ),
+        )
+    })
+}
+
+/// H1.3: the port wedged (every connection accepted, then reset at its first byte: `reset_peer`
+/// both ways on the fault proxy the proxy takes for the daemon) past a reconnect budget of 2.
+/// The proxy goes dormant and never exits, answers `ping`, refuses a call naming the port, and
+/// serves again once the wedge goes.
+pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("a private state dir");
+    let nemesis = match Nemesis::from_env().await {
+        Ok(nemesis) => nemesis,
+        Err(why) => return unestablished(history, "wedge_port", &why, survive_judge),
+    };
+    let daemon = OwnedDaemon::start().await;
+    let link = match nemesis.proxy(daemon.port()).await {
+        Ok(link) => link,
+        Err(why) => return unestablished(history, "wedge_port", &why, survive_judge),
+    };
+    let options = proxy_options(env, link.port(), state.path())
+        .env(reticle::config::env::RECONNECT_ATTEMPTS, "2");
+    let agent = match Agent::start(&history, options.clone()).await {
+        Ok(agent) => agent,
+        Err(why) => return unestablished(history, "wedge_port", &why, survive_judge),
+    };
+    if agent
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await
+        .is_none()
+    {
+        agent.close().await;
+        return unestablished(
+            history,
+            "wedge_port",
+            "the link never served a call before the fault",
+            survive_judge,
+        );
+    }
+    let upstream = link
+        .inject(&ToxicSpec::new(ResetPeer { timeout: 0 }).upstream())
+        .await;
+    let downstream = link.inject(&ToxicSpec::new(ResetPeer { timeout: 0 })).await;
+    let wedged = !nemesis::status_answers(link.port(), Duration::from_millis(700)).await;
+    let direct = nemesis::status_answers(daemon.port(), Duration::from_millis(700)).await;
+    history.fault(
+        "wedge_port",
+        upstream.is_ok() && downstream.is_ok() && wedged && direct,
+        json!({ "toxics": ["reset_peer_upstream", "reset_peer_downstream"], "port": link.port(),
+                "nemesis": link.describe(), "statusThroughTheWedge": !wedged, "statusDirect": direct,
+                "errors": [upstream.err(), downstream.err()] }),
+    );
+    // The dormant line is written just after the budget line: wait for both (a proxy that never
+    // goes dormant costs the whole bound), then read what is there.
+    let budget = || {
+        let spent = events(&options, "mcp_connection_lost")
+            .into_iter()
+            .find(|e| e["stage"] == "budget_spent");
+        let dormant = events(&options, "mcp_state")
+            .iter()
+            .any(|e| e["to"] == "dormant");
+        (spent, dormant)
+    };
+    poll::within(Duration::from_secs(60), async || {
+        let (spent, dormant) = budget();
+        (spent.is_some() && dormant).then_some(())
+    })
+    .await;
+    let (spent, dormant) = budget();
+    let alive_dormant = pid_alive(agent.pid());
+    observed(
+        &history,
+        "budget",
+        json!({ "spent": spent.is_some(), "dormant": dormant, "alive": alive_dormant, "event": spent }),
+    );
+    let _ = agent.ping().await;
+    let mark = history.ops().len();
+    let _ = agent.call("reticle_sessions", json!({})).await;
+    let healed = link.heal_all().await;
+    history.record(
+        Actor::Nemesis,
+        if healed.is_ok() {
+            OpType::Ok
+        } else {
+            OpType::Fail
+        },
+        "heal",
+        json!({ "error": healed.err() }),
+    );
+    let recovered = agent
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await
+        .is_some();
+    let alive = pid_alive(agent.pid());
+    observed(
+        &history,
+        "supervisor",
+        json!({ "pid": agent.pid(), "alive": alive }),
+    );
+    agent.close().await;
+    link.close().await;
+    let port = options.port.to_string();
+    let nemesis = nemesis.describe();
+    judged(history, move |ops| {
+        if let Err(hang) = judge::exactly_once(ops) {
+            return hang;
+        }
+        if let Err(inconclusive) = judge::established_fault(ops) {
+            return inconclusive;
+        }
+        if spent.is_none() {
+            return Judgement::new(
+                RowOutcome::Inconclusive,
+                "the reconnect budget was never spent, so the row's condition was not reached",
+            );
+        }
+        if !alive_dormant || !alive {
+            return Judgement::new(
+                RowOutcome::Silent,
+                "the proxy exited once its budget was spent",
+            );
+        }
+        if !dormant {
+            return Judgement::new(
+                RowOutcome::Silent,
+                "the budget was spent but the proxy never said it went dormant",
+            );
+        }
+        let refused = match first_invoke_after(ops, mark, "tools/call") {
+            Some(call) => judge::answer_names(ops, call, &[&port]),
+            None => Judgement::new(RowOutcome::Inconclusive, "no call was made in the wedge"),
+        };
+        if refused.outcome != RowOutcome::Surfaced {
+            return refused;
+        }
+        if !recovered {
+            return Judgement::new(
+                RowOutcome::Silent,
+                "the proxy never served a call again after the wedge went",
+            );
+        }
+        Judgement::new(
+            RowOutcome::Survived,
+            format!(
+                "budget of 2 spent, dormant and alive; the call in the wedge was refused naming port {port}; served again once it went (nemesis: {nemesis})"
+            ),
+        )
+    })
+}
+
+/// H1.4: stdin closed with six calls in flight at the daemon: three that end inside the 5 s
+/// drain and three that cannot. Every id must be answered exactly once before exit (results for
+/// the first three, -32001 `owed_at_exit` for the rest, which the log lists), and the exit code
+/// must say calls were still owed. Control: an idle proxy whose stdin closes exits 0 at once.
+pub async fn stdin_closed_with_calls_in_flight(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("a private state dir");
+    let port = free_port();
+    let _reap = ReapPort(port);
+    let options = proxy_options(env, port, state.path())
+        .env(reticle::config::env::TEST_CATALOGUE, "+reticle_test_sleep");
+    let mut raw = RawAgent::start(&history, options.clone());
+    if raw.initialize(BOUND).await.is_none() {
+        return unestablished(history, "close_stdin", "initialize was not answered", |o| {
+            judge::exactly_once(o)
+                .err()
+                .unwrap_or_else(|| judge::must_surface(o, "tools/call", &[]))
+        });
+    }
+    let warm = poll::within(BOUND, async || {
+        let answer = raw
+            .call(
+                "tools/call",
+                json!({"name": "reticle_sessions", "arguments": {}}),
+                BOUND,
+            )
+            .await?;
+        answer.get("result").map(|_| ())
+    })
+    .await;
+    let mut short = Vec::new();
+    let mut long = Vec::new();
+    if warm.is_some() {
+        for _ in 0..3 {
+            short.push(
+                raw.send(
+                    "tools/call",
+                    json!({"name": "reticle_test_sleep", "arguments": {"ms": 2000}}),
+                )
+                .await,
+            );
+            long.push(
+                raw.send(
+                    "tools/call",
+                    json!({"name": "reticle_test_sleep", "arguments": {"ms": 120_000}}),
+                )
+                .await,
+            );
+        }
+    }
+    let in_flight = if warm.is_some() {
+        poll::within(BOUND, async || {
+            let status = reticle::probe::fetch_status(port, Duration::from_millis(500)).await?;
+            (status.calls_in_flight >= 6).then_some(status.calls_in_flight)
+        })
+        .await
+    } else {
+        None
+    };
+    raw.close_stdin();
+    history.fault(
+        "close_stdin",
+        in_flight.is_some(),
+        json!({ "callsInFlightAtTheDaemon": in_flight, "ending": short, "endless": long }),
+    );
+    let exit = raw.wait_exit(BOUND).await;
+    raw.settle();
+    let code = exit.and_then(|s| s.code());
+    let logged: Vec<Value> = events(&options, "mcp_unanswered_at_exit")
+        .first()
+        .and_then(|e| e["ids"].as_array().cloned())
+        .unwrap_or_default();
+    observed(
+        &history,
+        "proxy_exit",
+        json!({ "exited": exit.is_some(), "code": code, "loggedUnanswered": logged }),
+    );
+
+    // Control: nothing in flight, and closing stdin ends the proxy at once with 0.
+    let mut idle = RawAgent::start(&History::new(), options);
+    idle.initialize(BOUND).await;
+    idle.close_stdin();
+    let idle_code = idle.wait_exit(BOUND).await.and_then(|s| s.code());
+    observed(&history, "control_idle_exit", json!({ "code": idle_code }));
+
+    judged(history, move |ops| {
+        if let Err(hang) = judge::exactly_once(ops) {
+            return hang;
+        }
+        if let Err(inconclusive) = judge::established_fault(ops) {
+            return inconclusive;
+        }
+        if exit.is_none() {
+            return Judgement::new(
+                RowOutcome::Silent,
+                "the proxy never exited after stdin closed",
+            );
+        }
+        if idle_code != Some(0) {
+            return Judgement::new(
+                RowOutcome::Inconclusive,
+                format!("the idle control exited {idle_code:?}, so the exit code proves nothing"),
+            );
+        }
+        let answer = |id: &Value| {
+            ops.iter().find(|o| {
+                o.actor == Actor::Client
+                    && o.op_type != OpType::Invoke
+                    && judge::call_id(o) == Some(id)
+            })
+        };
+        for id in &short {
+            match answer(id) {
+                Some(op) if op.op_type == OpType::Ok => {}
+                other => {
+                    return Judgement::new(
+                        RowOutcome::Silent,
+                        format!(
+                            "call {id} should have finished inside the drain: {:?}",
+                            other.map(|o| one_line(&judge::text(&o.value)))
+                        ),
+                    );
+                }
+            }
+        }
+        for id in &long {
+            match answer(id) {
+                Some(op) if op.value["population"] == "owed_at_exit" && logged.contains(id) => {}
+                other => {
+                    return Judgement::new(
+                        RowOutcome::Silent,
+                        format!(
+                            "call {id}, still owed at exit, was not answered -32001 owed_at_exit and logged: {:?} (logged {logged:?})",
+                            other.map(|o| one_line(&judge::text(&o.value)))
+                        ),
+                    );
+                }
+            }
+        }
+        if code != Some(1) {
+            return Judgement::new(
+                RowOutcome::Silent,
+                format!("the proxy exited {code:?} although calls were still owed"),
+            );
+        }
+        Judgement::new(
+            RowOutcome::Surfaced,
+            "stdin closed with 6 calls in flight: 3 finished in the drain, 3 answered -32001 owed_at_exit and logged; exit 1 (idle control: exit 0)",
+        )
+    })
+}
+
+/// H1.5: garbage on stdin (not JSON, a half object, 200 KB and 5 MB lines, a batch, a request
+/// without a method, a blank line, control bytes) is answered per JSON-RPC or ignored, a valid
+/// 200 KB request among it is served, and `tools/list` still answers afterwards.
+pub async fn garbage_on_stdin(env: &GateEnv) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("a private state dir");
+    let port = free_port();
+    let _reap = ReapPort(port);
+    let mut raw = RawAgent::start(&history, proxy_options(env, port, state.path()));
+    let listed = |answer: &Option<Value>| {
+        answer.as_ref().is_some_and(|a| {
+            a["result"]["tools"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["name"] == "reticle_sessions"))
+        })
+    };
+    let control = if raw.initialize(BOUND).await.is_some() {
+        raw.call("tools/list", json!({}), BOUND).await
+    } else {
+        None
+    };
+    if !listed(&control) {
+        return unestablished(
+            history,
+            "garbage",
+            "tools/list was not served before the garbage",
+            survive_judge,
+        );
+    }
+    let big_ping = format!(
+        r#"{{"jsonrpc":"2.0","id":78,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "y".repeat(200 * 1024)
+    );
+    let lines: Vec<(&str, String)> = vec![
+        ("not JSON", "this is not json".into()),
+        (
+            "half an object",
+            r#"{"jsonrpc":"2.0","id":77,"method":"tools/li"#.into(),
+        ),
+        ("a 200 KB non-JSON line", "x".repeat(200 * 1024)),
+        ("a valid 200 KB ping", big_ping),
+        ("a 5 MB line", "z".repeat(5 * 1024 * 1024)),
+        ("a batch", "[]".into()),
+        (
+            "a request without a method",
+            r#"{"jsonrpc":"2.0","id":79}"#.into(),
+        ),
+        ("a blank line", String::new()),
+        ("control bytes", "\u{1}\u{2}\u{3}".into()),
+    ];
+    let mut written = 0;
+    for (what, line) in &lines {
+        if *what == "a valid 200 KB ping" {
+            raw.expect_answer("ping", json!(78));
+        }
+        let ok = raw.write_line(line).await;
+        history.fault("garbage", ok, json!({ "line": what, "bytes": line.len() }));
+        if !ok {
+            break;
+        }
+        written += 1;
+    }
+    let after = raw.call("tools/list", json!({}), BOUND).await;
+    raw.answer(&json!(78), BOUND).await;
+    raw.settle();
+    let alive = pid_alive(raw.pid());
+    let errors: Vec<(i64, Value)> = raw
+        .received()
+        .iter()
+        .filter_map(|v| Some((v["error"]["code"].as_i64()?, v["id"].clone())))
+        .collect();
+    observed(
+        &history,
+        "garbage_answers",
+        json!({ "errors": errors, "alive": alive }),
+    );
+    let total = lines.len();
+    let still_listed = listed(&after);
+    judged(history, move |ops| {
+        if let Err(hang) = judge::exactly_once(ops) {
+            return hang;
+        }
+        if written < total || !alive {
+            return Judgement::new(
+                RowOutcome::Silent,
+                format!("the proxy died in the garbage ({written} of {total} lines taken)"),
+            );
+        }
+        if !still_listed {
+            return Judgement::new(
+                RowOutcome::Silent,
+                "tools/list did not answer after the garbage",
+            );
+        }
+        let count = |code: i64| errors.iter().filter(|(c, _)| *c == code).count();
+        let echoed = errors.iter().any(|(_, id)| id == 79);
+        if count(-32700) != 4 || count(-32600) != 3 || !echoed {
+            return Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "garbage was not answered per JSON-RPC: {} × -32700 (want 4), {} × -32600 (want 3), id 79 echoed: {echoed}",
+                    count(-32700),
+                    count(-32600)
+                ),
+            );
+        }
+        Judgement::new(
+            RowOutcome::Survived,
+            format!(
+                "{total} garbage lines: 4 × -32700, 3 × -32600 (a readable id echoed), the rest ignored; the 200 KB ping and tools/list answered"
+            ),
+        )
+    })
+}
+
+/// The survival judge of hop 1: every call answered exactly once, the fault established, every
+/// `tools/call` after it a success.
+fn survive_judge(ops: &[Op]) -> Judgement {
+    if let Err(hang) = judge::exactly_once(ops) {
+        return hang;
+    }
+    judge::must_survive(ops, "tools/call")
+}
+
+/// The first invoke of `f` recorded at or after position `mark`.
+pub(crate) fn first_invoke_after<'a>(ops: &'a [Op], mark: usize, f: &str) -> Option<&'a Op> {
+    ops.iter().find(|o| {
+        o.index >= mark && o.actor == Actor::Client && o.op_type == OpType::Invoke && o.f == f
+    })
+}
+
+/// Records a fault that could not be set up, and judges (inconclusive unless a call hung).
+pub(crate) fn unestablished(
+    history: History,
+    fault: &str,
+    why: &str,
+    judge: impl FnOnce(&[Op]) -> Judgement,
+) -> Ran {
+    history.fault(fault, false, json!({ "reason": why }));
+    judged(history, judge)
+}
+
+pub(crate) fn judged(history: History, judge: impl FnOnce(&[Op]) -> Judgement) -> Ran {
+    let judgement = judge(&history.ops());
+    Ran { history, judgement }
+}
+
+/// Milliseconds since `start`, for the record.
+pub(crate) fn ms_since(start: Instant) -> u64 {
+    start.elapsed().as_millis() as u64
+}
