@@ -454,6 +454,19 @@ async fn reticle_gate_routes_tcp_faults_through_the_toxiproxy_it_is_given() {
             "{row}"
         );
     }
+    // Each row's history is kept beside the scorecard, the fault in it.
+    for id in ["H2.1", "H2.3"] {
+        let text = std::fs::read_to_string(out.path().join(format!("histories/{id}.jsonl")))
+            .unwrap_or_else(|e| panic!("{id}'s history: {e}"));
+        let ops: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(
+            ops.iter().any(|op| op["actor"] == "nemesis"),
+            "{id}: {text}"
+        );
+    }
     // Every proxy the gate made on the server is gone again.
     assert!(
         server.proxies().all().is_empty(),

@@ -1,14 +1,16 @@
 //! `reticle gate` (reached as `reticle gate` through the CLI's subcommand dispatch): runs every
 //! inventory row's scenario against the real system, the negative controls, and prints the
-//! scorecard; writes JSON, Markdown and JUnit XML; exits non-zero on any silent row, any row below
+//! scorecard; writes JSON, Markdown and JUnit XML, and each row's history as it finishes (so a
+//! run cut short keeps what it did); exits non-zero on any silent row, any row below
 //! its target, any regression against the baseline, or any control that was not scored silent.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
+use gates::history::History;
 use gates::inventory::{INVENTORY, Row};
 use gates::judge::{Judgement, RowOutcome};
 use gates::scenarios::{self, GateEnv};
@@ -28,7 +30,8 @@ struct Args {
     /// Run TCP faults through this Toxiproxy server instead of the embedded fault proxy.
     #[arg(long)]
     toxiproxy: Option<String>,
-    /// Where to write scorecard.json, scorecard.md and junit.xml
+    /// Where to write scorecard.json, scorecard.md, junit.xml and histories/<row>.jsonl (every
+    /// operation each row's scenario performed, one JSON object per line)
     /// (default .reticle/runs/gate-<timestamp>/).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -104,6 +107,14 @@ async fn gate(args: Args) -> ExitCode {
             }
         }
     };
+    let dir = report_dir(args.out.clone());
+    let histories = dir.join("histories");
+    if let Err(err) = std::fs::create_dir_all(&histories) {
+        return usage(&format!(
+            "cannot create the report folder {}: {err}; choose another with --out",
+            histories.display()
+        ));
+    }
     let swept = harness::marker::sweep_orphans();
     if !swept.is_empty() {
         eprintln!(
@@ -119,8 +130,13 @@ async fn gate(args: Args) -> ExitCode {
     let mut scores = Vec::new();
     for (n, row) in rows.iter().enumerate() {
         let started = Instant::now();
-        let judgement = run_caught(row.id, &env).await;
+        let (judgement, history) = run_caught(row.id, &env).await;
         let ms = started.elapsed().as_millis() as u64;
+        if let Some(history) = history
+            && let Err(err) = write_history(&histories, row.id, &history)
+        {
+            eprintln!("reticle gate: could not write {}'s history: {err}", row.id);
+        }
         let score = Score::new(row, judgement, ms, baseline.get(row.id).copied());
         eprintln!(
             "[{:>2}/{}] {:<5} {:<11} {:<12} {:>6.1}s  {}",
@@ -141,7 +157,7 @@ async fn gate(args: Args) -> ExitCode {
         controls: gates::controls::all().await,
     };
     println!("{}", card.table());
-    if let Err(err) = write_reports(&card, args.out.clone()) {
+    if let Err(err) = write_reports(&card, &dir) {
         eprintln!("reticle gate: could not write the reports: {err}");
         return ExitCode::from(exit::FAILED);
     }
@@ -181,35 +197,50 @@ async fn gate(args: Args) -> ExitCode {
     }
 }
 
-/// Runs one row's scenario; a scenario that panics (a harness bound ran out, a process would
-/// not start) proves nothing about its row, and says so, instead of ending the whole gate.
-async fn run_caught(id: &str, env: &GateEnv) -> Judgement {
+/// Runs one row's scenario, with its history; a scenario that panics (a harness bound ran out,
+/// a process would not start) proves nothing about its row, and says so, instead of ending the
+/// whole gate.
+async fn run_caught(id: &str, env: &GateEnv) -> (Judgement, Option<History>) {
     use futures_util::FutureExt;
     match std::panic::AssertUnwindSafe(scenarios::run(id, env))
         .catch_unwind()
         .await
     {
-        Ok(ran) => ran.judgement,
+        Ok(ran) => (ran.judgement, Some(ran.history)),
         Err(panic) => {
             let said = panic
                 .downcast_ref::<String>()
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
-            Judgement::new(
+            let judgement = Judgement::new(
                 RowOutcome::Inconclusive,
                 format!("the scenario panicked: {}", gates::judge::one_line(&said)),
-            )
+            );
+            (judgement, None)
         }
     }
 }
 
-fn write_reports(card: &Scorecard, out: Option<PathBuf>) -> std::io::Result<()> {
-    let dir = out.unwrap_or_else(|| {
+/// Where this run's reports go.
+fn report_dir(out: Option<PathBuf>) -> PathBuf {
+    out.unwrap_or_else(|| {
         let stamp = now().replace([':', '.'], "-");
         PathBuf::from(".reticle/runs").join(format!("gate-{stamp}"))
-    });
-    std::fs::create_dir_all(&dir)?;
+    })
+}
+
+/// One row's history, one operation per line.
+fn write_history(dir: &Path, id: &str, history: &History) -> std::io::Result<()> {
+    let lines: String = history
+        .ops()
+        .iter()
+        .map(|op| serde_json::to_string(op).unwrap_or_default() + "\n")
+        .collect();
+    std::fs::write(dir.join(format!("{id}.jsonl")), lines)
+}
+
+fn write_reports(card: &Scorecard, dir: &Path) -> std::io::Result<()> {
     std::fs::write(
         dir.join("scorecard.json"),
         serde_json::to_string_pretty(card).unwrap_or_default(),
