@@ -25,6 +25,26 @@ struct Read {
     from: Cursor,
 }
 
+impl Read {
+    /// The answer listing `matching` under `key` (at most `limit`, default 50), with the total,
+    /// the window's cursors and what it lost.
+    fn page(&self, key: &str, matching: Vec<Value>, limit: Option<u32>) -> Value {
+        let count = matching.len();
+        let shown: Vec<Value> = matching
+            .into_iter()
+            .take(limit.unwrap_or(50) as usize)
+            .collect();
+        json!({
+            "ok": true,
+            key: shown,
+            "count": count,
+            "from": self.from,
+            "next": self.next,
+            "lost": self.lost,
+        })
+    }
+}
+
 /// Reads the window a call names.
 fn read(
     call: &Call<'_>,
@@ -220,15 +240,7 @@ pub(super) fn network(call: &Call<'_>, a: NetworkArgs) -> Result<Value, Refusal>
         .cloned()
         .collect();
     let count = matching.len();
-    let limit = a.limit.unwrap_or(50) as usize;
-    let mut answer = json!({
-        "ok": true,
-        "requests": matching.into_iter().take(limit).collect::<Vec<_>>(),
-        "count": count,
-        "from": read.from,
-        "next": read.next,
-        "lost": read.lost,
-    });
+    let mut answer = read.page("requests", matching, a.limit);
     if count == 0 {
         let present: Vec<String> = all
             .iter()
@@ -292,15 +304,7 @@ pub(super) fn console(call: &Call<'_>, a: ConsoleArgs) -> Result<Value, Refusal>
         })
         .collect();
     let count = matching.len();
-    let limit = a.limit.unwrap_or(50) as usize;
-    let mut answer = json!({
-        "ok": true,
-        "messages": matching.into_iter().take(limit).collect::<Vec<_>>(),
-        "count": count,
-        "from": read.from,
-        "next": read.next,
-        "lost": read.lost,
-    });
+    let mut answer = read.page("messages", matching, a.limit);
     if count == 0 {
         answer["hint"] = json!({ "totalInWindow": all.len(), "byLevel": by_level });
     }
