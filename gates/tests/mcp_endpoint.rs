@@ -177,3 +177,41 @@ async fn idle_shutdown_never_fires_while_a_stream_is_attached_and_fires_once_non
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("daemon_idle"), "{text}");
 }
+
+/// The raw page-command routes (`/bridge/*`) are a harness surface: a daemon started as users
+/// start it does not mount them, so an agent's only path to a page is a tool call. Control: the
+/// harness's daemon (`RETICLE_HARNESS_ROUTES=1`) serves them.
+#[tokio::test]
+async fn the_raw_bridge_routes_exist_only_for_the_harness() {
+    let plain = OwnedDaemon::builder()
+        .env("RETICLE_HARNESS_ROUTES", "0")
+        .start()
+        .await;
+    let harnessed = OwnedDaemon::start().await;
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let sessions = async |port: u16| {
+        client
+            .get(format!("http://127.0.0.1:{port}/bridge/sessions"))
+            .send()
+            .await
+            .unwrap()
+    };
+    let refused = sessions(plain.port()).await;
+    assert_eq!(refused.status(), 404);
+    let body: serde_json::Value = refused.json().await.unwrap();
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("RETICLE_HARNESS_ROUTES=1"),
+        "{body}"
+    );
+    let commands = client
+        .post(format!("http://127.0.0.1:{}/bridge/commands", plain.port()))
+        .json(&json!({"name": "query", "args": {}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(commands.status(), 404);
+    assert_eq!(sessions(harnessed.port()).await.status(), 200);
+}

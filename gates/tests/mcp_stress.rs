@@ -1,6 +1,7 @@
 //! The proxy under repeated and concurrent faults: ten daemon kills in a row with every call
 //! answered; twenty concurrent calls across a kill, each answered exactly once; a stream that
-//! flaps without end never makes the proxy exit.
+//! flaps without end never makes the proxy exit; a call the client cancels is stopped and
+//! answered once as cancelled, its slot freed.
 
 mod support;
 
@@ -187,4 +188,90 @@ async fn a_stream_that_flaps_without_end_never_makes_the_proxy_exit() {
         .await;
     assert!(harness::ports::pid_alive(client.pid()));
     client.close().await;
+}
+
+#[tokio::test]
+async fn a_cancelled_call_is_stopped_answered_once_and_its_slot_freed() {
+    let state = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _reap = Reap(port);
+    let opts =
+        ProxyOptions::new(port, state.path()).env("RETICLE_TEST_CATALOGUE", "+reticle_test_sleep");
+    let _evidence = LogOnFailure(opts.clone());
+    let mut raw = RawMcp::start(opts);
+    raw.initialize().await;
+    let warm = raw
+        .request(
+            "tools/call",
+            json!({"name":"reticle_sessions","arguments":{}}),
+        )
+        .await;
+    raw.answer(&warm, BOUND).await.expect("the daemon serves");
+
+    // Far longer than any bound below: only the cancellation can end it in time.
+    let long = raw
+        .request(
+            "tools/call",
+            json!({"name":"reticle_test_sleep","arguments":{"ms": 600_000}}),
+        )
+        .await;
+    poll::until("the call running at the daemon", BOUND, async || {
+        let status = reticle::probe::fetch_status(port, Duration::from_millis(300)).await?;
+        (status.calls_in_flight == 1).then_some(())
+    })
+    .await;
+    raw.write_line(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": long, "reason": "the user moved on"}})
+        .to_string(),
+    )
+    .await;
+    let answer = raw
+        .answer(&long, BOUND)
+        .await
+        .expect("the cancelled call is answered");
+    assert_eq!(answer["error"]["code"], -32800, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cancelled"),
+        "{answer}"
+    );
+    poll::until("the slot freed", BOUND, async || {
+        let status = reticle::probe::fetch_status(port, Duration::from_millis(300)).await?;
+        (status.calls_in_flight == 0).then_some(())
+    })
+    .await;
+
+    // Control: cancelling a call that already finished changes nothing, and the link serves.
+    let short = raw
+        .request(
+            "tools/call",
+            json!({"name":"reticle_test_sleep","arguments":{"ms": 1}}),
+        )
+        .await;
+    let done = raw.answer(&short, BOUND).await.unwrap();
+    assert!(done.get("result").is_some(), "{done}");
+    raw.write_line(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": short}})
+        .to_string(),
+    )
+    .await;
+    let next = raw
+        .request(
+            "tools/call",
+            json!({"name":"reticle_sessions","arguments":{}}),
+        )
+        .await;
+    assert!(
+        raw.answer(&next, BOUND)
+            .await
+            .unwrap()
+            .get("result")
+            .is_some()
+    );
+    assert_eq!(raw.answers_for(&long), 1);
+    assert_eq!(raw.answers_for(&short), 1);
 }

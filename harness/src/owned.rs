@@ -75,6 +75,7 @@ impl OwnedDaemonBuilder {
                 .args(["serve", "--foreground", "--port", &port.to_string()])
                 .env(env::STATE_DIR, &state_dir)
                 .env(env::IDLE_SHUTDOWN_MS, "0")
+                .env(env::HARNESS_ROUTES, "1")
                 .env(env::INSTANCE_ID, &instance)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())

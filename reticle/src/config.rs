@@ -37,6 +37,10 @@ pub mod env {
     pub const ADVERTISE_ALL_TOOLS: &str = "RETICLE_ADVERTISE_ALL_TOOLS";
     /// Write a trace line per closed span to the daemon log (`1`, `true`, `on`, `yes`).
     pub const TRACE: &str = "RETICLE_TRACE";
+    /// Mount the `/bridge/*` routes, which send raw page commands over HTTP for the harness and
+    /// the benches (`1`, `true`, `on`, `yes`). Off by default: an agent's only path to a page is
+    /// a tool call through `run_tool`.
+    pub const HARNESS_ROUTES: &str = "RETICLE_HARNESS_ROUTES";
     /// Test only: edits to the daemon's tool catalogue, read at start (`+name,-name`).
     pub const TEST_CATALOGUE: &str = "RETICLE_TEST_CATALOGUE";
     /// Test only: a JSON-RPC method whose handling panics inside `reticle mcp`.

@@ -1,7 +1,8 @@
 //! The bridge's HTTP surface. `GET /reticle` is the page's WebSocket (behind the origin tier,
 //! not the HTTP guard: a page cannot send headers, its token travels in the hello). The
-//! `/bridge/*` routes drive sessions over plain HTTP for gates and benches; they sit behind the
-//! HTTP guard like `/status`.
+//! `/bridge/*` routes drive sessions over plain HTTP for gates and benches; they are mounted
+//! only under `RETICLE_HARNESS_ROUTES` (an agent reaches pages through tool calls alone) and sit
+//! behind the HTTP guard like `/status`.
 
 use std::time::Duration;
 

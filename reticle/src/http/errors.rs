@@ -18,6 +18,6 @@ pub fn refusal(status: StatusCode, sentence: &str) -> Response {
 pub async fn not_found() -> Response {
     refusal(
         StatusCode::NOT_FOUND,
-        "no such route on a Reticle daemon (routes: GET /status, GET /mcp/sse, POST /mcp/message, GET /reticle, GET /bridge/sessions, POST /bridge/commands, GET /bridge/events)",
+        "no such route on a Reticle daemon (routes: GET /status, GET /mcp/sse, POST /mcp/message, GET /reticle; the harness routes GET /bridge/sessions, POST /bridge/commands and GET /bridge/events exist only when the daemon starts with RETICLE_HARNESS_ROUTES=1)",
     )
 }

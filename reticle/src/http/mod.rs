@@ -59,11 +59,14 @@ impl AppState {
 
 /// The route table.
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/status", get(status::status_show))
-        .route("/bridge/sessions", get(bridge::routes::sessions_index))
-        .route("/bridge/commands", post(bridge::routes::commands_create))
-        .route("/bridge/events", get(bridge::routes::events_index))
+    let mut routes = Router::new().route("/status", get(status::status_show));
+    if crate::config::switch_on(crate::config::env::HARNESS_ROUTES) {
+        routes = routes
+            .route("/bridge/sessions", get(bridge::routes::sessions_index))
+            .route("/bridge/commands", post(bridge::routes::commands_create))
+            .route("/bridge/events", get(bridge::routes::events_index));
+    }
+    routes
         .route(
             crate::mcp::SSE_PATH,
             get(crate::mcp::transport::mcp_sse_open),

@@ -3,8 +3,10 @@
 //! notifications unanswered) and refuses anything else before `initialize` has been seen.
 //! Protocol methods are answered before the POST that carried them returns, so a client that
 //! waits for each POST knows its `initialize` was handled before its next call; tool calls run
-//! on their own task.
+//! on their own task, which `notifications/cancelled` naming the call stops (the call is then
+//! answered once with error -32800, so every request still gets exactly one answer).
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
@@ -12,8 +14,11 @@ use futures_util::FutureExt;
 use rmcp::model::{CallToolRequestParams, ListToolsResult};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
 
-use super::jsonrpc::{self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND};
+use super::jsonrpc::{
+    self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, REQUEST_CANCELLED,
+};
 use super::{McpState, protocol};
 use crate::tools::{ToolContext, run_tool};
 
@@ -26,6 +31,9 @@ pub struct ProtocolSession {
     outbound: mpsc::Sender<String>,
     /// The protocol version agreed by `initialize`; `None` until then.
     negotiated: Mutex<Option<&'static str>>,
+    /// Tool calls still running, by their request id (as JSON text); whoever removes an entry
+    /// (the call finishing, or a cancellation) answers it.
+    running: Mutex<HashMap<String, AbortHandle>>,
 }
 
 type Refusal = (i32, String);
@@ -36,6 +44,7 @@ impl ProtocolSession {
             id,
             outbound,
             negotiated: Mutex::new(None),
+            running: Mutex::new(HashMap::new()),
         }
     }
 
@@ -73,8 +82,12 @@ impl ProtocolSession {
                 self.request(id.clone(), method, message.params(), mcp, ctx)
                     .await;
             }
-            // `notifications/initialized`, `notifications/cancelled` and the rest need no
-            // answer; tool calls here are short enough to run to completion.
+            jsonrpc::Kind::Notification { method } if method == "notifications/cancelled" => {
+                if let Some(id) = message.params().and_then(|p| p.get("requestId")) {
+                    self.cancel(id, mcp).await;
+                }
+            }
+            // `notifications/initialized` and the rest need no answer.
             jsonrpc::Kind::Notification { .. } => {}
             // Reticle sends no requests, so there is nothing for a response to complete.
             jsonrpc::Kind::Response { .. } => {}
@@ -134,10 +147,12 @@ impl ProtocolSession {
         ctx: ToolContext,
     ) {
         let session = self.clone();
-        mcp.inner
-            .in_flight
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        tokio::spawn(async move {
+        let key = id.to_string();
+        // Held by the running map until the task has registered, so a cancel cannot miss it.
+        let counted = InFlight::begin(&mcp);
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let task = tokio::spawn(async move {
+            let _counted = counted;
             let catalogue = mcp.catalogue();
             let arguments = call.arguments.unwrap_or_default();
             let run = run_tool(&ctx, &catalogue, &call.name, arguments);
@@ -161,11 +176,63 @@ impl ProtocolSession {
                     None,
                 )),
             };
-            session.send(call_answer_line(&id, answer)).await;
-            mcp.inner
-                .in_flight
-                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            if session.finish(&id.to_string()) {
+                session.send(call_answer_line(&id, answer)).await;
+            }
         });
+        running.insert(key, task.abort_handle());
+    }
+
+    /// Takes a running call off the books; whoever gets it answers it.
+    fn finish(&self, key: &str) -> bool {
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key)
+            .is_some()
+    }
+
+    /// Stops the call `id` names, if it is still running, and answers it as cancelled; a call
+    /// already answered (or unknown) is left alone, as the protocol asks.
+    async fn cancel(&self, id: &Value, mcp: &McpState) {
+        let handle = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id.to_string());
+        let Some(handle) = handle else {
+            return;
+        };
+        handle.abort();
+        mcp.log(
+            "mcp_call_cancelled",
+            json!({ "session": self.id, "id": id }),
+        );
+        let reason = "the client cancelled this call, so it was stopped where it stood; anything it had already done in the page stays done";
+        self.send(jsonrpc::error_response(id, REQUEST_CANCELLED, reason, None).to_string())
+            .await;
+    }
+}
+
+/// One tool call counted in flight for as long as its task lives, however it ends (returned,
+/// unwound or aborted by a cancellation).
+struct InFlight(McpState);
+
+impl InFlight {
+    fn begin(mcp: &McpState) -> Self {
+        mcp.inner
+            .in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(mcp.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0
+            .inner
+            .in_flight
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
 

@@ -127,6 +127,7 @@ pub(super) fn run_routed<'a>(
                 inner.record("error", clip(error, 300).as_str());
             }
             settle.refused = failure.is_some();
+            settle.finished = true;
             drop(settle);
             let (session, result) = outcome?;
             Ok(encode(session.as_deref(), result))
@@ -419,12 +420,15 @@ fn encode(session: Option<&Session>, result: Result<Value, Refusal>) -> CallTool
 }
 
 /// Concurrency accounting and the settle hook: built when a call starts, dropped on every
-/// exit (returned, refused or unwound), when it closes the `settle` span under the call's root.
+/// exit (returned, refused, unwound, or dropped unfinished when its caller cancelled it), when it
+/// closes the `settle` span under the call's root.
 struct SettleGuard<'a> {
     ctx: &'a ToolContext,
     root: tracing::Span,
     started: Instant,
     refused: bool,
+    /// Set once the handler returned; dropped without it, the call was cancelled.
+    finished: bool,
 }
 
 impl<'a> SettleGuard<'a> {
@@ -435,6 +439,7 @@ impl<'a> SettleGuard<'a> {
             root,
             started: Instant::now(),
             refused: false,
+            finished: false,
         }
     }
 }
@@ -442,6 +447,7 @@ impl<'a> SettleGuard<'a> {
 impl Drop for SettleGuard<'_> {
     fn drop(&mut self) {
         let unwinding = std::thread::panicking();
+        let cancelled = !self.finished && !unwinding;
         self.ctx.host.stats.end(self.refused || unwinding);
         let settle = tracing::info_span!(
             parent: &self.root,
@@ -450,8 +456,14 @@ impl Drop for SettleGuard<'_> {
             ok = Empty,
             error = Empty
         );
-        if unwinding {
-            let error = "the call failed inside Reticle";
+        let error = if unwinding {
+            Some("the call failed inside Reticle")
+        } else if cancelled {
+            Some("the call was cancelled before it finished")
+        } else {
+            None
+        };
+        if let Some(error) = error {
             settle.record("ok", false);
             settle.record("error", error);
             self.root.record("ok", false);
