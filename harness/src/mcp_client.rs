@@ -44,6 +44,9 @@ pub struct ProxyOptions {
     pub env: Vec<(String, String)>,
     /// The binary to run (default: the one under test, [`binaries::reticle`]).
     pub binary: Option<PathBuf>,
+    /// The arguments, exactly as a client's configuration names them (default:
+    /// `mcp --port <port>`). `port` still names the proxy log, so it must be the port they give.
+    pub args: Option<Vec<String>>,
 }
 
 impl ProxyOptions {
@@ -55,12 +58,20 @@ impl ProxyOptions {
             state_dir: state_dir.to_path_buf(),
             env: vec![("RETICLE_IDLE_SHUTDOWN_MS".into(), "20000".into())],
             binary: None,
+            args: None,
         }
     }
 
     /// Runs this binary instead of the one under test (a gate's `--reticle`, a stand-in).
     pub fn binary(mut self, path: &Path) -> Self {
         self.binary = Some(path.to_path_buf());
+        self
+    }
+
+    /// Runs the binary with these arguments instead of `mcp --port <port>`: what a client
+    /// configuration says to run, spawned as the client would.
+    pub fn args(mut self, args: &[String]) -> Self {
+        self.args = Some(args.to_vec());
         self
     }
 
@@ -73,8 +84,11 @@ impl ProxyOptions {
     fn command(&self) -> tokio::process::Command {
         let binary = self.binary.clone().unwrap_or_else(binaries::reticle);
         let mut command = tokio::process::Command::new(binary);
+        match &self.args {
+            Some(args) => command.args(args),
+            None => command.args(["mcp", "--port", &self.port.to_string()]),
+        };
         command
-            .args(["mcp", "--port", &self.port.to_string()])
             .env(reticle::config::env::STATE_DIR, &self.state_dir)
             .env(marker::MARKER_VAR, marker::marker())
             .kill_on_drop(true);
