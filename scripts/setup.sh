@@ -28,11 +28,16 @@ ensure_chromium() {
   fi
 }
 
-# The npm dev dependencies of sdk/ (jsdom for its unit tests), once sdk/package.json exists.
+# The npm dev dependencies of sdk/ (jsdom for its unit tests, the official MCP SDK for the client
+# gate), once sdk/package.json exists. Installed again when the lock file is newer than what
+# npm last installed (node_modules/.package-lock.json), so a pulled dependency arrives too.
 ensure_sdk_deps() {
   local root="$1"
-  if [ -f "$root/sdk/package.json" ] && [ ! -d "$root/sdk/node_modules" ]; then
-    echo "setup: installing sdk/ dev dependencies" >&2
-    (cd "$root/sdk" && npm ci --no-audit --no-fund --loglevel=error)
+  local sdk="$root/sdk"
+  [ -f "$sdk/package.json" ] || return 0
+  if [ ! -f "$sdk/node_modules/.package-lock.json" ] \
+    || [ "$sdk/package-lock.json" -nt "$sdk/node_modules/.package-lock.json" ]; then
+    echo "setup: installing sdk/ dev dependencies (npm ci)" >&2
+    (cd "$sdk" && npm ci --no-audit --no-fund --loglevel=error)
   fi
 }

@@ -46,6 +46,9 @@ pub struct ProxyOptions {
     /// ([`binaries::reticle`]) when `None` (a gate puts its `reticle` here, a negative control a
     /// stand-in).
     pub program: Option<PathBuf>,
+    /// The arguments, exactly as a client's configuration names them (default:
+    /// `mcp --port <port>`). `port` still names the proxy log, so it must be the port they give.
+    pub args: Option<Vec<String>>,
 }
 
 impl ProxyOptions {
@@ -57,12 +60,20 @@ impl ProxyOptions {
             state_dir: state_dir.to_path_buf(),
             env: vec![("RETICLE_IDLE_SHUTDOWN_MS".into(), "20000".into())],
             program: None,
+            args: None,
         }
     }
 
     /// Runs `program` instead of the `reticle` under test.
     pub fn program(mut self, program: impl Into<PathBuf>) -> Self {
         self.program = Some(program.into());
+        self
+    }
+
+    /// Runs the binary with these arguments instead of `mcp --port <port>`: what a client
+    /// configuration says to run, spawned as the client would.
+    pub fn args(mut self, args: &[String]) -> Self {
+        self.args = Some(args.to_vec());
         self
     }
 
@@ -75,8 +86,11 @@ impl ProxyOptions {
     fn command(&self) -> tokio::process::Command {
         let program = self.program.clone().unwrap_or_else(binaries::reticle);
         let mut command = tokio::process::Command::new(program);
+        match &self.args {
+            Some(args) => command.args(args),
+            None => command.args(["mcp", "--port", &self.port.to_string()]),
+        };
         command
-            .args(["mcp", "--port", &self.port.to_string()])
             .env(reticle::config::env::STATE_DIR, &self.state_dir)
             .env(marker::MARKER_VAR, marker::marker())
             .kill_on_drop(true);

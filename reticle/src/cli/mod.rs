@@ -5,6 +5,7 @@ pub(crate) mod describe;
 mod doctor;
 mod exit;
 mod external;
+mod init;
 mod kill;
 pub(crate) mod serve;
 mod status;
@@ -108,6 +109,31 @@ enum Command {
         #[command(flatten)]
         port: PortArg,
     },
+    /// Wire a project for Reticle: the agents' MCP configs, the pairing token, the SDK snippet.
+    ///
+    /// Writes the MCP server entry `reticle` (command `reticle`, args `["mcp"]`, plus
+    /// `"--port", "<port>"` when the port is not 4400) into the project-level config of each
+    /// client: Claude Code `.mcp.json` (under `mcpServers`), Cursor `.cursor/mcp.json` (under
+    /// `mcpServers`), VS Code `.vscode/mcp.json` (under `servers`, with `"type": "stdio"`).
+    /// Default: all three; `--client claude,cursor,vscode` picks some.
+    ///
+    /// An existing config is merged: every other key and server is kept in its order, and so is
+    /// any field of the `reticle` entry Reticle does not own (`env`, say). A config that already
+    /// says the right thing is not touched, so a second run changes nothing. A config that is not
+    /// a JSON object (JSON with comments included) is never overwritten: its line names the file
+    /// and the fix, the other configs are still written, and the exit code is 1. Writes are
+    /// atomic (a reader sees the old file or the new one), and a symlinked config stays linked.
+    ///
+    /// It also makes sure the pairing token the page must present exists (`pairing-token` in the
+    /// state dir, RETICLE_STATE_DIR or ~/.reticle, mode 0600; or RETICLE_TOKEN when set), and
+    /// checks that `reticle` is on PATH, since the configs start it by name.
+    ///
+    /// Each step prints one line: `[✓]` done, `[=]` unchanged, `[⚠]` needs you (the line says
+    /// what to do), `[✗]` failed (nothing was changed by it). Then it prints the `connect()` call
+    /// your app's development build needs, with the port, and where the token is; the token
+    /// itself is not printed. Exit 0 when no step failed, 1 when one did, 2 for a bad command line.
+    /// It never starts a daemon: the agent's `reticle mcp` does.
+    Init(init::InitArgs),
     /// Print this binary's version.
     Version,
     #[command(external_subcommand)]
@@ -172,6 +198,7 @@ fn run(command: Command) -> Result<(), Exit> {
             })
         }
         Command::Doctor { port, json } => rt.block_on(doctor::doctor(port.resolve()?, json)),
+        Command::Init(args) => init::init(args),
         Command::Version => {
             println!("reticle {}", crate::VERSION);
             Ok(())

@@ -1,0 +1,521 @@
+//! The install layer: `reticle init` wires a pristine project so that every agent config it
+//! writes starts a `reticle mcp` that reaches the page the app loads.
+//!
+//! The check runs the real `reticle init` in a fresh project with a private state dir (the
+//! binary under test on PATH, as an installed `reticle` would be), reads each written config as
+//! its client would, spawns exactly the command and arguments it names (`reticle` resolved to the
+//! binary under test, as the reference swapped `npx` for its local CLI), completes the MCP
+//! handshake with the rmcp client, lists the tools, and polls `reticle_sessions` until the
+//! fixture app's page, dialling the app's daemon with the token init pointed at, is listed.
+//!
+//! The check returns an [`Outcome`], so its negative controls can assert it goes red: an init
+//! wired to another port than the daemon the app dials, a malformed config init must refuse, a
+//! config without Reticle's entry or starting another program.
+//!
+//! The three config files and their keys are written out here on purpose, not imported from the
+//! product: they are what the clients read, and a product that moved them must fail this gate.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use harness::cli::Ran;
+use harness::{
+    Browser, FixtureApp, McpClient, Outcome, OwnedDaemon, ProxyOptions, binaries, free_port, poll,
+};
+use reticle::auth::token::TOKEN_FILE;
+use reticle::config::{DEFAULT_PORT, env};
+use serde_json::{Value, json};
+use support::Reap;
+
+/// The configs `reticle init` writes by default, as their clients read them: (file, key of the
+/// server list, the `type` the client needs in the entry, if any).
+const CONFIGS: &[(&str, &str, Option<&str>)] = &[
+    (".mcp.json", "mcpServers", None),
+    (".cursor/mcp.json", "mcpServers", None),
+    (".vscode/mcp.json", "servers", Some("stdio")),
+];
+/// The name every config registers Reticle under.
+const SERVER_NAME: &str = "reticle";
+/// How long the page gets to appear in `reticle_sessions` through one config's server.
+const SESSION_BOUND: Duration = Duration::from_secs(15);
+/// The session id the fixture page connects as.
+const PAGE_SESSION: &str = "install-gate";
+
+/// A fresh project directory and a private state dir: a machine that never ran Reticle.
+struct Pristine {
+    project: tempfile::TempDir,
+    state: tempfile::TempDir,
+}
+
+impl Pristine {
+    fn new() -> Self {
+        Self {
+            project: tempfile::tempdir().expect("a temporary project dir"),
+            state: tempfile::tempdir().expect("a private state dir"),
+        }
+    }
+
+    fn project(&self) -> &Path {
+        self.project.path()
+    }
+
+    fn config(&self, file: &str) -> PathBuf {
+        self.project().join(file)
+    }
+
+    /// Runs `reticle init --dir <project> <args>` as a user would, with the binary under test on
+    /// PATH and the private state dir.
+    async fn init(&self, args: &[&str]) -> Ran {
+        let dir = self.project().to_string_lossy().into_owned();
+        let mut line = vec!["init", "--dir", &dir];
+        line.extend_from_slice(args);
+        let mut command = harness::cli::command(self.state.path(), &line);
+        command
+            .env("PATH", path_with_binary_under_test())
+            .env_remove(env::TOKEN)
+            .env_remove(env::PORT);
+        run_to_end(command).await
+    }
+}
+
+/// PATH with the directory of the binary under test first.
+fn path_with_binary_under_test() -> std::ffi::OsString {
+    let bin = binaries::reticle();
+    let dir = bin.parent().expect("the binary lives in a directory");
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest)))
+        .expect("PATH entries hold no separator")
+}
+
+async fn run_to_end(mut command: Command) -> Ran {
+    let output = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .expect("the blocking task runs")
+        .expect("reticle init runs");
+    Ran {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// The lines of init's output that carry `mark`.
+fn lines_marked<'a>(ran: &'a Ran, mark: &str) -> Vec<&'a str> {
+    ran.stdout
+        .lines()
+        .filter(|line| line.starts_with(mark))
+        .collect()
+}
+
+/// Init's own account of a pristine project: exit 0, not one `[⚠]` or `[✗]`, at least one `[✓]`.
+fn judge_init(ran: &Ran) -> Outcome {
+    let warned = lines_marked(ran, "[⚠]");
+    let failed = lines_marked(ran, "[✗]");
+    let because = if !ran.ok() {
+        format!("reticle init exited {:?}", ran.code)
+    } else if !failed.is_empty() || !warned.is_empty() {
+        format!("reticle init reported {failed:?} {warned:?}")
+    } else if lines_marked(ran, "[✓]").is_empty() {
+        "reticle init did nothing on a pristine project (no [✓] line)".to_string()
+    } else {
+        return Outcome::Pass;
+    };
+    Outcome::Fail {
+        because: format!("{because}\n{}", ran.said()),
+    }
+}
+
+/// What one client config tells its client to start.
+#[derive(Debug, Clone)]
+struct ServerEntry {
+    file: &'static str,
+    command: String,
+    args: Vec<String>,
+}
+
+impl ServerEntry {
+    /// The port the arguments give `reticle mcp` (its default when they give none).
+    fn port(&self) -> u16 {
+        self.args
+            .iter()
+            .position(|arg| arg == "--port")
+            .and_then(|at| self.args.get(at + 1))
+            .and_then(|port| port.parse().ok())
+            .unwrap_or(DEFAULT_PORT)
+    }
+}
+
+/// Reads Reticle's entry out of a config as its client would; `Err` says what a client would
+/// miss.
+fn read_entry(
+    project: &Path,
+    (file, key, kind): (&'static str, &str, Option<&str>),
+) -> Result<ServerEntry, String> {
+    let text = std::fs::read_to_string(project.join(file))
+        .map_err(|err| format!("{file} cannot be read: {err}"))?;
+    let config: Value =
+        serde_json::from_str(&text).map_err(|err| format!("{file} is not JSON: {err}"))?;
+    let entry = config
+        .get(key)
+        .and_then(|servers| servers.get(SERVER_NAME))
+        .ok_or_else(|| format!("{file} has no \"{key}\".\"{SERVER_NAME}\" entry: {config}"))?;
+    if let Some(kind) = kind
+        && entry["type"] != kind
+    {
+        return Err(format!(
+            "{file}: the entry's type is not \"{kind}\": {entry}"
+        ));
+    }
+    let command = entry["command"]
+        .as_str()
+        .ok_or_else(|| format!("{file}: the entry names no command: {entry}"))?
+        .to_string();
+    let args = match &entry["args"] {
+        Value::Null => Vec::new(),
+        Value::Array(args) => args
+            .iter()
+            .map(|arg| arg.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| format!("{file}: the entry's args are not all strings: {entry}"))?,
+        other => return Err(format!("{file}: the entry's args are not a list: {other}")),
+    };
+    Ok(ServerEntry {
+        file,
+        command,
+        args,
+    })
+}
+
+/// The program a client starts for `command`: `reticle`, found on PATH, is the binary under
+/// test; any other program is not Reticle's server.
+fn resolve(command: &str) -> Result<PathBuf, String> {
+    if command == "reticle" {
+        Ok(binaries::reticle())
+    } else {
+        Err(format!(
+            "the config starts `{command}`, which is not the reticle binary"
+        ))
+    }
+}
+
+/// Acts as the entry's client: spawns exactly what it names, completes the handshake, lists the
+/// tools, and polls `reticle_sessions` until the page is listed.
+async fn reach_page_through(entry: &ServerEntry, state: &Path) -> Outcome {
+    let fail = |because: String| Outcome::Fail {
+        because: format!("{}: {because}", entry.file),
+    };
+    let binary = match resolve(&entry.command) {
+        Ok(binary) => binary,
+        Err(why) => return fail(why),
+    };
+    let port = entry.port();
+    let options = ProxyOptions::new(port, state)
+        .program(&binary)
+        .args(&entry.args);
+    let client = match McpClient::start(options).await {
+        Ok(client) => client,
+        Err(failure) => return fail(format!("the MCP handshake failed: {failure:?}")),
+    };
+    let outcome = match client.list_tools().await {
+        Err(failure) => fail(format!("tools/list failed: {failure:?}")),
+        Ok(tools) if !tools.iter().any(|t| t == "reticle_sessions") => {
+            fail(format!("tools/list lacks reticle_sessions: {tools:?}"))
+        }
+        Ok(_) => {
+            let mut last = Value::Null;
+            let listed = poll::within(SESSION_BOUND, async || {
+                let result = client.call_tool("reticle_sessions", json!({})).await.ok()?;
+                last = result["structuredContent"].clone();
+                last["sessions"]
+                    .as_array()?
+                    .iter()
+                    .any(|s| s["sessionId"] == PAGE_SESSION)
+                    .then_some(())
+            })
+            .await;
+            match listed {
+                Some(()) => Outcome::Pass,
+                None => fail(format!(
+                    "reticle_sessions through `{} {}` never listed the page '{PAGE_SESSION}' within {SESSION_BOUND:?}: the config starts it on port {port}; its last answer: {last}",
+                    entry.command,
+                    entry.args.join(" ")
+                )),
+            }
+        }
+    };
+    client.close().await;
+    outcome
+}
+
+/// What one run of the install check established.
+struct InstallRun {
+    outcome: Outcome,
+    init: Ran,
+    entries: Vec<ServerEntry>,
+}
+
+/// The install check: `reticle init --port <init_port>` on a pristine project; the app's daemon
+/// on `daemon_port` with the same state dir; the fixture page dialling it with the token from
+/// the file init named; then every written config's server asked for that page.
+async fn install_check(daemon_port: u16, init_port: u16) -> InstallRun {
+    let pristine = Pristine::new();
+    let init = pristine.init(&["--port", &init_port.to_string()]).await;
+    let mut run = InstallRun {
+        outcome: judge_init(&init),
+        init,
+        entries: Vec::new(),
+    };
+    if !run.outcome.is_pass() {
+        return run;
+    }
+    let fail = |because: String| Outcome::Fail { because };
+    let token_file = pristine.state.path().join(TOKEN_FILE);
+    if !run.init.stdout.contains(&token_file.display().to_string()) {
+        run.outcome = fail(format!(
+            "reticle init never said where the pairing token is ({}):\n{}",
+            token_file.display(),
+            run.init.stdout
+        ));
+        return run;
+    }
+    let token = match std::fs::read_to_string(&token_file) {
+        Ok(token) if !token.trim().is_empty() => token.trim().to_string(),
+        other => {
+            run.outcome = fail(format!("the token file init named is unusable: {other:?}"));
+            return run;
+        }
+    };
+    for config in CONFIGS {
+        match read_entry(pristine.project(), *config) {
+            Ok(entry) => run.entries.push(entry),
+            Err(why) => {
+                run.outcome = fail(why);
+                return run;
+            }
+        }
+    }
+
+    let inconclusive = |because: String| Outcome::Inconclusive { because };
+    let mut daemon = match OwnedDaemon::builder()
+        .port(daemon_port)
+        .state_dir(pristine.state.path())
+        .try_start()
+        .await
+    {
+        Ok(daemon) => daemon,
+        Err(why) => {
+            run.outcome = inconclusive(why);
+            return run;
+        }
+    };
+    // A miswired config's `reticle mcp` starts a daemon of its own on the wrong port.
+    let _reap = (init_port != daemon_port).then(|| Reap(init_port));
+    let app = FixtureApp::start().await;
+    let browser = match Browser::launch().await {
+        Ok(browser) => browser,
+        Err(err) => {
+            run.outcome = inconclusive(format!("no browser for the app: {err}"));
+            return run;
+        }
+    };
+    let page = app.url(&format!(
+        "/?reticlePort={daemon_port}&reticleToken={token}&session={PAGE_SESSION}"
+    ));
+    let _tab = match browser.open(&page).await {
+        Ok(tab) => tab,
+        Err(err) => {
+            run.outcome = inconclusive(format!("the app's page did not open: {err}"));
+            return run;
+        }
+    };
+    for entry in &run.entries {
+        let outcome = reach_page_through(entry, pristine.state.path()).await;
+        if daemon.has_exited() {
+            run.outcome = inconclusive(format!(
+                "the app's daemon on port {daemon_port} died during the check; nothing is known about the wiring (log: {})",
+                daemon.log_path().display()
+            ));
+            return run;
+        }
+        if !outcome.is_pass() {
+            run.outcome = outcome;
+            return run;
+        }
+    }
+    run.outcome = Outcome::Pass;
+    run
+}
+
+/// A free port other than `taken`.
+fn another_free_port(taken: u16) -> u16 {
+    loop {
+        let port = free_port();
+        if port != taken {
+            return port;
+        }
+    }
+}
+
+#[tokio::test]
+async fn init_wires_a_pristine_project_so_every_client_config_reaches_the_page() {
+    let port = free_port();
+    let run = install_check(port, port).await;
+    assert_eq!(run.outcome, Outcome::Pass, "{}", run.outcome);
+    assert!(lines_marked(&run.init, "[✓]").len() >= CONFIGS.len());
+    let expected = ["mcp", "--port", &port.to_string()].map(str::to_string);
+    for entry in &run.entries {
+        assert_eq!(entry.command, "reticle", "{entry:?}");
+        assert_eq!(entry.args, expected, "{entry:?}");
+    }
+    assert!(
+        run.init.stdout.contains(&format!(
+            "connect({{ port: {port}, token: '<pairing token>' }})"
+        )),
+        "the SDK snippet names the port:\n{}",
+        run.init.stdout
+    );
+}
+
+/// Negative control: init wired to another port than the daemon the app dials must be caught.
+#[tokio::test]
+async fn an_init_wired_to_another_port_than_the_apps_daemon_fails_the_check() {
+    let daemon_port = free_port();
+    let wrong_port = another_free_port(daemon_port);
+    let run = install_check(daemon_port, wrong_port).await;
+    // Init cannot know which port the app dials: its own account is clean.
+    assert_eq!(judge_init(&run.init), Outcome::Pass, "{}", run.init.said());
+    match &run.outcome {
+        Outcome::Fail { because } => {
+            assert!(because.contains("never listed the page"), "{because}");
+            assert!(because.contains(&format!("port {wrong_port}")), "{because}");
+        }
+        other => panic!("a miswired project must fail the check, got {other}"),
+    }
+}
+
+#[tokio::test]
+async fn a_second_init_changes_nothing_and_the_servers_already_there_are_kept() {
+    let pristine = Pristine::new();
+    let port = free_port().to_string();
+    let theirs = json!({
+        "custom": {"keep": true},
+        "mcpServers": {"other": {"command": "other-mcp", "args": ["serve"], "env": {"A": "1"}}}
+    });
+    std::fs::write(pristine.config(".mcp.json"), theirs.to_string()).unwrap();
+
+    let first = pristine.init(&["--port", &port]).await;
+    assert_eq!(judge_init(&first), Outcome::Pass);
+    let added = lines_marked(&first, "[✓]");
+    assert!(
+        added
+            .iter()
+            .any(|l| l.contains(".mcp.json") && l.contains("kept 1 other server(s)")),
+        "{added:?}"
+    );
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(pristine.config(".mcp.json")).unwrap())
+            .unwrap();
+    assert_eq!(merged["custom"], theirs["custom"]);
+    assert_eq!(merged["mcpServers"]["other"], theirs["mcpServers"]["other"]);
+    assert_eq!(merged["mcpServers"]["reticle"]["command"], "reticle");
+
+    let before: Vec<Vec<u8>> = CONFIGS
+        .iter()
+        .map(|(file, ..)| std::fs::read(pristine.config(file)).unwrap())
+        .collect();
+    let second = pristine.init(&["--port", &port]).await;
+    assert!(second.ok(), "{}", second.said());
+    for (file, ..) in CONFIGS {
+        let line = second
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!("{file} (")))
+            .unwrap_or_else(|| panic!("no line for {file}:\n{}", second.stdout));
+        assert!(
+            line.starts_with("[=]") && line.ends_with("unchanged"),
+            "{line}"
+        );
+    }
+    assert!(
+        second
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("[=] pairing token: already in")),
+        "{}",
+        second.stdout
+    );
+    let after: Vec<Vec<u8>> = CONFIGS
+        .iter()
+        .map(|(file, ..)| std::fs::read(pristine.config(file)).unwrap())
+        .collect();
+    assert_eq!(
+        before, after,
+        "a second run must leave every config byte for byte"
+    );
+}
+
+/// Negative control: a malformed config is refused by name, left alone, and fails the check.
+#[tokio::test]
+async fn a_malformed_config_is_refused_by_name_left_alone_and_fails_the_check() {
+    let pristine = Pristine::new();
+    let broken = "{ \"mcpServers\": ";
+    std::fs::create_dir_all(pristine.config(".cursor")).unwrap();
+    std::fs::write(pristine.config(".cursor/mcp.json"), broken).unwrap();
+
+    let ran = pristine.init(&["--port", &free_port().to_string()]).await;
+    assert_eq!(ran.code, Some(1), "{}", ran.said());
+    let failed = lines_marked(&ran, "[✗]");
+    assert_eq!(failed.len(), 1, "{}", ran.stdout);
+    assert!(failed[0].contains(".cursor/mcp.json"), "{}", failed[0]);
+    assert!(failed[0].contains("not valid JSON"), "{}", failed[0]);
+    assert!(
+        failed[0].contains("run `reticle init` again"),
+        "{}",
+        failed[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(pristine.config(".cursor/mcp.json")).unwrap(),
+        broken
+    );
+    for other in [CONFIGS[0], CONFIGS[2]] {
+        assert!(read_entry(pristine.project(), other).is_ok(), "{other:?}");
+    }
+    assert!(matches!(judge_init(&ran), Outcome::Fail { .. }));
+    assert!(!ran.stderr.contains("panicked"), "{}", ran.stderr);
+}
+
+/// Negative controls for the config reading: a config without Reticle's entry, or one starting
+/// another program, fails the check before anything is spawned.
+#[test]
+fn a_config_without_reticle_or_starting_another_program_fails_the_check() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join(".mcp.json"),
+        r#"{"mcpServers": {"other": {"command": "other-mcp"}}}"#,
+    )
+    .unwrap();
+    let missing = read_entry(project.path(), CONFIGS[0]).unwrap_err();
+    assert!(
+        missing.contains("no \"mcpServers\".\"reticle\" entry"),
+        "{missing}"
+    );
+
+    std::fs::create_dir_all(project.path().join(".vscode")).unwrap();
+    std::fs::write(
+        project.path().join(".vscode/mcp.json"),
+        r#"{"servers": {"reticle": {"command": "reticle", "args": ["mcp"]}}}"#,
+    )
+    .unwrap();
+    let untyped = read_entry(project.path(), CONFIGS[2]).unwrap_err();
+    assert!(untyped.contains("type is not \"stdio\""), "{untyped}");
+
+    assert!(
+        resolve("npx")
+            .unwrap_err()
+            .contains("not the reticle binary")
+    );
+    assert_eq!(resolve("reticle").unwrap(), binaries::reticle());
+}

@@ -1,0 +1,115 @@
+//! How `reticle init` speaks: one line per step, led by its mark, and the closing note on loading
+//! the SDK. The marks are defined here once; this module formats and must not decide outcomes.
+
+use std::fmt;
+
+/// How a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// The step changed what it had to (or would, in a dry run).
+    Done,
+    /// Nothing needed changing.
+    Unchanged,
+    /// The step cannot be finished by `reticle init`: the line says what the user must do.
+    NeedsUser,
+    /// The step failed; nothing was changed by it, and the line says why and how to fix it.
+    Failed,
+}
+
+impl Mark {
+    /// The mark as printed at the start of the line.
+    pub fn glyph(self) -> &'static str {
+        match self {
+            Mark::Done => "[✓]",
+            Mark::Unchanged => "[=]",
+            Mark::NeedsUser => "[⚠]",
+            Mark::Failed => "[✗]",
+        }
+    }
+}
+
+/// One step's outcome, as printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub mark: Mark,
+    pub text: String,
+}
+
+impl Step {
+    pub fn new(mark: Mark, text: impl Into<String>) -> Self {
+        Self {
+            mark,
+            text: text.into(),
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.mark.glyph(), self.text)
+    }
+}
+
+/// Where the page's pairing token comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenSource {
+    /// The token file in the state dir.
+    File(std::path::PathBuf),
+    /// `RETICLE_TOKEN`, which the daemon prefers over the file.
+    Environment,
+}
+
+/// The closing note: the `connect()` call the app needs, and where its token is.
+///
+/// The token itself is not printed. It is what keeps other pages in the same browser (and a
+/// DNS-rebinding site) from driving the app through the daemon, and this output ends up in
+/// places a secret should not: an agent's transcript when the agent runs `reticle init`, CI
+/// logs, a pasted bug report. Naming the file and the command that reads it costs the developer
+/// one `cat`, and only someone who can read the state dir (mode 0700) gets it.
+pub fn sdk_note(port: u16, token: &TokenSource) -> String {
+    let token_line = match token {
+        TokenSource::File(path) => format!(
+            "The pairing token is the content of {path} (read it with `cat {path}`).",
+            path = path.display()
+        ),
+        TokenSource::Environment => {
+            "The pairing token is the value of RETICLE_TOKEN (the daemon uses it instead of the token file).".to_string()
+        }
+    };
+    [
+        "Load the SDK in your app's development build (serve the Reticle repository's sdk/ folder, e.g. at /sdk/):".to_string(),
+        String::new(),
+        "    import { connect } from '/sdk/reticle.js';".to_string(),
+        format!("    connect({{ port: {port}, token: '<pairing token>' }});"),
+        String::new(),
+        token_line,
+        "Pass it to the page the way your app passes dev-only settings, and keep it out of version control.".to_string(),
+        "Then restart your agent (or reload its MCP servers) so it reads the new configuration.".to_string(),
+    ]
+    .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_mark_has_its_own_glyph() {
+        let glyphs = [Mark::Done, Mark::Unchanged, Mark::NeedsUser, Mark::Failed].map(Mark::glyph);
+        assert_eq!(glyphs, ["[✓]", "[=]", "[⚠]", "[✗]"]);
+        assert_eq!(
+            Step::new(Mark::Unchanged, ".mcp.json: unchanged").to_string(),
+            "[=] .mcp.json: unchanged"
+        );
+    }
+
+    #[test]
+    fn the_note_names_the_port_and_the_token_file_but_not_a_token() {
+        let note = sdk_note(4401, &TokenSource::File("/s/pairing-token".into()));
+        assert!(note.contains("connect({ port: 4401, token: '<pairing token>' })"));
+        assert!(note.contains("cat /s/pairing-token"));
+        let from_env = sdk_note(4400, &TokenSource::Environment);
+        assert!(from_env.contains("RETICLE_TOKEN"));
+        assert!(from_env.contains("port: 4400"));
+    }
+}

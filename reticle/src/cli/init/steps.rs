@@ -1,0 +1,252 @@
+//! The steps of `reticle init`, each returning the line it prints: merge Reticle into one client's
+//! config, make sure the pairing token exists, and check that clients can find `reticle`. A step
+//! changes only what its line names, and nothing at all in a dry run.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::clients::{COMMAND, Client, SERVER_NAME, command_line};
+use super::merge::{Change, merge};
+use super::report::{Mark, Step, TokenSource};
+use crate::auth::token::{PairingToken, TOKEN_FILE};
+use crate::config::env;
+use crate::daemon::StateDir;
+
+/// Writes (or, in a dry run, plans) Reticle's entry in `client`'s config under `project`.
+pub fn wire_client(project: &Path, client: Client, port: u16, dry_run: bool) -> Step {
+    let shown = format!("{} ({})", client.config_path(), client.label());
+    let path = project.join(client.config_path());
+    let existing = match fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+        Err(err) => {
+            return Step::new(
+                Mark::Failed,
+                format!(
+                    "{shown}: cannot be read as text ({err}); nothing was written to it. Fix it or move it away, then run `reticle init` again."
+                ),
+            );
+        }
+    };
+    let fields = client.entry_fields(port);
+    let merged = match merge(existing.as_deref(), client.servers_key(), &fields) {
+        Ok(merged) => merged,
+        Err(refusal) => {
+            let entry = serde_json::Value::Object(fields);
+            return Step::new(
+                Mark::Failed,
+                format!(
+                    "{shown} {refusal}; nothing was written to it. Fix the file (or add \"{SERVER_NAME}\": {entry} under \"{key}\" by hand), then run `reticle init` again.",
+                    key = client.servers_key()
+                ),
+            );
+        }
+    };
+    let command = command_line(port);
+    if merged.change == Change::Unchanged {
+        return Step::new(
+            Mark::Unchanged,
+            format!("{shown}: already starts `{command}`; unchanged"),
+        );
+    }
+    let would = if dry_run { "would be " } else { "" };
+    let what = match merged.change {
+        Change::Created => format!("{would}created, starting `{command}`"),
+        Change::Added => format!(
+            "{would}added the {SERVER_NAME} server, starting `{command}` (kept {} other server(s))",
+            merged.other_servers
+        ),
+        Change::Updated | Change::Unchanged => {
+            format!("{would}updated the {SERVER_NAME} server to start `{command}`")
+        }
+    };
+    if dry_run {
+        return Step::new(Mark::Done, format!("{shown}: {what}"));
+    }
+    match write_through_links(&path, merged.text.as_bytes()) {
+        Ok(()) => Step::new(Mark::Done, format!("{shown}: {what}")),
+        Err(err) => Step::new(
+            Mark::Failed,
+            format!(
+                "{shown}: cannot be written ({err}); it was left as it was. Make {} writable, then run `reticle init` again.",
+                path.parent().unwrap_or(project).display()
+            ),
+        ),
+    }
+}
+
+/// Writes atomically to the file `path` names, following a symlink to its target so that a
+/// linked config stays linked.
+fn write_through_links(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} names no file", target.display()),
+        ));
+    };
+    crate::store::write_atomic(dir, &name.to_string_lossy(), bytes)
+}
+
+/// Makes sure the page has a pairing token to present: `RETICLE_TOKEN`, or the token file in the
+/// state dir (created, mode 0600, unless this is a dry run).
+pub fn provision_token(dry_run: bool) -> (Step, Option<TokenSource>) {
+    if std::env::var(env::TOKEN).is_ok_and(|token| !token.is_empty()) {
+        return (
+            Step::new(
+                Mark::Unchanged,
+                format!(
+                    "pairing token: {} is set and a daemon started with it uses its value; set it in your agent's environment too",
+                    env::TOKEN
+                ),
+            ),
+            Some(TokenSource::Environment),
+        );
+    }
+    let state = StateDir::from_env();
+    let path = state.root().join(TOKEN_FILE);
+    let source = Some(TokenSource::File(path.clone()));
+    let shown = path.display();
+    if fs::read_to_string(&path).is_ok_and(|token| !token.trim().is_empty()) {
+        return (
+            Step::new(
+                Mark::Unchanged,
+                format!("pairing token: already in {shown}"),
+            ),
+            source,
+        );
+    }
+    if dry_run {
+        return (
+            Step::new(
+                Mark::Done,
+                format!("pairing token: would be created in {shown}"),
+            ),
+            source,
+        );
+    }
+    if let Some(problem) = state.problem() {
+        return (
+            Step::new(Mark::Failed, format!("pairing token: {problem}")),
+            None,
+        );
+    }
+    match PairingToken::load_or_provision(state.root()) {
+        Ok(_) => (
+            Step::new(
+                Mark::Done,
+                format!("pairing token: created {shown} (readable only by you)"),
+            ),
+            source,
+        ),
+        Err(err) => (
+            Step::new(
+                Mark::Failed,
+                format!(
+                    "pairing token: {err}. Make it writable, or point Reticle elsewhere with {}=<dir>.",
+                    env::STATE_DIR
+                ),
+            ),
+            None,
+        ),
+    }
+}
+
+/// Checks that a client starting `reticle` by name finds a program: the configs name no path.
+pub fn check_on_path() -> Step {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    match find_executable(COMMAND, &path) {
+        Some(found) => Step::new(
+            Mark::Done,
+            format!(
+                "clients will start `{COMMAND}` from PATH: {}",
+                found.display()
+            ),
+        ),
+        None => {
+            let this_dir = std::env::current_exe()
+                .ok()
+                .and_then(|exe| exe.parent().map(Path::to_path_buf));
+            let fix = match this_dir {
+                Some(dir) => format!("put {} on PATH", dir.display()),
+                None => "put the directory holding `reticle` on PATH".to_string(),
+            };
+            Step::new(
+                Mark::NeedsUser,
+                format!(
+                    "no `{COMMAND}` on PATH, and the clients start it by name: {fix} (or run `cargo install --path reticle`) in the environment your agent starts from"
+                ),
+            )
+        }
+    }
+}
+
+/// The first executable file called `name` in the `PATH`-style list `path`.
+fn find_executable(name: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| {
+            fs::metadata(candidate)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_config_is_refused_by_name_and_left_byte_for_byte() {
+        let project = tempfile::tempdir().unwrap();
+        let path = project.path().join(".mcp.json");
+        fs::write(&path, "{ not json").unwrap();
+        let step = wire_client(project.path(), Client::ClaudeCode, 4401, false);
+        assert_eq!(step.mark, Mark::Failed, "{step}");
+        assert!(
+            step.text
+                .starts_with(".mcp.json (Claude Code) is not valid JSON"),
+            "{step}"
+        );
+        assert!(step.text.contains("nothing was written"), "{step}");
+        assert!(step.text.contains("run `reticle init` again"), "{step}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "{ not json");
+    }
+
+    #[test]
+    fn a_dry_run_writes_nothing() {
+        let project = tempfile::tempdir().unwrap();
+        let step = wire_client(project.path(), Client::Cursor, 4401, true);
+        assert_eq!(step.mark, Mark::Done);
+        assert!(step.text.contains("would be created"), "{step}");
+        assert!(!project.path().join(".cursor").exists());
+    }
+
+    #[test]
+    fn a_linked_config_stays_linked() {
+        let project = tempfile::tempdir().unwrap();
+        let shared = project.path().join("shared.json");
+        fs::write(&shared, r#"{"mcpServers": {}}"#).unwrap();
+        std::os::unix::fs::symlink(&shared, project.path().join(".mcp.json")).unwrap();
+        let step = wire_client(project.path(), Client::ClaudeCode, 4401, false);
+        assert_eq!(step.mark, Mark::Done, "{step}");
+        let link = fs::symlink_metadata(project.path().join(".mcp.json")).unwrap();
+        assert!(link.file_type().is_symlink());
+        assert!(fs::read_to_string(&shared).unwrap().contains("\"reticle\""));
+    }
+
+    #[test]
+    fn only_executable_files_count_as_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("reticle");
+        fs::write(&file, "").unwrap();
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(find_executable("reticle", dir.path().as_os_str()), None);
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            find_executable("reticle", dir.path().as_os_str()),
+            Some(file)
+        );
+    }
+}

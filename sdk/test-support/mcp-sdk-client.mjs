@@ -1,0 +1,77 @@
+// test-support/mcp-sdk-client.mjs — a second, independent MCP client for the client gate
+// (gates/tests/client_compat.rs): the official TypeScript SDK, @modelcontextprotocol/sdk, spawns
+// the server through its StdioClientTransport as an agent built on it would, completes the
+// handshake, lists the tools and calls reticle_sessions, then prints one JSON object saying what
+// it saw.
+//
+// Owns: driving one MCP session with the official SDK. Must not: judge the answers (the Rust gate
+// does), or be imported by SDK code.
+//
+// Usage: node test-support/mcp-sdk-client.mjs <command> [args...]
+// The transport passes the child only a few safe variables (HOME, PATH, ...); every RETICLE_*
+// variable of this process is added, as a client config's `env` block would add it.
+// Exit: 0 and {"ok":true,...} when every step answered; 1 and {"ok":false,"step","error"} when one
+// failed; 2 for a bad command line.
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  StdioClientTransport,
+  getDefaultEnvironment,
+} from '@modelcontextprotocol/sdk/client/stdio.js';
+
+/** How long any one step may take before it counts as failed. */
+const STEP_BOUND_MS = 30_000;
+
+function print(report) {
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+}
+
+function childEnvironment() {
+  const env = getDefaultEnvironment();
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith('RETICLE_') && value !== undefined) env[key] = value;
+  }
+  return env;
+}
+
+async function main(argv) {
+  const [command, ...args] = argv;
+  if (!command) {
+    print({ ok: false, step: 'usage', error: 'usage: node mcp-sdk-client.mjs <command> [args...]' });
+    return 2;
+  }
+  const transport = new StdioClientTransport({ command, args, env: childEnvironment(), stderr: 'inherit' });
+  // The client hands the negotiated version to transports that take it (the HTTP ones); the
+  // stdio transport has no use for it, so recording it here changes nothing it does.
+  let protocolVersion = null;
+  transport.setProtocolVersion = (version) => {
+    protocolVersion = version;
+  };
+  const client = new Client({ name: 'reticle-client-gate', version: '1.0.0' });
+  const options = { timeout: STEP_BOUND_MS };
+  let step = 'initialize';
+  try {
+    await client.connect(transport, options);
+    step = 'tools/list';
+    const listed = await client.listTools(undefined, options);
+    step = 'tools/call';
+    const called = await client.callTool({ name: 'reticle_sessions', arguments: {} }, undefined, options);
+    print({
+      ok: true,
+      protocolVersion,
+      server: client.getServerVersion() ?? null,
+      capabilities: client.getServerCapabilities() ?? null,
+      instructions: client.getInstructions() ?? null,
+      tools: listed.tools.map((tool) => tool.name),
+      call: { isError: called.isError === true, structuredContent: called.structuredContent ?? null },
+    });
+    return 0;
+  } catch (error) {
+    print({ ok: false, step, error: String(error?.message ?? error) });
+    return 1;
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
