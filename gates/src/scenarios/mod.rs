@@ -1,14 +1,15 @@
 //! Scenarios: for each inventory row, the code that provokes it against the real system and
 //! records a history, and the judgement of that history. One module per hop (`stdio` hop 1,
-//! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5; `agent` is the MCP client the
-//! hops 1 to 3 scenarios drive `reticle mcp` with, `kit` what hops 4 and 5 share); this one maps
-//! row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come from one table, so they cannot
-//! drift) and says why the other rows have none yet.
+//! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `traces` T1 to T4, `layers` L1;
+//! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `kit` what hops
+//! 4 and 5 share); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
+//! from one table, so they cannot drift).
 
 pub mod agent;
 pub mod bridge;
 pub mod daemon;
 pub mod kit;
+pub mod layers;
 pub mod link;
 pub mod sdk;
 pub mod stdio;
@@ -87,17 +88,17 @@ scenario_table! {
     "T2" => traces::t2_no_orphan_span,
     "T3" => traces::t3_settle_on_every_call,
     "T4" => traces::t4_no_failure_without_error,
+    "L1" => layers::every_layer_has_a_gate,
 }
 
-/// Why a row has no scenario yet: every hop row has one; the invariants wait on the product.
+/// A row id with no scenario: every inventory row has one, so this is an id the table does not
+/// know (a typo in `--only`, or a row added to the inventory before its scenario).
 fn pending(id: &str) -> Ran {
-    let why = if id == "L1" {
-        "the gate table still has layers without a gate (install, client)"
-    } else {
-        "no gate judges it yet"
-    };
     Ran {
         history: History::new(),
-        judgement: Judgement::new(RowOutcome::Inconclusive, format!("no scenario yet: {why}")),
+        judgement: Judgement::new(
+            RowOutcome::Inconclusive,
+            format!("no scenario yet: no scenario is registered for {id}"),
+        ),
     }
 }

@@ -1,0 +1,283 @@
+//! L1: every layer of the system has a gate. Reads the gate table in `docs/system-map.md`
+//! ("Where the gates are") and checks, for each layer the inventory names, that its row names
+//! at least one gate file that exists in the repository and is not marked "not built"; every
+//! path a row names must exist (a table that points at a deleted file is a doc that lies).
+//!
+//! This module reads the doc and the tree; it must not run any gate itself: the other rows do.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::kit::judged;
+use super::{GateEnv, Ran};
+use crate::history::{Actor, History, OpType};
+use crate::judge::{Judgement, RowOutcome};
+
+/// The layers every release must gate, as the system map's table spells them.
+pub const LAYERS: &[&str] = &[
+    "stdio",
+    "SSE/POST",
+    "daemon",
+    "bridge",
+    "SDK",
+    "tools",
+    "verdict",
+    "telemetry",
+    "install",
+    "client",
+];
+
+/// The heading of the gate table.
+const TABLE_HEADING: &str = "## 7. Where the gates are";
+
+/// What the table says about one layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerGate {
+    pub layer: String,
+    /// Paths the row names that exist.
+    pub found: Vec<String>,
+    /// Paths the row names that do not exist.
+    pub missing: Vec<String>,
+    pub status: String,
+}
+
+impl LayerGate {
+    fn gated(&self) -> bool {
+        !self.found.is_empty() && !self.status.contains("not built")
+    }
+}
+
+pub async fn every_layer_has_a_gate(_env: &GateEnv) -> Ran {
+    let history = History::new();
+    let root = harness::fixture_app::repo_root();
+    let doc = std::fs::read_to_string(root.join("docs/system-map.md"));
+    history.invoke("read_gate_table", json!({ "doc": "docs/system-map.md" }));
+    match doc {
+        Ok(doc) => {
+            let rows = gate_table(&doc, &root);
+            history.complete(
+                OpType::Ok,
+                "read_gate_table",
+                json!({ "rows": rows.iter().map(|r| json!({
+                    "layer": r.layer, "found": r.found, "missing": r.missing, "status": r.status,
+                })).collect::<Vec<_>>() }),
+            );
+            judged(history, |_| judge_layers(&rows))
+        }
+        Err(e) => {
+            history.record(
+                Actor::Harness,
+                OpType::Fail,
+                "read_gate_table",
+                json!({ "message": e.to_string() }),
+            );
+            judged(history, |_| {
+                Judgement::new(
+                    RowOutcome::Inconclusive,
+                    format!("docs/system-map.md could not be read: {e}"),
+                )
+            })
+        }
+    }
+}
+
+/// The rows of the gate table, each with its named paths resolved against `root`.
+pub fn gate_table(doc: &str, root: &Path) -> Vec<LayerGate> {
+    doc.lines()
+        .skip_while(|l| !l.starts_with(TABLE_HEADING))
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.trim().trim_matches('|').split(" | ").collect();
+            match cells.as_slice() {
+                [layer, gate, status] if LAYERS.contains(&layer.trim()) => {
+                    let (found, missing) = named_paths(gate, root);
+                    Some(LayerGate {
+                        layer: layer.trim().to_string(),
+                        found,
+                        missing,
+                        status: status.trim().to_string(),
+                    })
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// The file paths a gate cell names in backticks, split into those that exist and those that
+/// do not. A bare file name (`heartbeat.rs`) lives in the folder of the last full path before
+/// it; a `*` matches any file of that folder with the rest of the name.
+fn named_paths(cell: &str, root: &Path) -> (Vec<String>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    let mut folder: Option<PathBuf> = None;
+    for (i, token) in cell.split('`').enumerate() {
+        if i % 2 == 0 || token.contains(' ') || !looks_like_a_path(token) {
+            continue;
+        }
+        let path = if token.contains('/') {
+            let path = PathBuf::from(token.trim_end_matches('/'));
+            folder = path.parent().map(Path::to_path_buf);
+            if token.ends_with('/') {
+                folder = Some(path.clone());
+            }
+            path
+        } else {
+            match &folder {
+                Some(folder) => folder.join(token),
+                None => PathBuf::from(token),
+            }
+        };
+        let shown = path.to_string_lossy().to_string();
+        if exists(&root.join(&path)) {
+            found.push(shown);
+        } else {
+            missing.push(shown);
+        }
+    }
+    (found, missing)
+}
+
+fn looks_like_a_path(token: &str) -> bool {
+    token.ends_with(".rs") || token.ends_with(".js") || token.ends_with('/')
+}
+
+/// Whether `path` exists; a `*` in its file name matches any run of characters.
+fn exists(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let Some((head, tail)) = name.split_once('*') else {
+        return path.exists();
+    };
+    let Some(dir) = path.parent() else {
+        return false;
+    };
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.filter_map(Result::ok).any(|e| {
+            let n = e.file_name().to_string_lossy().to_string();
+            n.starts_with(head) && n.ends_with(tail) && n.len() >= head.len() + tail.len()
+        })
+    })
+}
+
+/// Survived when every layer has a gate and no row names a file that is not there; silent when
+/// a layer has none (its failures have nobody watching); inconclusive when the table is not
+/// where the doc should have it.
+pub fn judge_layers(rows: &[LayerGate]) -> Judgement {
+    if rows.is_empty() {
+        return Judgement::new(
+            RowOutcome::Inconclusive,
+            format!("no gate table under \"{TABLE_HEADING}\" in docs/system-map.md"),
+        );
+    }
+    let ungated: Vec<&str> = LAYERS
+        .iter()
+        .filter(|layer| !rows.iter().any(|r| r.layer == **layer && r.gated()))
+        .copied()
+        .collect();
+    let stale: Vec<String> = rows
+        .iter()
+        .flat_map(|r| r.missing.iter().map(move |m| format!("{} → {m}", r.layer)))
+        .collect();
+    if !ungated.is_empty() {
+        return Judgement::new(
+            RowOutcome::Silent,
+            format!(
+                "{} of {} layers have a gate; none for: {}",
+                LAYERS.len() - ungated.len(),
+                LAYERS.len(),
+                ungated.join(", ")
+            ),
+        );
+    }
+    if !stale.is_empty() {
+        return Judgement::new(
+            RowOutcome::Silent,
+            format!(
+                "the gate table names files that do not exist: {}",
+                stale.join(", ")
+            ),
+        );
+    }
+    let files: usize = rows.iter().map(|r| r.found.len()).sum();
+    Judgement::new(
+        RowOutcome::Survived,
+        format!(
+            "all {} layers have a gate ({files} gate files named, every one present)",
+            LAYERS.len()
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(rows: &[(&str, &str, &str)]) -> String {
+        let mut doc =
+            format!("# x\n\n{TABLE_HEADING}\n\n| layer | gate | status |\n| --- | --- | --- |\n");
+        for (layer, gate, status) in rows {
+            doc.push_str(&format!("| {layer} | {gate} | {status} |\n"));
+        }
+        doc.push_str("\n## 8. Next\n| stdio | `nope.rs` | x |\n");
+        doc
+    }
+
+    #[test]
+    fn every_layer_gated_by_files_that_exist_survives() {
+        let root = harness::fixture_app::repo_root();
+        let rows: Vec<(&str, &str, &str)> = LAYERS
+            .iter()
+            .map(|l| {
+                (
+                    *l,
+                    "`gates/tests/gate_hop3.rs`, `heartbeat.rs`",
+                    "in the battery",
+                )
+            })
+            .collect();
+        let parsed = gate_table(&table(&rows), &root);
+        assert_eq!(parsed.len(), LAYERS.len(), "the next section is not read");
+        assert_eq!(parsed[0].found.len(), 2, "{parsed:?}");
+        assert_eq!(judge_layers(&parsed).outcome, RowOutcome::Survived);
+    }
+
+    #[test]
+    fn a_layer_without_a_gate_or_a_gate_that_is_not_there_is_silent() {
+        let root = harness::fixture_app::repo_root();
+        let mut rows: Vec<(&str, &str, &str)> = LAYERS
+            .iter()
+            .map(|l| (*l, "`sdk/test/*.test.js`", "in the battery"))
+            .collect();
+        rows[9] = ("client", "—", "not built");
+        let judged = judge_layers(&gate_table(&table(&rows), &root));
+        assert_eq!(judged.outcome, RowOutcome::Silent);
+        assert!(
+            judged.evidence.contains("none for: client"),
+            "{}",
+            judged.evidence
+        );
+
+        rows[9] = (
+            "client",
+            "`gates/tests/no_such_gate.rs`, `sdk/test/*.test.js`",
+            "in the battery",
+        );
+        let judged = judge_layers(&gate_table(&table(&rows), &root));
+        assert_eq!(judged.outcome, RowOutcome::Silent);
+        assert!(
+            judged.evidence.contains("no_such_gate.rs"),
+            "{}",
+            judged.evidence
+        );
+
+        assert_eq!(
+            judge_layers(&gate_table("# no table", &root)).outcome,
+            RowOutcome::Inconclusive
+        );
+    }
+}
