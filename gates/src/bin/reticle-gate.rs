@@ -22,7 +22,7 @@ use gates::scorecard::{Score, Scorecard, exit, parse_baseline};
 /// its own daemon on a free loopback port with a private state dir, injects its fault, records a
 /// history and judges it: survived, surfaced, silent or inconclusive (never a pass).
 #[derive(Debug, Parser)]
-#[command(name = "reticle gate", version)]
+#[command(name = "reticle gate", bin_name = "reticle gate", version)]
 struct Args {
     /// Only these rows, comma-separated (e.g. H3.1,H3.6).
     #[arg(long, value_delimiter = ',')]

@@ -26,6 +26,9 @@ pub use exit::Exit;
 #[derive(Debug, Parser)]
 #[command(name = "reticle", version = crate::VERSION, arg_required_else_help = true)]
 #[command(allow_external_subcommands = true)]
+#[command(
+    after_help = "External commands:\n  gate     Score every row of the fragility inventory against the real system (`reticle gate --help`; the `reticle-gate` binary of the gates crate)"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
