@@ -62,14 +62,12 @@ async fn ten_daemon_kills_in_a_row_leave_every_call_answered() {
     client.close().await;
 }
 
-#[tokio::test]
-async fn twenty_concurrent_calls_across_a_kill_are_each_answered_exactly_once() {
-    let state = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let _reap = Reap(port);
+/// A raw agent on `reticle mcp` whose daemon has the test-only slow tool, past its first call
+/// (so a daemon is serving), with the proxy log printed if the test fails.
+async fn sleepy_link(port: u16, state: &tempfile::TempDir) -> (RawMcp, LogOnFailure) {
     let opts =
         ProxyOptions::new(port, state.path()).env("RETICLE_TEST_CATALOGUE", "+reticle_test_sleep");
-    let _evidence = LogOnFailure(opts.clone());
+    let evidence = LogOnFailure(opts.clone());
     let mut raw = RawMcp::start(opts);
     raw.initialize().await;
     let warm = raw
@@ -79,6 +77,14 @@ async fn twenty_concurrent_calls_across_a_kill_are_each_answered_exactly_once() 
         )
         .await;
     raw.answer(&warm, BOUND).await.expect("the daemon serves");
+    (raw, evidence)
+}
+
+#[tokio::test]
+async fn twenty_concurrent_calls_across_a_kill_are_each_answered_exactly_once() {
+    let (state, port) = (tempfile::tempdir().unwrap(), free_port());
+    let _reap = Reap(port);
+    let (mut raw, _evidence) = sleepy_link(port, &state).await;
     let daemon = daemon_on(port).await;
     let mut ids = Vec::new();
     for i in 0..20 {
@@ -192,21 +198,9 @@ async fn a_stream_that_flaps_without_end_never_makes_the_proxy_exit() {
 
 #[tokio::test]
 async fn a_cancelled_call_is_stopped_answered_once_and_its_slot_freed() {
-    let state = tempfile::tempdir().unwrap();
-    let port = free_port();
+    let (state, port) = (tempfile::tempdir().unwrap(), free_port());
     let _reap = Reap(port);
-    let opts =
-        ProxyOptions::new(port, state.path()).env("RETICLE_TEST_CATALOGUE", "+reticle_test_sleep");
-    let _evidence = LogOnFailure(opts.clone());
-    let mut raw = RawMcp::start(opts);
-    raw.initialize().await;
-    let warm = raw
-        .request(
-            "tools/call",
-            json!({"name":"reticle_sessions","arguments":{}}),
-        )
-        .await;
-    raw.answer(&warm, BOUND).await.expect("the daemon serves");
+    let (mut raw, _evidence) = sleepy_link(port, &state).await;
 
     // Far longer than any bound below: only the cancellation can end it in time.
     let long = raw
