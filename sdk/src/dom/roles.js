@@ -23,6 +23,9 @@ const LANDMARK_ROLES = new Set(['banner', 'navigation', 'main', 'contentinfo', '
 
 const SKIPPED_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'META', 'LINK', 'HEAD', 'TITLE', 'BASE']);
 
+/** Elements whose text `textOf` separates from what follows. */
+const BLOCK_TAGS = /^(DIV|P|LI|TR|H[1-6]|SECTION|ARTICLE|BR)$/;
+
 export function isInteractiveRole(role) {
   return INTERACTIVE_ROLES.has(role);
 }
@@ -148,7 +151,8 @@ export function tagsWithImplicitRole(role) {
 }
 
 export function roleOf(el) {
-  const explicit = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
+  const attr = el.getAttribute('role');
+  const explicit = attr ? attr.trim().split(/\s+/)[0] : '';
   if (explicit) return explicit === 'none' ? 'presentation' : explicit;
   return implicitRole(el);
 }
@@ -168,20 +172,22 @@ export function textOf(el, limit = 500) {
   const win = el.ownerDocument.defaultView;
   function walk(node) {
     if (out.length > limit) return;
-    if (node.nodeType === 3) {
+    const type = node.nodeType;
+    if (type === 3) {
       out += node.nodeValue;
       return;
     }
-    if (node.nodeType !== 1) return;
-    if (isSkippedTag(node) || node.hasAttribute(OWN_UI_ATTR)) return;
+    if (type !== 1) return;
+    const tag = node.tagName;
+    if (SKIPPED_TAGS.has(tag) || node.hasAttribute(OWN_UI_ATTR)) return;
     if (node !== el && isHiddenBySelf(node, win)) return;
-    if (node.tagName === 'INPUT' || node.tagName === 'TEXTAREA' || node.tagName === 'SELECT') return;
-    if (node.tagName === 'IMG') {
+    if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') return;
+    if (tag === 'IMG') {
       out += ` ${node.getAttribute('alt') || ''} `;
       return;
     }
-    for (const child of node.childNodes) walk(child);
-    if (win && /^(DIV|P|LI|TR|H[1-6]|SECTION|ARTICLE|BR)$/.test(node.tagName)) out += ' ';
+    for (let child = node.firstChild; child; child = child.nextSibling) walk(child);
+    if (win && BLOCK_TAGS.test(tag)) out += ' ';
   }
   walk(el);
   return normalize(out).slice(0, limit);
