@@ -266,11 +266,14 @@ export function nameOf(el, role = roleOf(el)) {
 /** Hidden by its own attributes or computed style (ancestors not considered). */
 export function isHiddenBySelf(el, win = el.ownerDocument.defaultView) {
   if (el.hidden || el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return true;
-  if (el.tagName === 'DIALOG' && !el.open) return true;
-  if (el.tagName === 'DETAILS') return false;
+  const tag = el.tagName;
+  if (tag === 'DIALOG' && !el.open) return true;
+  if (tag === 'DETAILS') return false;
   const style = safeStyle(el, win);
   if (!style) return false;
-  return style.display === 'none' || style.visibility === 'hidden' || style.visibility === 'collapse';
+  if (style.display === 'none') return true;
+  const visibility = style.visibility; // each read of a computed style property computes it
+  return visibility === 'hidden' || visibility === 'collapse';
 }
 
 function safeStyle(el, win) {
