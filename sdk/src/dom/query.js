@@ -80,10 +80,10 @@ export function findElements(ctx, criteria, { scope, exact = false } = {}) {
   const role = criteria.role === undefined ? undefined : criteria.role.trim().toLowerCase();
   const scored = [];
   for (const el of candidates) {
-    // the cheap exact criteria first, then the ancestor walk that keeps out the SDK's own UI
+    // Every check is a pure read, so their order is free: the criteria first (cheapest first),
+    // then, for the few that pass, the ancestor walk that keeps out the SDK's own UI.
     if (criteria.testid !== undefined && testidOf(el) !== criteria.testid) continue;
     if (role !== undefined && roleOf(el) !== role) continue;
-    if (isSkippedTag(el) || el.hasAttribute(OWN_UI_ATTR) || isOwnUi(el)) continue;
     let score = 0;
     let ok = true;
     const test = (actual, wanted) => {
@@ -100,7 +100,8 @@ export function findElements(ctx, criteria, { scope, exact = false } = {}) {
     }
     if (ok && criteria.name !== undefined) test(nameOf(el), criteria.name);
     if (ok && criteria.text !== undefined) test(textOf(el), criteria.text);
-    if (ok) scored.push({ el, score });
+    if (!ok || isSkippedTag(el) || el.hasAttribute(OWN_UI_ATTR) || isOwnUi(el)) continue;
+    scored.push({ el, score });
   }
   let matches = scored;
   if (criteria.text !== undefined) {
