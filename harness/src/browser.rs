@@ -1,7 +1,8 @@
 //! [`Browser`]: Debian's Chromium over the DevTools protocol (chromiumoxide), headless with the
 //! flags this machine needs (no sandbox as root, no GPU, no QUIC, no background networking) and
-//! a fresh profile. It opens, reloads, backgrounds and closes tabs, evaluates script in them and
-//! reads their console. The process carries the harness marker and is killed on drop.
+//! a fresh profile. It opens, reloads, backgrounds and closes tabs, evaluates script in them,
+//! reads their console and switches their DevTools network recording. The process carries the
+//! harness marker and is killed on drop.
 //!
 //! One `Browser` belongs to one tokio runtime (its protocol handler runs there). Under nextest
 //! every test is its own process, so each browser test launches its own Chromium.
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use chromiumoxide::browser::BrowserConfig;
 use chromiumoxide::cdp::browser_protocol::emulation::SetFocusEmulationEnabledParams;
+use chromiumoxide::cdp::browser_protocol::network;
 use chromiumoxide::cdp::browser_protocol::page::{
     SetWebLifecycleStateParams, SetWebLifecycleStateState,
 };
@@ -228,6 +230,19 @@ impl Tab {
         result
             .into_value::<T>()
             .map_err(|e| BrowserError::Cdp(format!("{expression}: {e}")))
+    }
+
+    /// Turns DevTools' network recording for this tab on or off. chromiumoxide turns it on for
+    /// every tab; while on, Chromium copies every WebSocket frame the page sends or receives into
+    /// a DevTools event for this harness, work a page without DevTools attached never does and
+    /// that a benchmark of the page's round trips would otherwise measure.
+    pub async fn set_network_recording(&self, on: bool) -> Result<(), BrowserError> {
+        if on {
+            self.page.execute(network::EnableParams::default()).await?;
+        } else {
+            self.page.execute(network::DisableParams::default()).await?;
+        }
+        Ok(())
     }
 
     /// Navigates to `url`.

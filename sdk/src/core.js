@@ -11,6 +11,7 @@ import { COMMAND_HANDLERS } from './commands/index.js';
 import { createPageClock } from './commands/clock.js';
 import { createStoreRegistry } from './commands/state.js';
 import { createDispatcher } from './dispatch.js';
+import { createCandidateCache } from './dom/candidates.js';
 import { createRefRegistry } from './dom/refs.js';
 import { createSdkLog } from './log.js';
 import { captureClock } from './natives.js';
@@ -78,6 +79,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
   let seq = 0;
   let tabStore = null;
   let refs = null;
+  let candidates = null;
   let pageClock = null;
   let session = null; // {sessionId, url, token, projectId, source}
   let transport = null;
@@ -167,6 +169,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
       win,
       doc: win.document,
       refs,
+      candidates,
       clock: sdkClock,
       stores,
       signals,
@@ -210,6 +213,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
       if (!resolved.ok) return refuseConnect(resolved.reason);
       refs = refs || createRefRegistry({ store: tabStore, wallNow: sdkClock.wallNow || (() => Date.now()) });
       pageClock = pageClock || createPageClock(win);
+      candidates = createCandidateCache(win.document);
       session = {
         sessionId: resolved.sessionId,
         source: resolved.source,
@@ -310,6 +314,8 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
       }
       network = null;
       mutations = null;
+      candidates.stop();
+      candidates = null;
       if (transport) transport.stop();
       transport = null;
       if (presenter) presenter.unmount();

@@ -168,6 +168,7 @@ export async function freePort() {
  */
 export async function pageContext(bodyHtml, { url } = {}) {
   const { createRefRegistry } = await import('../src/dom/refs.js');
+  const { createCandidateCache } = await import('../src/dom/candidates.js');
   const { openTabStore } = await import('../src/storage.js');
   const { createStoreRegistry } = await import('../src/commands/state.js');
   const { createPageClock } = await import('../src/commands/clock.js');
@@ -178,6 +179,7 @@ export async function pageContext(bodyHtml, { url } = {}) {
     win,
     doc: win.document,
     refs: createRefRegistry({ store }),
+    candidates: createCandidateCache(win.document),
     tabStore: store,
     clock: captureClock(globalThis),
     stores: createStoreRegistry(),

@@ -117,6 +117,24 @@ test('commands over the wire: snapshot, query, act, stale ref refusal, state_rea
   assert.ok(caps.result.testids.includes('login-form'));
 });
 
+test('query over the wire answers from the DOM as it is now, also after a disconnect and a new connect', async (t) => {
+  const { win, daemon, conn, sdk } = await connected(t);
+  const doc = win.document;
+  const names = async (c, args) => (await daemon.command(c, 'query', args)).result.elements.map((e) => e.name);
+  assert.deepEqual(await names(conn, { role: 'button', name: 'Target' }), ['Target']);
+  doc.querySelector('[data-testid=slot]').insertAdjacentHTML('beforeend', '<button data-testid="target">Target two</button>');
+  assert.deepEqual(await names(conn, { role: 'button', name: 'Target' }), ['Target', 'Target two']);
+  assert.deepEqual(await names(conn, { testid: 'target' }), ['Target', 'Target two']);
+  sdk.disconnect();
+  doc.querySelector('[data-testid=slot]').replaceChildren(); // while no cache is watching
+  assert.equal(sdk.connect({ port: daemon.port, token: 'tok-123', present: false }).ok, true);
+  const again = await waitFor(() => daemon.connections[1]?.frames.length && daemon.connections[1], { what: 'the second hello' });
+  assert.deepEqual(await names(again, { testid: 'target' }), []);
+  assert.deepEqual(await names(again, { role: 'button', name: 'Target' }), []);
+  doc.querySelector('[data-testid=slot]').innerHTML = '<button data-testid="target">Target three</button>';
+  assert.deepEqual(await names(again, { testid: 'target' }), ['Target three']);
+});
+
 test('console observer: all levels reported; uncaught errors and rejections; the SDK never reports itself', async (t) => {
   const { win, daemon } = await connected(t);
   win.console.log('plain', { a: 1 });

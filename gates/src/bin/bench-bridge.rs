@@ -1,7 +1,10 @@
 //! `bench-bridge`: the bridge's performance figures, for `docs/benchmarks.md`.
 //!
 //! 1. Command round trip daemon → SDK → daemon for `query` on the fixture app in Chromium, as
-//!    the daemon measures it (from the command leaving to its result arriving).
+//!    the daemon measures it (from the command leaving to its result arriving): with the tab's
+//!    DevTools network recording on (as chromiumoxide leaves every tab: Chromium then copies
+//!    each WebSocket frame into a DevTools event for the harness) and off (as in a browser
+//!    without DevTools attached), alternating in blocks so that load drift hits both alike.
 //! 2. Events per second one page can push into the bridge without loss: a raw protocol 1
 //!    client bursting events (ingest capacity, rate cap lifted), and the same page paced at
 //!    25,000 events/s under the default cap (which must drop nothing).
@@ -18,6 +21,8 @@ use serde_json::{Value, json};
 
 const BOUND: Duration = Duration::from_secs(60);
 const ORIGIN: Option<&str> = Some("http://127.0.0.1:1");
+/// Blocks per recording state in a round-trip measurement (500 samples each in all).
+const BLOCKS: usize = 5;
 
 fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -42,7 +47,7 @@ async fn round_trip() {
         daemon.port(),
         daemon.token()
     ));
-    let _tab = browser.open(&url).await.expect("the fixture opens");
+    let tab = browser.open(&url).await.expect("the fixture opens");
     poll::until("the fixture's session", BOUND, async || {
         client.session("bench").await.map(|_| ())
     })
@@ -64,8 +69,22 @@ async fn round_trip() {
             json!({}),
         ),
     ] {
-        let samples = sample(&client, "bench", name, &args, 500).await;
-        report(&format!("{what}, fixture app in Chromium"), &samples);
+        warm_up(&client, "bench", name, &args).await;
+        let (mut recorded, mut unrecorded) = (Vec::new(), Vec::new());
+        for _ in 0..BLOCKS {
+            for (on, samples) in [(true, &mut recorded), (false, &mut unrecorded)] {
+                tab.set_network_recording(on)
+                    .await
+                    .expect("devtools network recording switches");
+                samples.extend(sample(&client, "bench", name, &args, 500 / BLOCKS).await);
+            }
+        }
+        for (how, samples) in [("on", recorded), ("off", unrecorded)] {
+            report(
+                &format!("{what}, fixture app in Chromium, DevTools network recording {how}"),
+                samples,
+            );
+        }
     }
     browser.close().await;
     // The daemon's own share: a raw protocol 1 client answering from Rust, no browser.
@@ -77,13 +96,24 @@ async fn round_trip() {
         client.session("echo").await.map(|_| ())
     })
     .await;
-    let samples = sample(&client, "echo", "query", &json!({"role": "button"}), 500).await;
+    let args = json!({"role": "button"});
+    warm_up(&client, "echo", "query", &args).await;
+    let samples = sample(&client, "echo", "query", &args, 500).await;
     report(
         "query answered by a Rust echo client (daemon and WebSocket only)",
-        &samples,
+        samples,
     );
 }
 
+async fn warm_up(client: &BridgeClient, session: &str, name: &str, args: &Value) {
+    for _ in 0..50 {
+        client
+            .command(Some(session), name, args.clone(), None)
+            .await;
+    }
+}
+
+/// `n` round trips, in the order they were taken.
 async fn sample(
     client: &BridgeClient,
     session: &str,
@@ -91,11 +121,6 @@ async fn sample(
     args: &Value,
     n: usize,
 ) -> Vec<u64> {
-    for _ in 0..50 {
-        client
-            .command(Some(session), name, args.clone(), None)
-            .await;
-    }
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
         let answer = client
@@ -104,16 +129,16 @@ async fn sample(
         assert_eq!(answer["outcome"], "answered", "{answer}");
         samples.push(answer["roundTripUs"].as_u64().unwrap());
     }
-    samples.sort_unstable();
     samples
 }
 
-fn report(what: &str, samples: &[u64]) {
+fn report(what: &str, mut samples: Vec<u64>) {
+    samples.sort_unstable();
     println!(
         "round trip daemon->page->daemon, {what}: median {} us, p95 {} us, p99 {} us, max {} us ({} samples after 50 warm-up)",
-        percentile(samples, 0.5),
-        percentile(samples, 0.95),
-        percentile(samples, 0.99),
+        percentile(&samples, 0.5),
+        percentile(&samples, 0.95),
+        percentile(&samples, 0.99),
         samples.last().unwrap(),
         samples.len()
     );

@@ -8,6 +8,7 @@
 // deepest elements only), nor throw on a bad selector (a refusal names it).
 
 import { CommandLimits, OWN_UI_ATTR, QUERY_DEFAULT_LIMIT } from '../protocol.js';
+import { candidateSelector } from './candidates.js';
 import { describeElement } from './describe.js';
 import {
   hasLayout,
@@ -67,14 +68,22 @@ export function findElements(ctx, criteria, { scope, exact = false } = {}) {
   if (!scoped.ok) return scoped;
   let candidates;
   try {
-    candidates = criteria.css ? Array.from(scoped.el.querySelectorAll(criteria.css)) : Array.from(scoped.el.querySelectorAll('*'));
-    if (criteria.css && scoped.el.matches && scoped.el.matches(criteria.css)) candidates.unshift(scoped.el);
+    if (criteria.css) {
+      candidates = Array.from(scoped.el.querySelectorAll(criteria.css));
+      if (scoped.el.matches && scoped.el.matches(criteria.css)) candidates.unshift(scoped.el);
+    } else {
+      candidates = ctx.candidates.select(scoped.el, candidateSelector(criteria));
+    }
   } catch {
     return { ok: false, error: `css '${criteria.css}' is not a valid CSS selector` };
   }
+  const role = criteria.role === undefined ? undefined : criteria.role.trim().toLowerCase();
   const scored = [];
   for (const el of candidates) {
-    if (isSkippedTag(el) || el.hasAttribute(OWN_UI_ATTR) || isOwnUi(el)) continue;
+    // Every check is a pure read, so their order is free: the criteria first (cheapest first),
+    // then, for the few that pass, the ancestor walk that keeps out the SDK's own UI.
+    if (criteria.testid !== undefined && testidOf(el) !== criteria.testid) continue;
+    if (role !== undefined && roleOf(el) !== role) continue;
     let score = 0;
     let ok = true;
     const test = (actual, wanted) => {
@@ -82,8 +91,6 @@ export function findElements(ctx, criteria, { scope, exact = false } = {}) {
       if (s < 0) ok = false;
       else score += s;
     };
-    if (criteria.testid !== undefined && testidOf(el) !== criteria.testid) continue;
-    if (criteria.role !== undefined && roleOf(el) !== criteria.role.trim().toLowerCase()) continue;
     if (criteria.placeholder !== undefined) test(el.getAttribute('placeholder'), criteria.placeholder);
     if (ok && criteria.alt !== undefined) test(el.getAttribute('alt'), criteria.alt);
     if (ok && criteria.label !== undefined) {
@@ -93,7 +100,8 @@ export function findElements(ctx, criteria, { scope, exact = false } = {}) {
     }
     if (ok && criteria.name !== undefined) test(nameOf(el), criteria.name);
     if (ok && criteria.text !== undefined) test(textOf(el), criteria.text);
-    if (ok) scored.push({ el, score });
+    if (!ok || isSkippedTag(el) || el.hasAttribute(OWN_UI_ATTR) || isOwnUi(el)) continue;
+    scored.push({ el, score });
   }
   let matches = scored;
   if (criteria.text !== undefined) {

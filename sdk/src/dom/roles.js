@@ -1,8 +1,9 @@
 // dom/roles.js — what an element is to a user: its role, accessible name, states, visibility.
 //
 // Owns: `roleOf`, `nameOf`, `statesOf`, `isVisible`, `isInteractiveRole`, `textOf`, `testidOf`,
-// `valueOf`, `isOwnUi`. A pragmatic subset of ARIA/HTML-AAM: explicit roles, the common implicit
-// roles, names from aria-labelledby, aria-label, <label>, alt, title, placeholder and content.
+// `valueOf`, `isOwnUi`, `tagsWithImplicitRole`. A pragmatic subset of ARIA/HTML-AAM: explicit
+// roles, the common implicit roles, names from aria-labelledby, aria-label, <label>, alt, title,
+// placeholder and content.
 // Must not: mutate the DOM or mint refs. Everything here is a pure read.
 
 import { OWN_UI_ATTR, Snapshot } from '../protocol.js';
@@ -21,6 +22,9 @@ const NAME_FROM_CONTENT = new Set([
 const LANDMARK_ROLES = new Set(['banner', 'navigation', 'main', 'contentinfo', 'complementary', 'region', 'form', 'search']);
 
 const SKIPPED_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'META', 'LINK', 'HEAD', 'TITLE', 'BASE']);
+
+/** Elements whose text `textOf` separates from what follows. */
+const BLOCK_TAGS = /^(DIV|P|LI|TR|H[1-6]|SECTION|ARTICLE|BR)$/;
 
 export function isInteractiveRole(role) {
   return INTERACTIVE_ROLES.has(role);
@@ -67,90 +71,88 @@ function inputRole(el) {
   }
 }
 
-function implicitRole(el) {
-  const tag = el.tagName;
-  switch (tag) {
-    case 'A':
-    case 'AREA':
-      return el.hasAttribute('href') ? 'link' : 'generic';
-    case 'BUTTON':
-      return 'button';
-    case 'INPUT':
-      return inputRole(el);
-    case 'TEXTAREA':
-      return 'textbox';
-    case 'SELECT':
-      return el.multiple || Number(el.getAttribute('size')) > 1 ? 'listbox' : 'combobox';
-    case 'OPTION':
-      return 'option';
-    case 'H1':
-    case 'H2':
-    case 'H3':
-    case 'H4':
-    case 'H5':
-    case 'H6':
-      return 'heading';
-    case 'NAV':
-      return 'navigation';
-    case 'MAIN':
-      return 'main';
-    case 'HEADER':
-      return el.closest('article,aside,main,nav,section') ? 'generic' : 'banner';
-    case 'FOOTER':
-      return el.closest('article,aside,main,nav,section') ? 'generic' : 'contentinfo';
-    case 'ASIDE':
-      return 'complementary';
-    case 'SECTION':
-      return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? 'region' : 'generic';
-    case 'FORM':
-      return 'form';
-    case 'UL':
-    case 'OL':
-    case 'MENU':
-      return 'list';
-    case 'LI':
-      return 'listitem';
-    case 'TABLE':
-      return 'table';
-    case 'TR':
-      return 'row';
-    case 'TD':
-      return 'cell';
-    case 'TH':
-      return el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader';
-    case 'IMG':
-      return el.getAttribute('alt') === '' ? 'presentation' : 'img';
-    case 'DIALOG':
-      return 'dialog';
-    case 'P':
-      return 'paragraph';
-    case 'LABEL':
-      return 'label';
-    case 'FIELDSET':
-      return 'group';
-    case 'LEGEND':
-      return 'legend';
-    case 'PROGRESS':
-      return 'progressbar';
-    case 'OUTPUT':
-      return 'status';
-    case 'IFRAME':
-      return 'iframe';
-    case 'SUMMARY':
-      return 'button';
-    case 'DETAILS':
-      return 'group';
-    case 'HR':
-      return 'separator';
-    case 'ARTICLE':
-      return 'article';
-    default:
-      return 'generic';
+const INPUT_ROLES = ['button', 'checkbox', 'radio', 'slider', 'spinbutton', 'combobox', 'searchbox', 'none', 'textbox'];
+
+const linkRole = (el) => (el.hasAttribute('href') ? 'link' : 'generic');
+const sectioned = (el) => Boolean(el.closest('article,aside,main,nav,section'));
+
+/**
+ * Implicit roles by tag: a role, or `[every role it can take, pick(el)]` when attributes or
+ * ancestors decide. Any other tag is `generic`. `tagsWithImplicitRole` reads this same table.
+ */
+const IMPLICIT_ROLES = new Map([
+  ['A', [['link', 'generic'], linkRole]],
+  ['AREA', [['link', 'generic'], linkRole]],
+  ['BUTTON', 'button'],
+  ['INPUT', [INPUT_ROLES, inputRole]],
+  ['TEXTAREA', 'textbox'],
+  ['SELECT', [['listbox', 'combobox'], (el) => (el.multiple || Number(el.getAttribute('size')) > 1 ? 'listbox' : 'combobox')]],
+  ['OPTION', 'option'],
+  ['H1', 'heading'],
+  ['H2', 'heading'],
+  ['H3', 'heading'],
+  ['H4', 'heading'],
+  ['H5', 'heading'],
+  ['H6', 'heading'],
+  ['NAV', 'navigation'],
+  ['MAIN', 'main'],
+  ['HEADER', [['generic', 'banner'], (el) => (sectioned(el) ? 'generic' : 'banner')]],
+  ['FOOTER', [['generic', 'contentinfo'], (el) => (sectioned(el) ? 'generic' : 'contentinfo')]],
+  ['ASIDE', 'complementary'],
+  ['SECTION', [['region', 'generic'], (el) => (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? 'region' : 'generic')]],
+  ['FORM', 'form'],
+  ['UL', 'list'],
+  ['OL', 'list'],
+  ['MENU', 'list'],
+  ['LI', 'listitem'],
+  ['TABLE', 'table'],
+  ['TR', 'row'],
+  ['TD', 'cell'],
+  ['TH', [['rowheader', 'columnheader'], (el) => (el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader')]],
+  ['IMG', [['presentation', 'img'], (el) => (el.getAttribute('alt') === '' ? 'presentation' : 'img')]],
+  ['DIALOG', 'dialog'],
+  ['P', 'paragraph'],
+  ['LABEL', 'label'],
+  ['FIELDSET', 'group'],
+  ['LEGEND', 'legend'],
+  ['PROGRESS', 'progressbar'],
+  ['OUTPUT', 'status'],
+  ['IFRAME', 'iframe'],
+  ['SUMMARY', 'button'],
+  ['DETAILS', 'group'],
+  ['HR', 'separator'],
+  ['ARTICLE', 'article'],
+]);
+
+const DEFAULT_ROLE = 'generic';
+
+/** role → the tags (lower case, as CSS type selectors) that can carry it implicitly. */
+const TAGS_BY_ROLE = new Map();
+for (const [tag, entry] of IMPLICIT_ROLES) {
+  for (const role of typeof entry === 'string' ? [entry] : entry[0]) {
+    if (!TAGS_BY_ROLE.has(role)) TAGS_BY_ROLE.set(role, []);
+    TAGS_BY_ROLE.get(role).push(tag.toLowerCase());
   }
 }
 
+function implicitRole(el) {
+  const entry = IMPLICIT_ROLES.get(el.tagName);
+  if (entry === undefined) return DEFAULT_ROLE;
+  return typeof entry === 'string' ? entry : entry[1](el);
+}
+
+/**
+ * The tags whose elements can have `role` without a `role` attribute (lower case), or null when
+ * any element can (`generic`, the role of every tag the table does not list).
+ */
+export function tagsWithImplicitRole(role) {
+  if (role === DEFAULT_ROLE) return null;
+  return TAGS_BY_ROLE.get(role) || [];
+}
+
 export function roleOf(el) {
-  const explicit = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
+  const attr = el.getAttribute('role');
+  const explicit = attr ? attr.trim().split(/\s+/)[0] : '';
   if (explicit) return explicit === 'none' ? 'presentation' : explicit;
   return implicitRole(el);
 }
@@ -170,20 +172,22 @@ export function textOf(el, limit = 500) {
   const win = el.ownerDocument.defaultView;
   function walk(node) {
     if (out.length > limit) return;
-    if (node.nodeType === 3) {
+    const type = node.nodeType;
+    if (type === 3) {
       out += node.nodeValue;
       return;
     }
-    if (node.nodeType !== 1) return;
-    if (isSkippedTag(node) || node.hasAttribute(OWN_UI_ATTR)) return;
+    if (type !== 1) return;
+    const tag = node.tagName;
+    if (SKIPPED_TAGS.has(tag) || node.hasAttribute(OWN_UI_ATTR)) return;
     if (node !== el && isHiddenBySelf(node, win)) return;
-    if (node.tagName === 'INPUT' || node.tagName === 'TEXTAREA' || node.tagName === 'SELECT') return;
-    if (node.tagName === 'IMG') {
+    if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') return;
+    if (tag === 'IMG') {
       out += ` ${node.getAttribute('alt') || ''} `;
       return;
     }
-    for (const child of node.childNodes) walk(child);
-    if (win && /^(DIV|P|LI|TR|H[1-6]|SECTION|ARTICLE|BR)$/.test(node.tagName)) out += ' ';
+    for (let child = node.firstChild; child; child = child.nextSibling) walk(child);
+    if (win && BLOCK_TAGS.test(tag)) out += ' ';
   }
   walk(el);
   return normalize(out).slice(0, limit);
@@ -262,11 +266,14 @@ export function nameOf(el, role = roleOf(el)) {
 /** Hidden by its own attributes or computed style (ancestors not considered). */
 export function isHiddenBySelf(el, win = el.ownerDocument.defaultView) {
   if (el.hidden || el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return true;
-  if (el.tagName === 'DIALOG' && !el.open) return true;
-  if (el.tagName === 'DETAILS') return false;
+  const tag = el.tagName;
+  if (tag === 'DIALOG' && !el.open) return true;
+  if (tag === 'DETAILS') return false;
   const style = safeStyle(el, win);
   if (!style) return false;
-  return style.display === 'none' || style.visibility === 'hidden' || style.visibility === 'collapse';
+  if (style.display === 'none') return true;
+  const visibility = style.visibility; // each read of a computed style property computes it
+  return visibility === 'hidden' || visibility === 'collapse';
 }
 
 function safeStyle(el, win) {
