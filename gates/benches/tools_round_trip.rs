@@ -1,8 +1,11 @@
 //! The agent-to-page round trip through all four hops, measured as an agent sees it: a process
 //! writing `tools/call` lines to `reticle mcp`'s stdin (hop 1), the proxy's link to the daemon
 //! (hop 2), the daemon's tool layer and bridge (hop 3 and 4), our SDK in Chromium answering the
-//! `query` command on the fixture app, and back. One held-open link; then calls per second with
-//! 8 agents (8 `reticle mcp` processes) calling at once.
+//! `query` command on the fixture app, and back. One held-open link, measured in alternating
+//! blocks with the tab's DevTools network recording on (as the CDP library leaves it: Chromium
+//! copies every WebSocket frame into a DevTools event) and off (as in a browser nobody is
+//! debugging); then calls per second with 8 agents (8 `reticle mcp` processes) calling at once,
+//! recording off.
 //!
 //! Run (release binary under test):
 //!   cargo build --release -p reticle
@@ -20,6 +23,8 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 const BOUND: Duration = Duration::from_secs(30);
 const WARM_UP: usize = 300;
 const SAMPLES: usize = 3000;
+/// Alternating blocks per condition, so drifting load hits both alike.
+const BLOCKS: usize = 5;
 const AGENTS: usize = 8;
 const CALLS_PER_AGENT: usize = 400;
 
@@ -115,7 +120,7 @@ async fn main() {
         daemon.port(),
         daemon.token()
     ));
-    let _tab = browser.open(&url).await.unwrap();
+    let tab = browser.open(&url).await.unwrap();
     let bridge = BridgeClient::new(daemon.port());
     poll::until("the fixture page as a session", BOUND, async || {
         bridge.session("bench").await.map(|_| ())
@@ -126,20 +131,32 @@ async fn main() {
     for _ in 0..WARM_UP {
         agent.query().await;
     }
-    let mut samples = Vec::with_capacity(SAMPLES);
-    for _ in 0..SAMPLES {
-        let started = Instant::now();
-        agent.query().await;
-        samples.push(started.elapsed());
+    let mut recording = Vec::with_capacity(SAMPLES);
+    let mut quiet = Vec::with_capacity(SAMPLES);
+    for block in 0..2 * BLOCKS {
+        let on = block % 2 == 0;
+        tab.set_network_recording(on).await.unwrap();
+        let samples = if on { &mut recording } else { &mut quiet };
+        for _ in 0..SAMPLES / BLOCKS {
+            let started = Instant::now();
+            agent.query().await;
+            samples.push(started.elapsed());
+        }
     }
-    samples.sort();
-    println!(
-        "reticle_query round trip, 4 hops + Chromium, one held-open link: median {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({SAMPLES} samples after {WARM_UP} warm-up)",
-        percentile(&samples, 0.5),
-        percentile(&samples, 0.9),
-        percentile(&samples, 0.99),
-        percentile(&samples, 1.0),
-    );
+    for (condition, samples) in [
+        ("DevTools network recording on", &mut recording),
+        ("recording off", &mut quiet),
+    ] {
+        samples.sort();
+        println!(
+            "reticle_query round trip, 4 hops + Chromium, one held-open link, {condition}: median {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({SAMPLES} samples after {WARM_UP} warm-up)",
+            percentile(samples, 0.5),
+            percentile(samples, 0.9),
+            percentile(samples, 0.99),
+            percentile(samples, 1.0),
+        );
+    }
+    tab.set_network_recording(false).await.unwrap();
 
     let mut agents = Vec::new();
     for _ in 0..AGENTS {
