@@ -48,6 +48,13 @@ async fn a_hello_with_a_connected_id_replaces_the_old_socket_which_is_really_clo
     let client = BridgeClient::new(daemon.port());
     let mut old = connect(&daemon, "dup", false).await;
     old.event("dup", "signal", json!({"name": "before"})).await;
+    // Stored before the replacement: frames still unread on a replaced socket are not the
+    // session's (they would land out of order behind the new socket's).
+    poll::until("the old socket's event stored", BOUND, async || {
+        let read = client.events("dup", None).await;
+        (read["events"].as_array()?.len() == 1).then_some(())
+    })
+    .await;
     let pending = spawn_command(daemon.port(), "dup", "snapshot", None);
     old.next_command(BOUND)
         .await
