@@ -21,6 +21,9 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 const BOUND: Duration = Duration::from_secs(30);
+/// How long the call caught by a stream drop runs at the daemon: longer than the measurement,
+/// short enough to wait out between rounds.
+const SLEEP_MS: u64 = 1000;
 
 /// `reticle mcp` on piped stdio.
 struct Agent {
@@ -192,10 +195,17 @@ async fn drop_to_answer() {
             agent.sessions().await.get("result").map(|_| ())
         })
         .await;
+        // The previous round's call runs on at the daemon after its answer was given up for
+        // lost; wait it out, so the next check sees this round's call and no other.
+        poll::until("the daemon idle", BOUND, async || {
+            let status = daemon.status().await?;
+            (status.calls_in_flight == 0).then_some(())
+        })
+        .await;
         let id = agent
             .send(
                 "tools/call",
-                json!({"name":"reticle_test_sleep","arguments":{"ms":60000}}),
+                json!({"name":"reticle_test_sleep","arguments":{"ms":SLEEP_MS}}),
             )
             .await;
         poll::until("the call to run at the daemon", BOUND, async || {
