@@ -360,8 +360,9 @@ impl McpClient {
 
 /// How an error answer completes its call in the history: `info` (unknown) when the proxy says
 /// the call may have run (-32001 with `ran` other than `no`), else `fail` (it definitely did not
-/// happen, and said so).
-fn completion_of_error(code: i32, data: Option<&Value>) -> OpType {
+/// happen, and said so). Every client that records MCP answers (here and the gates' agents)
+/// classifies through this one function.
+pub fn completion_of_error(code: i32, data: Option<&Value>) -> OpType {
     let ran = data.and_then(|d| d.get("ran")).and_then(Value::as_str);
     if code == -32001 && ran != Some("no") {
         OpType::Info
@@ -560,5 +561,26 @@ impl RawMcp {
 
     pub fn options(&self) -> &ProxyOptions {
         &self.options
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_is_unknown_only_when_the_proxy_says_the_call_may_have_run() {
+        let lost = |ran: &str| json!({ "population": "in_flight_lost", "ran": ran });
+        assert_eq!(
+            completion_of_error(-32001, Some(&lost("unknown"))),
+            OpType::Info
+        );
+        assert_eq!(completion_of_error(-32001, None), OpType::Info);
+        assert_eq!(completion_of_error(-32001, Some(&lost("no"))), OpType::Fail);
+        // Only the link's own code leaves the outcome open: a refusal did not run.
+        assert_eq!(
+            completion_of_error(-32602, Some(&lost("unknown"))),
+            OpType::Fail
+        );
     }
 }
