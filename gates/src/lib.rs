@@ -14,8 +14,11 @@
 //! - [`trace`]: the `RETICLE_TRACE` checker for invariants T1 to T4, with its calibration.
 //! - [`scenarios`]: the code that provokes each row and judges its history.
 //! - [`controls`]: deliberately silent stand-ins that every checker must score `silent`.
+//! - [`chaos`]: the judges of compound fault sequences on the agent's link (run by
+//!   `gates/tests/chaos.rs`).
 //! - [`scorecard`]: outcomes against targets and the baseline, in every output format.
 
+pub mod chaos;
 pub mod controls;
 pub use harness::history;
 pub mod inventory;
