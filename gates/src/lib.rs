@@ -16,6 +16,8 @@
 //! - [`controls`]: deliberately silent stand-ins that every checker must score `silent`.
 //! - [`chaos`]: the judges of compound fault sequences on the agent's link (run by
 //!   `gates/tests/chaos.rs`).
+//! - [`soak`]: one held-open agent link, rounds of calls across deliberate idle gaps, and what
+//!   each round came to (run by `gates/tests/soak.rs` and the `soak` binary).
 //! - [`scorecard`]: outcomes against targets and the baseline, in every output format.
 
 pub mod chaos;
@@ -26,4 +28,5 @@ pub mod judge;
 pub mod nemesis;
 pub mod scenarios;
 pub mod scorecard;
+pub mod soak;
 pub mod trace;
