@@ -371,6 +371,11 @@ pub fn completion_of_error(code: i32, data: Option<&Value>) -> OpType {
     }
 }
 
+/// Whether a line read from the proxy is an answer (a result or an error) to `id`.
+fn is_answer_to(line: &Value, id: &Value) -> bool {
+    line.get("id") == Some(id) && (line.get("result").is_some() || line.get("error").is_some())
+}
+
 fn server_result(result: ServerResult) -> Value {
     serde_json::to_value(result).unwrap_or(Value::Null)
 }
@@ -505,11 +510,21 @@ impl RawMcp {
     pub async fn answer(&self, id: &Value, bound: Duration) -> Option<Value> {
         let deadline = tokio::time::Instant::now() + bound;
         loop {
+            // Registered before the look, so a line that arrives in between still wakes it.
             let notified = self.arrived.notified();
-            if let Some(found) = self.received().into_iter().find(|v| {
-                v.get("id") == Some(id) && (v.get("result").is_some() || v.get("error").is_some())
-            }) {
-                return Some(found);
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            // Searched in place: cloning everything received (every catalogue listing included)
+            // on each look made each wait cost more than the one before.
+            let found = self
+                .received
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|v| is_answer_to(v, id))
+                .cloned();
+            if found.is_some() {
+                return found;
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
                 return None;
@@ -519,11 +534,11 @@ impl RawMcp {
 
     /// How many answers carried `id` so far.
     pub fn answers_for(&self, id: &Value) -> usize {
-        self.received()
+        self.received
+            .lock()
+            .unwrap()
             .iter()
-            .filter(|v| {
-                v.get("id") == Some(id) && (v.get("result").is_some() || v.get("error").is_some())
-            })
+            .filter(|v| is_answer_to(v, id))
             .count()
     }
 
