@@ -287,6 +287,8 @@ impl Rig {
 }
 
 /// A daemon the harness owns, with the soak's idle-shutdown bound, on `port` (or a free one).
+/// The bound must be in force, as the daemon's own start line says, or the soak proves nothing
+/// about it.
 async fn daemon_on(port: Option<u16>, state: &std::path::Path) -> Result<OwnedDaemon, String> {
     let mut builder = OwnedDaemon::builder().state_dir(state).env(
         reticle::config::env::IDLE_SHUTDOWN_MS,
@@ -295,7 +297,23 @@ async fn daemon_on(port: Option<u16>, state: &std::path::Path) -> Result<OwnedDa
     if let Some(port) = port {
         builder = builder.port(port);
     }
-    builder.try_start().await
+    let daemon = builder.try_start().await?;
+    let log = std::fs::read_to_string(daemon.log_path()).unwrap_or_default();
+    match idle_bound_in(&log, daemon.instance()) {
+        Some(ms) if ms == IDLE_SHUTDOWN.as_millis() as u64 => Ok(daemon),
+        other => Err(format!(
+            "the daemon did not start with the soak's idle-shutdown bound of {} ms (its start line says {other:?})",
+            IDLE_SHUTDOWN.as_millis()
+        )),
+    }
+}
+
+/// The idle-shutdown bound the daemon `instance` logged at start, from its log's text.
+fn idle_bound_in(log: &str, instance: &str) -> Option<u64> {
+    log.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|e| e["event"] == reticle::daemon::events::START && e["instance"] == instance)
+        .find_map(|e| e["idleShutdownMs"].as_u64())
 }
 
 /// The deliberate idle gap between rounds: a workload parameter (the soak measures the link
@@ -640,6 +658,21 @@ mod tests {
         let names: Vec<&str> = plan(2500).straddled().iter().map(|h| h.name).collect();
         assert_eq!(names, ["sse_keepalive", "idle_shutdown"]);
         assert_eq!(plan(6000).straddled(), hazards());
+    }
+
+    #[test]
+    fn the_idle_bound_is_read_from_the_instance_s_own_start_line() {
+        let log = [
+            json!({ "event": "daemon_start", "instance": "old", "idleShutdownMs": 2000 }),
+            json!({ "event": "daemon_alive", "instance": "new" }),
+            json!({ "event": "daemon_start", "instance": "new", "idleShutdownMs": 0 }),
+        ]
+        .map(|e| e.to_string())
+        .join("\n");
+        assert_eq!(idle_bound_in(&log, "old"), Some(2000));
+        // Negative controls: a daemon started without the bound, and one that never logged.
+        assert_eq!(idle_bound_in(&log, "new"), Some(0));
+        assert_eq!(idle_bound_in(&log, "other"), None);
     }
 
     #[test]
