@@ -17,7 +17,7 @@ pub async fn stand_in_serve() -> Control {
         "#!/bin/sh\necho \"started Reticle daemon (stand-in: nothing was bound)\"\nexit 0\n";
     let path = match write_script(dir.path(), "reticle-stand-in", script) {
         Ok(path) => path,
-        Err(control) => return control(NAME, "H3.1"),
+        Err(err) => return unwritten(NAME, "H3.1", err),
     };
     let ran = scenarios::run("H3.1", &GateEnv { reticle: path }).await;
     Control {
@@ -30,7 +30,8 @@ pub async fn stand_in_serve() -> Control {
 
 /// A stand-in MCP server in place of `reticle mcp`: it answers `initialize` and `tools/list`
 /// like a server would, and swallows every `tools/call` (and everything else). H2.7's scenario
-/// runs against it, patient for 3 s a call, and its exactly-once checker must call it silent.
+/// runs against it, patient for 3 s a call, and its exactly-once checker must call it silent;
+/// the chaos gate runs its flapping sequence against it too.
 const STAND_IN_MCP: &str = r#"#!/bin/sh
 # reticle-stand-in-mcp: a deliberately silent MCP server for the gate's negative control.
 # It answers initialize and tools/list, and never answers tools/call.
@@ -50,9 +51,9 @@ done
 pub async fn stand_in_mcp_swallows_calls() -> Control {
     const NAME: &str = "stand-in MCP server swallows tools/call";
     let dir = tempfile::tempdir().expect("a dir for the stand-in");
-    let path = match write_script(dir.path(), "reticle-stand-in-mcp", STAND_IN_MCP) {
+    let path = match write_stand_in_mcp(dir.path()) {
         Ok(path) => path,
-        Err(control) => return control(NAME, "H2.7"),
+        Err(err) => return unwritten(NAME, "H2.7", err),
     };
     let ran = scenarios::link::rounds_on_the_link(
         &GateEnv { reticle: path },
@@ -81,22 +82,27 @@ pub async fn stand_in_page_blames_the_app() -> Control {
     }
 }
 
-type Unwritten = Box<dyn FnOnce(&'static str, &'static str) -> Control>;
+/// Writes [`STAND_IN_MCP`] into `dir` as an executable, for a scenario's `GateEnv::reticle`.
+pub fn write_stand_in_mcp(dir: &Path) -> std::io::Result<PathBuf> {
+    write_script(dir, "reticle-stand-in-mcp", STAND_IN_MCP)
+}
 
-/// Writes an executable script; on failure, the inconclusive control that says why.
-fn write_script(dir: &Path, name: &str, body: &str) -> Result<PathBuf, Unwritten> {
+/// Writes an executable script.
+fn write_script(dir: &Path, name: &str, body: &str) -> std::io::Result<PathBuf> {
     let path = dir.join(name);
     std::fs::write(&path, body)
         .and_then(|()| std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)))
         .map(|()| path)
-        .map_err(|err| -> Unwritten {
-            Box::new(move |name, row| Control {
-                name,
-                row,
-                outcome: RowOutcome::Inconclusive,
-                evidence: format!("could not write the stand-in: {err}"),
-            })
-        })
+}
+
+/// The inconclusive control of a stand-in that could not be written.
+fn unwritten(name: &'static str, row: &'static str, err: std::io::Error) -> Control {
+    Control {
+        name,
+        row,
+        outcome: RowOutcome::Inconclusive,
+        evidence: format!("could not write the stand-in: {err}"),
+    }
 }
 
 /// Every control, in order.

@@ -110,8 +110,9 @@ pub fn text(value: &Value) -> String {
     }
 }
 
-/// The call `f` after the fault must fail and say all of `names`: a success claim or an error
-/// that names nothing is silent; no completion is a hang (silent).
+/// The call `f` after the fault must be answered with an error that says all of `names` (whether
+/// or not it says the call ran): a success claim or an error that names nothing is silent; no
+/// answer is a hang (silent).
 pub fn must_surface(ops: &[Op], f: &str, names: &[&str]) -> Judgement {
     let fault = match established_fault(ops) {
         Ok(fault) => fault,
@@ -134,15 +135,16 @@ pub fn must_surface(ops: &[Op], f: &str, names: &[&str]) -> Judgement {
                 one_line(&said)
             ),
         ),
-        OpType::Info | OpType::Invoke => Judgement::new(
+        _ if !last.is_answer() => Judgement::new(
             RowOutcome::Silent,
             format!(
-                "`{f}` got no definite answer after `{}`: {}",
+                "`{f}` got no answer after `{}`: {}",
                 fault.f,
                 one_line(&said)
             ),
         ),
-        OpType::Fail => match names.iter().find(|n| !said.contains(*n)) {
+        // An error answer, whether it says the call did not run (`fail`) or may have (`info`).
+        _ => match names.iter().find(|n| !said.contains(*n)) {
             None => Judgement::new(
                 RowOutcome::Surfaced,
                 format!("`{f}` failed naming it: {}", one_line(&said)),
@@ -158,7 +160,7 @@ pub fn must_surface(ops: &[Op], f: &str, names: &[&str]) -> Judgement {
     }
 }
 
-/// Every call `f` after the fault must succeed (survived); an error that names something is
+/// Every call `f` after the fault must succeed (survived); an error answer (definite or not) is
 /// surfaced; a call never answered is silent.
 pub fn must_survive(ops: &[Op], f: &str) -> Judgement {
     let fault = match established_fault(ops) {
@@ -192,7 +194,7 @@ pub fn must_survive(ops: &[Op], f: &str) -> Judgement {
         );
     }
     if let Some(failed) = done.iter().find(|o| o.op_type != OpType::Ok) {
-        let outcome = if failed.op_type == OpType::Fail {
+        let outcome = if failed.is_answer() {
             RowOutcome::Surfaced
         } else {
             RowOutcome::Silent
@@ -217,13 +219,14 @@ pub fn call_id(op: &Op) -> Option<&Value> {
     op.value.get("id").filter(|id| !id.is_null())
 }
 
-/// The definite answers (`ok` or `fail`) to the call invoked at `invoke`: client completions
-/// after it with the same `f` and id. An `info` completion (no answer within the bound) is none.
+/// The answers to the call invoked at `invoke`: client completions after it with the same `f`
+/// and id that record an answer ([`Op::is_answer`]): a result, or an error whether or not it
+/// says the call ran. An `info` with no answer (the bound ran out, the session died) is none.
 pub fn answers_to<'a>(ops: &'a [Op], invoke: &Op) -> Vec<&'a Op> {
     let id = call_id(invoke);
     ops.iter()
         .filter(|o| o.index > invoke.index && o.actor == Actor::Client && o.f == invoke.f)
-        .filter(|o| matches!(o.op_type, OpType::Ok | OpType::Fail))
+        .filter(|o| o.is_answer())
         .filter(|o| id.is_some() && call_id(o) == id)
         .collect()
 }
@@ -251,6 +254,7 @@ pub fn exactly_once(ops: &[Op]) -> Result<usize, Judgement> {
                             && o.actor == Actor::Client
                             && o.f == invoke.f
                             && o.op_type == OpType::Info
+                            && !o.is_answer()
                             && call_id(o) == call_id(invoke)
                     })
                     .map(|o| one_line(&text(&o.value)))
@@ -271,8 +275,9 @@ pub fn exactly_once(ops: &[Op]) -> Result<usize, Judgement> {
     Ok(calls)
 }
 
-/// One call's answer must be a failure that says all of `names`: then `surfaced`. A success
-/// claim, no answer, or a failure that leaves one out is silent.
+/// One call's answer must be an error that says all of `names` (whether it says the call did not
+/// run, `fail`, or may have, `info`): then `surfaced`. A success claim, no answer, or an error
+/// that leaves one out is silent.
 pub fn answer_names(ops: &[Op], invoke: &Op, names: &[&str]) -> Judgement {
     let id = call_id(invoke).map(Value::to_string).unwrap_or_default();
     let what = format!("`{}` {id}", invoke.f);
@@ -282,7 +287,7 @@ pub fn answer_names(ops: &[Op], invoke: &Op, names: &[&str]) -> Judgement {
     };
     let said = text(&answer.value);
     match answer.op_type {
-        OpType::Fail => match names.iter().find(|n| !said.contains(*n)) {
+        OpType::Fail | OpType::Info => match names.iter().find(|n| !said.contains(*n)) {
             None => Judgement::new(
                 RowOutcome::Surfaced,
                 format!("{what} failed naming it: {}", one_line(&said)),
@@ -408,6 +413,78 @@ mod tests {
         h.complete(OpType::Ok, "tools/call", json!({"id": 1}));
         assert_eq!(
             exactly_once(&h.ops()).unwrap_err().outcome,
+            RowOutcome::Silent
+        );
+    }
+
+    /// A -32001 that leaves open whether the call ran, recorded as the agents record it.
+    fn maybe_ran(h: &History, id: u64, message: &str) {
+        h.complete(
+            OpType::Info,
+            "tools/call",
+            json!({"id": id, "code": -32001, "message": message, "ran": "unknown"}),
+        );
+    }
+
+    #[test]
+    fn an_error_whose_call_may_have_run_is_one_answer_and_no_answer_is_none() {
+        let h = History::new();
+        let call = h.invoke("tools/call", json!({"id": 1}));
+        maybe_ran(&h, 1, "the link dropped; it may or may not have run");
+        let ops = h.ops();
+        assert_eq!(exactly_once(&ops), Ok(1));
+        assert_eq!(answers_to(&ops, &ops[call]).len(), 1);
+        assert_eq!(
+            answer_names(&ops, &ops[call], &["dropped"]).outcome,
+            RowOutcome::Surfaced
+        );
+        // The same answer twice is a double answer, whatever each says about running.
+        h.complete(OpType::Fail, "tools/call", json!({"id": 1, "code": -32001}));
+        let twice = exactly_once(&h.ops()).unwrap_err();
+        assert!(twice.evidence.contains("answered 2 times"), "{twice:?}");
+        // Negative control: an `info` with no code is no answer at all.
+        let h = History::new();
+        h.invoke("tools/call", json!({"id": 2}));
+        h.complete(
+            OpType::Info,
+            "tools/call",
+            json!({"id": 2, "timeout": true}),
+        );
+        let hang = exactly_once(&h.ops()).unwrap_err();
+        assert!(hang.evidence.contains("never answered"), "{hang:?}");
+    }
+
+    #[test]
+    fn surfacing_and_surviving_read_an_unknown_outcome_as_an_error_answer() {
+        let faulted = |answer: &dyn Fn(&History)| {
+            let h = History::new();
+            h.fault("reset_peer_downstream", true, json!({}));
+            h.invoke("tools/call", json!({"id": 1}));
+            answer(&h);
+            h.ops()
+        };
+        let lost = faulted(&|h| maybe_ran(h, 1, "the link dropped"));
+        assert_eq!(
+            must_surface(&lost, "tools/call", &["dropped"]).outcome,
+            RowOutcome::Surfaced
+        );
+        assert_eq!(
+            must_survive(&lost, "tools/call").outcome,
+            RowOutcome::Surfaced
+        );
+        let hung = faulted(&|h| {
+            h.complete(
+                OpType::Info,
+                "tools/call",
+                json!({"id": 1, "message": "no answer within 3000 ms"}),
+            );
+        });
+        assert_eq!(
+            must_surface(&hung, "tools/call", &[]).outcome,
+            RowOutcome::Silent
+        );
+        assert_eq!(
+            must_survive(&hung, "tools/call").outcome,
             RowOutcome::Silent
         );
     }

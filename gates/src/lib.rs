@@ -14,8 +14,13 @@
 //! - [`trace`]: the `RETICLE_TRACE` checker for invariants T1 to T4, with its calibration.
 //! - [`scenarios`]: the code that provokes each row and judges its history.
 //! - [`controls`]: deliberately silent stand-ins that every checker must score `silent`.
+//! - [`chaos`]: the judges of compound fault sequences on the agent's link (run by
+//!   `gates/tests/chaos.rs`).
+//! - [`soak`]: one held-open agent link, rounds of calls across deliberate idle gaps, and what
+//!   each round came to (run by `gates/tests/soak.rs` and the `soak` binary).
 //! - [`scorecard`]: outcomes against targets and the baseline, in every output format.
 
+pub mod chaos;
 pub mod controls;
 pub use harness::history;
 pub mod inventory;
@@ -23,4 +28,5 @@ pub mod judge;
 pub mod nemesis;
 pub mod scenarios;
 pub mod scorecard;
+pub mod soak;
 pub mod trace;

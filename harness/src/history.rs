@@ -49,6 +49,20 @@ pub struct Op {
     pub value: Value,
 }
 
+impl Op {
+    /// Whether this completion is an answer the client received: a result (`ok`), an error that
+    /// says the call did not happen (`fail`), or an error that leaves open whether it ran (`info`
+    /// carrying the JSON-RPC `code` it was answered with). An `info` without a code records that
+    /// no answer came at all (a bound ran out, the session died).
+    pub fn is_answer(&self) -> bool {
+        match self.op_type {
+            OpType::Ok | OpType::Fail => true,
+            OpType::Info => self.value.get("code").is_some_and(Value::is_i64),
+            OpType::Invoke => false,
+        }
+    }
+}
+
 /// An append-only, shareable history.
 #[derive(Debug, Clone)]
 pub struct History {
@@ -144,6 +158,27 @@ mod tests {
         assert_eq!(ops.iter().map(|o| o.index).collect::<Vec<_>>(), [0, 1, 2]);
         assert!(ops.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
         assert_eq!(ops[0].actor, Actor::Nemesis);
+    }
+
+    #[test]
+    fn an_unknown_outcome_is_an_answer_only_when_an_error_code_came_with_it() {
+        let history = History::new();
+        history.complete(OpType::Ok, "tools/call", json!({"id": 1}));
+        history.complete(OpType::Fail, "tools/call", json!({"id": 2, "code": -32602}));
+        history.complete(OpType::Info, "tools/call", json!({"id": 3, "code": -32001}));
+        history.complete(
+            OpType::Info,
+            "tools/call",
+            json!({"id": 4, "timeout": true}),
+        );
+        history.complete(
+            OpType::Info,
+            "tools/call",
+            json!({"id": 5, "code": "-32001"}),
+        );
+        history.invoke("tools/call", json!({"id": 6, "code": -32001}));
+        let answered: Vec<bool> = history.ops().iter().map(Op::is_answer).collect();
+        assert_eq!(answered, [true, true, true, false, false, false]);
     }
 
     #[test]

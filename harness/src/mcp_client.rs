@@ -374,14 +374,20 @@ impl McpClient {
 
 /// How an error answer completes its call in the history: `info` (unknown) when the proxy says
 /// the call may have run (-32001 with `ran` other than `no`), else `fail` (it definitely did not
-/// happen, and said so).
-fn completion_of_error(code: i32, data: Option<&Value>) -> OpType {
+/// happen, and said so). Every client that records MCP answers (here and the gates' agents)
+/// classifies through this one function.
+pub fn completion_of_error(code: i32, data: Option<&Value>) -> OpType {
     let ran = data.and_then(|d| d.get("ran")).and_then(Value::as_str);
     if code == -32001 && ran != Some("no") {
         OpType::Info
     } else {
         OpType::Fail
     }
+}
+
+/// Whether a line read from the proxy is an answer (a result or an error) to `id`.
+fn is_answer_to(line: &Value, id: &Value) -> bool {
+    line.get("id") == Some(id) && (line.get("result").is_some() || line.get("error").is_some())
 }
 
 fn server_result(result: ServerResult) -> Value {
@@ -518,11 +524,21 @@ impl RawMcp {
     pub async fn answer(&self, id: &Value, bound: Duration) -> Option<Value> {
         let deadline = tokio::time::Instant::now() + bound;
         loop {
+            // Registered before the look, so a line that arrives in between still wakes it.
             let notified = self.arrived.notified();
-            if let Some(found) = self.received().into_iter().find(|v| {
-                v.get("id") == Some(id) && (v.get("result").is_some() || v.get("error").is_some())
-            }) {
-                return Some(found);
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            // Searched in place: cloning everything received (every catalogue listing included)
+            // on each look made each wait cost more than the one before.
+            let found = self
+                .received
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|v| is_answer_to(v, id))
+                .cloned();
+            if found.is_some() {
+                return found;
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
                 return None;
@@ -532,11 +548,11 @@ impl RawMcp {
 
     /// How many answers carried `id` so far.
     pub fn answers_for(&self, id: &Value) -> usize {
-        self.received()
+        self.received
+            .lock()
+            .unwrap()
             .iter()
-            .filter(|v| {
-                v.get("id") == Some(id) && (v.get("result").is_some() || v.get("error").is_some())
-            })
+            .filter(|v| is_answer_to(v, id))
             .count()
     }
 
@@ -574,5 +590,26 @@ impl RawMcp {
 
     pub fn options(&self) -> &ProxyOptions {
         &self.options
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_is_unknown_only_when_the_proxy_says_the_call_may_have_run() {
+        let lost = |ran: &str| json!({ "population": "in_flight_lost", "ran": ran });
+        assert_eq!(
+            completion_of_error(-32001, Some(&lost("unknown"))),
+            OpType::Info
+        );
+        assert_eq!(completion_of_error(-32001, None), OpType::Info);
+        assert_eq!(completion_of_error(-32001, Some(&lost("no"))), OpType::Fail);
+        // Only the link's own code leaves the outcome open: a refusal did not run.
+        assert_eq!(
+            completion_of_error(-32602, Some(&lost("unknown"))),
+            OpType::Fail
+        );
     }
 }

@@ -7,14 +7,18 @@
 //!   and for counting answers: rmcp drops an answer for an id it no longer waits on, so exactly
 //!   once can only be checked on the raw stream.
 //!
-//! Calls are `invoke` ops carrying `{"id": ..}`; answers are `ok` (a result), `fail` (a JSON-RPC
-//! error: `code`, `message`, and the `population` and `ran` of a -32001) or `info` (no answer
-//! within the bound, or the session itself died: the outcome is unknown).
+//! Calls are `invoke` ops carrying `{"id": ..}`. An answer is classified as the harness's own
+//! client classifies it ([`harness::mcp_client::completion_of_error`]): `ok` (a result), `fail`
+//! (a JSON-RPC error saying the call did not happen: `code`, `message`, and for a -32001 its
+//! `population` and `ran: "no"`) or `info` carrying the same fields (a -32001 whose call may have
+//! run: the outcome is unknown, though the answer came). An `info` with no `code` means no
+//! answer came within the bound, or the session itself died.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use harness::mcp_client::completion_of_error;
 use harness::{McpClient, McpFailure, ProxyOptions, RawMcp, marker, poll};
 use serde_json::{Value, json};
 
@@ -117,9 +121,11 @@ impl Agent {
                 self.history
                     .complete(OpType::Ok, f, json!({ "id": id, "result": result }))
             }
-            Err(failure @ McpFailure::Rpc { .. }) => {
-                self.history.complete(OpType::Fail, f, failed(id, failure))
-            }
+            Err(failure @ McpFailure::Rpc { code, data, .. }) => self.history.complete(
+                completion_of_error(*code, data.as_ref()),
+                f,
+                failed(id, failure),
+            ),
             Err(other) => self.history.complete(OpType::Info, f, failed(id, other)),
         };
     }
@@ -321,7 +327,10 @@ fn answer_op(answer: &Value) -> (OpType, Value) {
     let id = answer["id"].clone();
     match answer.get("error") {
         Some(error) => (
-            OpType::Fail,
+            completion_of_error(
+                error["code"].as_i64().unwrap_or(0) as i32,
+                error.get("data"),
+            ),
             json!({
                 "id": id,
                 "code": error["code"],
@@ -355,5 +364,39 @@ pub struct ReapPort(pub u16);
 impl Drop for ReapPort {
     fn drop(&mut self) {
         marker::end_marked_listeners(self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lost(ran: &str) -> Value {
+        json!({ "jsonrpc": "2.0", "id": 3, "error": { "code": -32001, "message": "the link dropped",
+                "data": { "population": "in_flight_lost", "ran": ran } } })
+    }
+
+    #[test]
+    fn a_raw_answer_is_recorded_as_the_harness_client_records_it() {
+        let (op, value) = answer_op(&lost("unknown"));
+        assert_eq!(op, OpType::Info, "it may have run: the outcome is unknown");
+        assert_eq!(value["code"], -32001);
+        assert_eq!(value["ran"], "unknown");
+        assert_eq!(answer_op(&lost("no")).0, OpType::Fail);
+        let refused = json!({ "id": 4, "error": { "code": -32602, "message": "unknown tool" } });
+        assert_eq!(answer_op(&refused).0, OpType::Fail);
+        let served = json!({ "id": 5, "result": {} });
+        assert_eq!(answer_op(&served).0, OpType::Ok);
+    }
+
+    #[test]
+    fn an_unknown_outcome_is_still_recorded_as_an_answer_and_a_timeout_is_not() {
+        let history = History::new();
+        let (op, value) = answer_op(&lost("unknown"));
+        history.complete(op, "tools/call", value);
+        history.complete(OpType::Info, "tools/call", failed(4, &McpFailure::Timeout));
+        let ops = history.ops();
+        assert!(ops[0].is_answer());
+        assert!(!ops[1].is_answer());
     }
 }

@@ -821,9 +821,11 @@ pub fn rounds_judge(ops: &[Op]) -> Judgement {
                 continue;
             };
             let id = judge::call_id(invoke).cloned().unwrap_or_default();
+            // Every answer here is a result (`ok`) or an error, definite (`fail`) or not
+            // (`info`: a -32001 whose call may have run).
             match (fault.value["effect"].as_str(), answer.op_type) {
                 (_, OpType::Ok) => {}
-                (Some("cuts"), OpType::Fail)
+                (Some("cuts"), _)
                     if answer.value["code"] == reticle::mcp::jsonrpc::TRANSPORT_LOST => {}
                 (Some("cuts"), _) => {
                     return Judgement::new(
@@ -906,7 +908,7 @@ pub fn cuts_per_toxic(ops: &[Op]) -> Vec<(String, usize, usize)> {
             .iter()
             .filter(|invoke| {
                 judge::answers_to(ops, invoke).first().is_some_and(|a| {
-                    a.op_type == OpType::Fail
+                    a.op_type != OpType::Ok
                         && a.value["code"] == reticle::mcp::jsonrpc::TRANSPORT_LOST
                 })
             })
@@ -1035,7 +1037,7 @@ mod tests {
         for (toxic, effect, under, after) in spec {
             h.fault("toxic", true, json!({ "toxic": toxic, "effect": effect }));
             for answer in *under {
-                let code = if *answer == OpType::Fail { -32001 } else { 0 };
+                let code = if *answer == OpType::Ok { 0 } else { -32001 };
                 call(&h, Some(*answer), code);
             }
             h.record(Actor::Nemesis, OpType::Ok, "heal", json!({}));
@@ -1069,6 +1071,20 @@ mod tests {
         assert_eq!(
             cuts_per_toxic(&ok),
             [("limit_data_downstream".to_string(), 1, 2)]
+        );
+
+        // A -32001 whose call may have run is recorded `info`: still an answer, naming the link.
+        let unknown = rounds(&[(
+            "reset_peer_downstream",
+            "cuts",
+            &[OpType::Info, OpType::Fail, OpType::Ok],
+            Some(OpType::Ok),
+        )]);
+        let verdict = rounds_judge(&unknown);
+        assert_eq!(verdict.outcome, RowOutcome::Survived, "{verdict:?}");
+        assert_eq!(
+            cuts_per_toxic(&unknown),
+            [("reset_peer_downstream".to_string(), 2, 3)]
         );
 
         let failed = rounds(&[(

@@ -1,8 +1,9 @@
 //! A TCP relay between `reticle mcp` and a daemon that faults one leg of the link by what the
 //! request is, which a TCP toxic cannot see: blackhole new SSE streams while `/status` still
 //! answers, or cut every SSE stream right after its handshake (flapping). Requests are told
-//! apart by their first line. Every plain TCP fault goes through the `toxics` nemesis instead
-//! (`gates::nemesis`).
+//! apart by their first line. It also keeps the body of every POST it forwards, in the order
+//! they reached it, so a test can see what the daemon was sent. Every plain TCP fault goes
+//! through the `toxics` nemesis instead (`gates::nemesis`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -35,6 +36,8 @@ struct State {
     next: AtomicU64,
     open: Mutex<HashMap<u64, (Leg, Arc<Notify>)>>,
     streams_opened: AtomicUsize,
+    /// The body of every POST forwarded, in arrival order.
+    posted: Mutex<Vec<String>>,
 }
 
 /// A running relay on `port`.
@@ -56,6 +59,7 @@ impl Relay {
             next: AtomicU64::new(0),
             open: Mutex::new(HashMap::new()),
             streams_opened: AtomicUsize::new(0),
+            posted: Mutex::new(Vec::new()),
         });
         let shared = state.clone();
         let task = tokio::spawn(async move {
@@ -92,6 +96,12 @@ impl Relay {
     pub fn streams_opened(&self) -> usize {
         self.state.streams_opened.load(Ordering::SeqCst)
     }
+
+    /// The bodies of the POSTs forwarded so far, in the order they reached the relay (the order
+    /// the daemon was sent them: the proxy posts one at a time).
+    pub fn posted(&self) -> Vec<String> {
+        self.state.posted.lock().unwrap().clone()
+    }
 }
 
 impl Drop for Relay {
@@ -119,6 +129,12 @@ async fn handle(mut client: TcpStream, state: Arc<State>) {
     } else {
         Leg::Other
     };
+    if leg == Leg::Post {
+        match read_body(&mut client, &mut head).await {
+            Some(body) => state.posted.lock().unwrap().push(body),
+            None => return,
+        }
+    }
     let mode = *state.mode.lock().unwrap();
     if (leg, mode) == (Leg::Stream, Mode::BlackholeStreams) {
         while let Ok(n) = client.read(&mut buf).await {
@@ -172,5 +188,29 @@ async fn handle(mut client: TcpStream, state: Arc<State>) {
     if reset {
         let _ = client.set_zero_linger();
         let _ = upstream.set_zero_linger();
+    }
+}
+
+/// Reads the rest of a request whose first bytes are in `head` (headers, then `content-length`
+/// bytes of body) into `head`; the body, or `None` when the client went away first.
+async fn read_body(client: &mut TcpStream, head: &mut Vec<u8>) -> Option<String> {
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") {
+            let headers = String::from_utf8_lossy(&head[..end]).to_ascii_lowercase();
+            let length: usize = headers
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            let start = end + 4;
+            if head.len() >= start + length {
+                return Some(String::from_utf8_lossy(&head[start..start + length]).into_owned());
+            }
+        }
+        match client.read(&mut buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
     }
 }

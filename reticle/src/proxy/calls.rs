@@ -245,6 +245,7 @@ fn describe_drop(reason: &str, detail: &str) -> String {
         "sse_error" => "the stream broke",
         "sse_stalled" => "the stream went silent",
         "link_process_died" => "the process holding the link was killed",
+        "replay_failed" => "the handshake could not be replayed into the daemon's new session",
         other => other,
     };
     if detail.is_empty() {

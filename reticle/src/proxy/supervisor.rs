@@ -233,6 +233,10 @@ struct Supervisor {
     /// The current daemon session has had the handshake (and the note).
     session_has_handshake: bool,
     session_has_note: bool,
+    /// The current daemon session may be sent calls: it answered the replayed handshake (or
+    /// there is none to replay yet). Until then calls wait in the queue, so none can reach a
+    /// session the handshake never reached.
+    session_ready: bool,
 
     /// The catalogue of the daemon last connected.
     last_catalogue: Option<CatalogueSummary>,
@@ -277,6 +281,7 @@ impl Supervisor {
             initialized_note: None,
             session_has_handshake: false,
             session_has_note: false,
+            session_ready: false,
             last_catalogue: None,
             tool_cache: None,
             in_hand: None,
@@ -420,7 +425,13 @@ impl Supervisor {
                 .outage
                 .as_ref()
                 .map(|o| o.reason.clone())
-                .unwrap_or_else(|| "no daemon session opened in time".into());
+                .unwrap_or_else(|| {
+                    if self.connected() {
+                        "the daemon session never confirmed the replayed handshake".into()
+                    } else {
+                        "no daemon session opened in time".into()
+                    }
+                });
             let loss = LinkLoss::never_sent(self.port, &obstacle, Some(self.settings.queue_wait));
             self.log.event(
                 "mcp_queue_expired",
@@ -512,7 +523,7 @@ impl Supervisor {
                 deadline: Instant::now() + self.settings.queue_wait,
             },
         );
-        if self.connected() {
+        if self.ready() {
             self.send_call(seq);
         } else {
             self.demand();
@@ -729,11 +740,12 @@ impl Supervisor {
         }
         self.session_has_handshake = false;
         self.session_has_note = false;
+        self.session_ready = true;
         if self.handshake.is_some() {
+            // The queue is sent once the daemon has answered the replay.
             self.replay_handshake();
-        }
-        for seq in self.book.queued() {
-            self.send_call(seq);
+        } else {
+            self.send_queued();
         }
     }
 
@@ -851,6 +863,20 @@ impl Supervisor {
         reached: Option<bool>,
         retryable: bool,
     ) {
+        if self.replays.remove(&seq) {
+            // The replayed handshake may never have reached this session, so no call can be sent
+            // there: the session is given up like a dropped stream, and a new one opened, where
+            // the handshake is replayed again. No call was sent on it since the replay (they wait
+            // for its answer), so no call's fate is in doubt here.
+            if self.epoch() == Some(epoch) {
+                self.log.event(
+                    "mcp_replay_failed",
+                    json!({ "reason": reason, "reached": reached }),
+                );
+                self.on_dropped("replay_failed", reason);
+            }
+            return;
+        }
         let Some(call) = self.book.get_mut(seq) else {
             return;
         };
@@ -908,9 +934,16 @@ impl Supervisor {
             return;
         };
         if self.replays.remove(&seq) {
-            if let Some(error) = object.get("error") {
-                self.log
-                    .event("mcp_replay_refused", json!({ "error": error }));
+            match object.get("error") {
+                // The session stays unready: its calls wait, and are answered -32001 (did not
+                // run) at their deadline, rather than reach a session that refused the handshake.
+                Some(error) => self
+                    .log
+                    .event("mcp_replay_refused", json!({ "error": error })),
+                None => {
+                    self.session_ready = true;
+                    self.send_queued();
+                }
             }
             return;
         }
@@ -974,6 +1007,18 @@ impl Supervisor {
 
     fn connected(&self) -> bool {
         matches!(self.link, Link::Connected { .. })
+    }
+
+    /// Connected, and the session has answered the replayed handshake.
+    fn ready(&self) -> bool {
+        self.connected() && self.session_ready
+    }
+
+    /// Sends every queued call, in arrival order, on the current session.
+    fn send_queued(&mut self) {
+        for seq in self.book.queued() {
+            self.send_call(seq);
+        }
     }
 
     fn epoch(&self) -> Option<u64> {
@@ -1069,6 +1114,7 @@ impl Supervisor {
         let mut object = handshake;
         object.insert("id".into(), json!(seq));
         self.replays.insert(seq);
+        self.session_ready = false;
         self.command(Command::Post {
             epoch,
             seq,

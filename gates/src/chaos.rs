@@ -1,0 +1,766 @@
+//! The judges of the chaos gate (`gates/tests/chaos.rs`): compound fault sequences on the agent's
+//! link, each judged over its history. Every judge first checks that every call was answered
+//! exactly once ([`judge::exactly_once`]: a hang or a double answer is silent whatever else
+//! happened), then that each fault was established (else the run is inconclusive and says why),
+//! then what the sequence promises. Pure over a history: the sequences run in the test, which
+//! records into the history in this module's vocabulary ([`fault`], [`seen`]).
+
+use serde_json::Value;
+
+use crate::history::{Actor, Op, OpType};
+use crate::judge::{self, Judgement, RowOutcome, one_line};
+use crate::scenarios::kit;
+
+/// The nemesis ops a chaos sequence records (one vocabulary for the runs and their judges).
+pub mod fault {
+    /// One cut of a flapping link (`toxics` on the link until the proxy logs the drop).
+    pub const CUT: &str = "cut";
+    /// The link dropped with calls in flight at the daemon (value: `{"ids": [...]}`).
+    pub const DROP_IN_FLIGHT: &str = "drop_in_flight";
+    /// The daemon SIGKILLed and replaced on its port, and the link cut while the proxy replays
+    /// the handshake into the new one (value: `{"instance": <the new daemon>}`).
+    pub const CUT_DURING_REPLAY: &str = "cut_during_replay";
+    /// No stream can open while `/status` still answers: calls queue.
+    pub const STREAMS_BLACKHOLED: &str = "streams_blackholed";
+    /// The fault taken away (every sequence heals what it broke).
+    pub const HEAL: &str = "heal";
+}
+
+/// The harness observations a chaos judge reads.
+pub mod seen {
+    /// The proxy logged the drop a cut caused (value: `{"cut": n, "seen": bool}`).
+    pub const DROP: &str = "drop_seen";
+    /// The proxy had a session again after a heal (value: `{"cut": n, "seen": bool}`).
+    pub const REJOINED: &str = "rejoined";
+    /// `mcp_call_refused` lines in the daemon log: a call reached an uninitialized session
+    /// (value: `{"count": n}`).
+    pub const REFUSALS: &str = "refusals";
+    /// The order in which the daemon was sent the calls, by each call's `n` (value:
+    /// `{"ns": [...]}`).
+    pub const POSTED: &str = "posted";
+}
+
+/// How the calls of a sequence were answered, once exactly-once holds.
+#[derive(Debug, Default, PartialEq)]
+struct Tally {
+    /// Calls made (the handshake included).
+    calls: usize,
+    /// Answered with a result.
+    ok: usize,
+    /// -32001 answers, by population.
+    lost: Vec<String>,
+}
+
+impl Tally {
+    fn describe(&self) -> String {
+        let mut populations: Vec<String> = Vec::new();
+        for p in &self.lost {
+            if !populations.contains(p) {
+                populations.push(p.clone());
+            }
+        }
+        let by: Vec<String> = populations
+            .iter()
+            .map(|p| format!("{} {p}", self.lost.iter().filter(|l| *l == p).count()))
+            .collect();
+        format!(
+            "{} calls, each answered exactly once: {} ok, {} -32001 ({})",
+            self.calls,
+            self.ok,
+            self.lost.len(),
+            if by.is_empty() {
+                "none".to_string()
+            } else {
+                by.join(", ")
+            }
+        )
+    }
+
+    /// `surfaced` when a call was lost (and said so), else `survived`.
+    fn outcome(&self) -> RowOutcome {
+        if self.lost.is_empty() {
+            RowOutcome::Survived
+        } else {
+            RowOutcome::Surfaced
+        }
+    }
+}
+
+/// The client's calls (invokes carrying an id).
+fn calls(ops: &[Op]) -> impl Iterator<Item = &Op> {
+    ops.iter().filter(|o| {
+        o.actor == Actor::Client && o.op_type == OpType::Invoke && judge::call_id(o).is_some()
+    })
+}
+
+/// The one answer of a call (exactly-once already checked).
+fn answer_of<'a>(ops: &'a [Op], invoke: &Op) -> Option<&'a Op> {
+    judge::answers_to(ops, invoke).into_iter().next()
+}
+
+fn is_lost(answer: &Op) -> bool {
+    answer.op_type != OpType::Ok && answer.value["code"] == reticle::mcp::jsonrpc::TRANSPORT_LOST
+}
+
+/// Exactly once, then every answer a result or a -32001 naming the link: any other error is a
+/// wrong answer the fault caused (silent).
+fn tally(ops: &[Op]) -> Result<Tally, Judgement> {
+    judge::exactly_once(ops)?;
+    let mut tally = Tally::default();
+    for invoke in calls(ops) {
+        tally.calls += 1;
+        let Some(answer) = answer_of(ops, invoke) else {
+            continue;
+        };
+        if answer.op_type == OpType::Ok {
+            tally.ok += 1;
+        } else if is_lost(answer) {
+            let population = answer.value["population"].as_str().unwrap_or("unnamed");
+            tally.lost.push(population.to_string());
+        } else {
+            return Err(Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "`{}` {} was answered with an error that is not the link's: {}",
+                    invoke.f,
+                    judge::call_id(invoke).cloned().unwrap_or_default(),
+                    one_line(&judge::text(&answer.value))
+                ),
+            ));
+        }
+    }
+    Ok(tally)
+}
+
+/// The first harness observation `f` whose value does not say `seen: true`, if any.
+fn unseen<'a>(ops: &'a [Op], f: &str) -> Option<&'a Op> {
+    ops.iter()
+        .find(|o| o.actor == Actor::Harness && o.f == f && o.value["seen"] != true)
+}
+
+/// Whether a call invoked after the last heal was served (a result).
+fn served_after_last_heal(ops: &[Op]) -> Option<&Op> {
+    let healed = ops
+        .iter()
+        .rfind(|o| o.actor == Actor::Nemesis && o.f == fault::HEAL)?;
+    if healed.op_type != OpType::Ok {
+        return None;
+    }
+    calls(ops)
+        .filter(|c| c.index > healed.index)
+        .filter_map(|c| answer_of(ops, c))
+        .find(|a| a.op_type == OpType::Ok)
+}
+
+/// Invokes between each `f` fault and the heal after it.
+fn calls_under<'a>(ops: &'a [Op], f: &str) -> Vec<&'a Op> {
+    let mut under = Vec::new();
+    for segment in kit::segments(ops).iter().filter(|s| s.fault.f == f) {
+        under.extend(segment.after.iter().copied().filter(|o| {
+            o.actor == Actor::Client && o.op_type == OpType::Invoke && judge::call_id(o).is_some()
+        }));
+    }
+    under
+}
+
+/// The flapping link: the link cut and healed repeatedly while the agent calls. Every cut must
+/// be established and seen by the proxy (else inconclusive), some call must meet a cut, every
+/// call must be answered exactly once by a result or a -32001, and the link must serve after the
+/// last heal.
+pub fn flapping(ops: &[Op]) -> Judgement {
+    kit::settle(flapping_checked(ops))
+}
+
+fn flapping_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
+    let tally = tally(ops)?;
+    let cuts = kit::established(ops, fault::CUT)?;
+    let looked = ops
+        .iter()
+        .filter(|o| o.actor == Actor::Harness && o.f == seen::DROP)
+        .count();
+    if looked < cuts.len() {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "{} cuts, but the proxy's log was read after only {looked}",
+                cuts.len()
+            ),
+        ));
+    }
+    if let Some(op) = unseen(ops, seen::DROP) {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "cut {} never reached the link (the proxy logged no drop), so the flap proved nothing",
+                op.value["cut"]
+            ),
+        ));
+    }
+    if let Some(op) = unseen(ops, seen::REJOINED) {
+        return Ok(Judgement::new(
+            RowOutcome::Silent,
+            format!(
+                "the link did not come back within the bound after cut {} was healed",
+                op.value["cut"]
+            ),
+        ));
+    }
+    let under = calls_under(ops, fault::CUT).len();
+    if under == 0 {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            "no call was made while the link was cut",
+        ));
+    }
+    if served_after_last_heal(ops).is_none() {
+        return Ok(Judgement::new(
+            RowOutcome::Silent,
+            "the link never served a call after the last heal",
+        ));
+    }
+    Ok(Judgement::new(
+        tally.outcome(),
+        format!(
+            "{} cuts, each seen by the proxy; {under} calls made while cut; {}; served after the last heal",
+            cuts.len(),
+            tally.describe()
+        ),
+    ))
+}
+
+/// Calls in flight at the daemon when the link drops: each must be answered exactly once, by a
+/// -32001 `in_flight_lost` that says it may have run (`ran: unknown`, recorded `info`); a call
+/// that came back with a result was not cut (inconclusive). Then the link must serve again.
+pub fn in_flight(ops: &[Op]) -> Judgement {
+    kit::settle(in_flight_checked(ops))
+}
+
+fn in_flight_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
+    let tally = tally(ops)?;
+    let drop = kit::established(ops, fault::DROP_IN_FLIGHT)?;
+    let logged = ops
+        .iter()
+        .any(|o| o.actor == Actor::Harness && o.f == seen::DROP && o.value["seen"] == true);
+    if !logged {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            "the proxy never logged the drop, so it was not shown to reach the link",
+        ));
+    }
+    let ids: Vec<Value> = drop[0].fault.value["ids"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if ids.is_empty() {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            "no call was in flight when the link dropped",
+        ));
+    }
+    for id in &ids {
+        let Some(invoke) = calls(ops).find(|c| judge::call_id(c) == Some(id)) else {
+            return Err(Judgement::new(
+                RowOutcome::Inconclusive,
+                format!("call {id} is named in flight but was never made"),
+            ));
+        };
+        let Some(answer) = answer_of(ops, invoke) else {
+            continue;
+        };
+        let said = one_line(&judge::text(&answer.value));
+        if answer.op_type == OpType::Ok {
+            return Err(Judgement::new(
+                RowOutcome::Inconclusive,
+                format!("call {id} finished before the drop reached it, so it proves nothing"),
+            ));
+        }
+        if answer.value["population"] != "in_flight_lost" {
+            return Ok(Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "call {id}, in flight, was answered as {}: {said}",
+                    answer.value["population"]
+                ),
+            ));
+        }
+        if answer.value["ran"] != "unknown" || answer.op_type != OpType::Info {
+            return Ok(Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "call {id}, in flight, was answered as if it did not run (ran {}, recorded {:?}): {said}",
+                    answer.value["ran"], answer.op_type
+                ),
+            ));
+        }
+    }
+    if served_after_last_heal(ops).is_none() {
+        return Ok(Judgement::new(
+            RowOutcome::Silent,
+            "the link never served a call after the drop was healed",
+        ));
+    }
+    Ok(Judgement::new(
+        tally.outcome(),
+        format!(
+            "{} calls in flight, each answered once -32001 in_flight_lost saying it may have run; {}; served again after the heal",
+            ids.len(),
+            tally.describe()
+        ),
+    ))
+}
+
+/// The daemon replaced and the link cut while the proxy replays the handshake into the new one:
+/// no call may reach the new daemon's session uninitialized (the daemon logs it as a refusal),
+/// every call is answered exactly once by a result or a -32001, and after the heal a call is
+/// served by the new daemon.
+pub fn cut_during_replay(ops: &[Op]) -> Judgement {
+    kit::settle(cut_during_replay_checked(ops))
+}
+
+fn cut_during_replay_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
+    let tally = tally(ops)?;
+    let cut = kit::established(ops, fault::CUT_DURING_REPLAY)?;
+    let instance = cut[0].fault.value["instance"].clone();
+    let refusals = ops
+        .iter()
+        .rfind(|o| o.actor == Actor::Harness && o.f == seen::REFUSALS)
+        .map(|o| o.value["count"].as_u64().unwrap_or(0));
+    match refusals {
+        None => {
+            return Err(Judgement::new(
+                RowOutcome::Inconclusive,
+                "the new daemon's log was never read for refusals",
+            ));
+        }
+        Some(0) => {}
+        Some(n) => {
+            return Ok(Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "{n} call(s) reached the new daemon's session before it was initialized (mcp_call_refused)"
+                ),
+            ));
+        }
+    }
+    let Some(served) = served_after_last_heal(ops) else {
+        return Ok(Judgement::new(
+            RowOutcome::Silent,
+            "the link never served a call after the cut was healed",
+        ));
+    };
+    let by = &served.value["result"]["structuredContent"]["daemon"]["instance"];
+    if *by != instance {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            format!("the call after the heal was served by {by}, not the new daemon {instance}"),
+        ));
+    }
+    Ok(Judgement::new(
+        tally.outcome(),
+        format!(
+            "the link cut during the handshake replay into the new daemon; no call reached it uninitialized; {}; the new daemon served after the heal",
+            tally.describe()
+        ),
+    ))
+}
+
+/// Calls queued while no stream can open, flushed when one can while new calls keep arriving:
+/// every call (each carrying its `n`) answered exactly once with its own echo, none lost, and
+/// the daemon sent each call exactly once, in the order the agent made them.
+pub fn queue_flushed(ops: &[Op]) -> Judgement {
+    kit::settle(queue_flushed_checked(ops))
+}
+
+fn queue_flushed_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
+    let tally = tally(ops)?;
+    let outage = kit::established(ops, fault::STREAMS_BLACKHOLED)?;
+    let heal = ops
+        .iter()
+        .find(|o| {
+            o.actor == Actor::Nemesis && o.f == fault::HEAL && o.index > outage[0].fault.index
+        })
+        .filter(|h| h.op_type == OpType::Ok)
+        .ok_or_else(|| {
+            Judgement::new(
+                RowOutcome::Inconclusive,
+                "the streams were never confirmed open again",
+            )
+        })?;
+    let n_of = |op: &Op| op.value["params"]["arguments"]["n"].as_u64();
+    let made: Vec<&Op> = calls(ops).filter(|c| n_of(c).is_some()).collect();
+    let queued = made.iter().filter(|c| c.index < heal.index).count();
+    let arriving = made.len() - queued;
+    if queued == 0 || arriving == 0 {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "{queued} call(s) queued in the outage and {arriving} made once it ended: both are needed"
+            ),
+        ));
+    }
+    for call in &made {
+        let n = n_of(call);
+        let answer = answer_of(ops, call).expect("exactly once holds");
+        if answer.op_type != OpType::Ok {
+            return Ok(Judgement::new(
+                RowOutcome::Surfaced,
+                format!(
+                    "call n={} was lost: {}",
+                    n.unwrap_or(0),
+                    one_line(&judge::text(&answer.value))
+                ),
+            ));
+        }
+        let echoed = answer.value["result"]["structuredContent"]["echo"]["n"].as_u64();
+        if echoed != n {
+            return Ok(Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "call n={} was answered with another call's result (n={echoed:?})",
+                    n.unwrap_or(0)
+                ),
+            ));
+        }
+    }
+    let Some(posted) = ops
+        .iter()
+        .rfind(|o| o.actor == Actor::Harness && o.f == seen::POSTED)
+        .and_then(|o| o.value["ns"].as_array().cloned())
+    else {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            "what the daemon was sent was never read",
+        ));
+    };
+    let posted: Vec<u64> = posted.iter().filter_map(Value::as_u64).collect();
+    let sent: Vec<u64> = made.iter().filter_map(|c| n_of(c)).collect();
+    if posted != sent {
+        return Ok(Judgement::new(
+            RowOutcome::Silent,
+            format!("the daemon was sent the calls as {posted:?}, the agent made them as {sent:?}"),
+        ));
+    }
+    Ok(Judgement::new(
+        tally.outcome(),
+        format!(
+            "{queued} calls queued while no stream could open, {arriving} more made as it came back; {}; each echoed its own n, and the daemon was sent each once, in the agent's order",
+            tally.describe()
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::History;
+    use serde_json::json;
+
+    /// Records a call and (optionally) its answer: `Ok`, or a -32001 of `population`.
+    fn call(h: &History, id: u64, answer: Option<(OpType, &str, &str)>) {
+        h.invoke(
+            "tools/call",
+            json!({ "id": id, "params": { "name": "t", "arguments": { "n": id } } }),
+        );
+        match answer {
+            Some((OpType::Ok, _, _)) => {
+                h.complete(
+                    OpType::Ok,
+                    "tools/call",
+                    json!({ "id": id, "result": { "structuredContent": {
+                        "echo": { "n": id }, "daemon": { "instance": "new" } } } }),
+                );
+            }
+            Some((op, population, ran)) => {
+                h.complete(
+                    op,
+                    "tools/call",
+                    json!({ "id": id, "code": -32001, "message": "the link dropped",
+                            "population": population, "ran": ran }),
+                );
+            }
+            None => {
+                h.complete(
+                    OpType::Info,
+                    "tools/call",
+                    json!({ "id": id, "message": "no answer within 20000 ms" }),
+                );
+            }
+        }
+    }
+
+    const OK: Option<(OpType, &str, &str)> = Some((OpType::Ok, "", ""));
+    const LOST: Option<(OpType, &str, &str)> = Some((OpType::Info, "in_flight_lost", "unknown"));
+
+    fn heal(h: &History) {
+        h.record(Actor::Nemesis, OpType::Ok, fault::HEAL, json!({}));
+    }
+
+    /// One cut with a call under it: whether the proxy logged its drop, whether it rejoined
+    /// after the heal, and whether the call after that was served.
+    fn flaps(
+        under: Option<(OpType, &str, &str)>,
+        seen_drop: bool,
+        rejoined: bool,
+        after: bool,
+    ) -> Vec<Op> {
+        let h = History::new();
+        call(&h, 1, OK);
+        h.fault(fault::CUT, true, json!({}));
+        h.record(
+            Actor::Harness,
+            OpType::Info,
+            seen::DROP,
+            json!({ "cut": 0, "seen": seen_drop }),
+        );
+        call(&h, 2, under);
+        heal(&h);
+        h.record(
+            Actor::Harness,
+            OpType::Info,
+            seen::REJOINED,
+            json!({ "cut": 0, "seen": rejoined }),
+        );
+        call(&h, 3, if after { OK } else { LOST });
+        h.ops()
+    }
+
+    #[test]
+    fn a_flapping_link_must_answer_every_call_once_and_serve_after_the_last_heal() {
+        let judged = flapping(&flaps(LOST, true, true, true));
+        assert_eq!(judged.outcome, RowOutcome::Surfaced, "{judged:?}");
+        assert!(judged.evidence.contains("1 in_flight_lost"), "{judged:?}");
+        assert_eq!(
+            flapping(&flaps(OK, true, true, true)).outcome,
+            RowOutcome::Survived
+        );
+        // Negative controls: a swallowed call, a link that never comes back, a wrong error.
+        let swallowed = flapping(&flaps(None, true, true, true));
+        assert_eq!(swallowed.outcome, RowOutcome::Silent);
+        assert!(
+            swallowed.evidence.contains("never answered"),
+            "{swallowed:?}"
+        );
+        let gone = flapping(&flaps(LOST, true, false, false));
+        assert_eq!(gone.outcome, RowOutcome::Silent);
+        assert!(gone.evidence.contains("did not come back"), "{gone:?}");
+        let unserved = flapping(&flaps(LOST, true, true, false));
+        assert_eq!(unserved.outcome, RowOutcome::Silent);
+        assert!(unserved.evidence.contains("never served"), "{unserved:?}");
+        let refused = flapping(&flaps(Some((OpType::Fail, "", "")), true, true, true));
+        assert_eq!(
+            refused.outcome,
+            RowOutcome::Surfaced,
+            "a -32001 with no population is still the link's"
+        );
+        let h = History::new();
+        h.fault(fault::CUT, true, json!({}));
+        h.invoke("tools/call", json!({ "id": 1 }));
+        h.complete(
+            OpType::Fail,
+            "tools/call",
+            json!({ "id": 1, "code": -32600, "message": "not initialized" }),
+        );
+        heal(&h);
+        assert_eq!(flapping(&h.ops()).outcome, RowOutcome::Silent);
+    }
+
+    #[test]
+    fn a_flap_the_proxy_never_saw_or_could_not_install_proves_nothing() {
+        assert_eq!(
+            flapping(&flaps(LOST, false, true, true)).outcome,
+            RowOutcome::Inconclusive
+        );
+        let h = History::new();
+        h.fault(fault::CUT, false, json!({ "error": "HTTP 500" }));
+        assert_eq!(flapping(&h.ops()).outcome, RowOutcome::Inconclusive);
+        // No call met the cut.
+        let h = History::new();
+        call(&h, 1, OK);
+        h.fault(fault::CUT, true, json!({}));
+        h.record(
+            Actor::Harness,
+            OpType::Info,
+            seen::DROP,
+            json!({ "cut": 0, "seen": true }),
+        );
+        heal(&h);
+        call(&h, 2, OK);
+        let judged = flapping(&h.ops());
+        assert_eq!(judged.outcome, RowOutcome::Inconclusive);
+        assert!(judged.evidence.contains("no call was made"), "{judged:?}");
+        // A cut whose drop nobody looked for.
+        let h = History::new();
+        h.fault(fault::CUT, true, json!({}));
+        call(&h, 1, LOST);
+        heal(&h);
+        call(&h, 2, OK);
+        assert_eq!(flapping(&h.ops()).outcome, RowOutcome::Inconclusive);
+    }
+
+    fn dropped(answers: &[Option<(OpType, &str, &str)>]) -> Vec<Op> {
+        let h = History::new();
+        let ids: Vec<u64> = (1..=answers.len() as u64).collect();
+        for id in &ids {
+            h.invoke("tools/call", json!({ "id": id }));
+        }
+        h.fault(fault::DROP_IN_FLIGHT, true, json!({ "ids": ids }));
+        h.record(
+            Actor::Harness,
+            OpType::Info,
+            seen::DROP,
+            json!({ "seen": true }),
+        );
+        for (id, answer) in ids.iter().zip(answers) {
+            if let Some((op, population, ran)) = answer {
+                h.complete(
+                    *op,
+                    "tools/call",
+                    json!({ "id": id, "code": -32001, "population": population, "ran": ran }),
+                );
+            }
+        }
+        heal(&h);
+        call(&h, 99, OK);
+        h.ops()
+    }
+
+    #[test]
+    fn calls_in_flight_across_a_drop_must_each_say_once_that_they_may_have_run() {
+        let judged = in_flight(&dropped(&[LOST, LOST, LOST]));
+        assert_eq!(judged.outcome, RowOutcome::Surfaced, "{judged:?}");
+        // Negative controls: one claims it did not run; one is never answered; one is answered
+        // as never sent; one is answered twice.
+        let denied = in_flight(&dropped(&[
+            LOST,
+            Some((OpType::Fail, "in_flight_lost", "no")),
+        ]));
+        assert_eq!(denied.outcome, RowOutcome::Silent);
+        assert!(
+            denied.evidence.contains("as if it did not run"),
+            "{denied:?}"
+        );
+        let swallowed = in_flight(&dropped(&[LOST, None]));
+        assert_eq!(swallowed.outcome, RowOutcome::Silent);
+        let unsent = in_flight(&dropped(&[Some((OpType::Fail, "never_sent", "no"))]));
+        assert_eq!(unsent.outcome, RowOutcome::Silent);
+        let mut twice = dropped(&[LOST]);
+        let again = twice[3].clone();
+        twice.push(Op {
+            index: twice.len(),
+            ..again
+        });
+        assert_eq!(in_flight(&twice).outcome, RowOutcome::Silent);
+        // A call that came back with a result was not cut, and a drop the proxy never logged did
+        // not reach the link: either run proves nothing.
+        let h = History::new();
+        call(&h, 1, OK);
+        h.fault(fault::DROP_IN_FLIGHT, true, json!({ "ids": [1] }));
+        h.record(
+            Actor::Harness,
+            OpType::Info,
+            seen::DROP,
+            json!({ "seen": true }),
+        );
+        heal(&h);
+        call(&h, 2, OK);
+        assert_eq!(in_flight(&h.ops()).outcome, RowOutcome::Inconclusive);
+        let mut unlogged = dropped(&[LOST]);
+        unlogged.retain(|o| o.f != seen::DROP);
+        assert_eq!(in_flight(&unlogged).outcome, RowOutcome::Inconclusive);
+    }
+
+    fn replayed(refusals: u64, served_by_new: bool) -> Vec<Op> {
+        let h = History::new();
+        call(&h, 1, OK);
+        h.fault(fault::CUT_DURING_REPLAY, true, json!({ "instance": "new" }));
+        call(&h, 2, Some((OpType::Info, "post_failed", "unknown")));
+        heal(&h);
+        h.invoke("tools/call", json!({ "id": 3 }));
+        let by = if served_by_new { "new" } else { "old" };
+        h.complete(
+            OpType::Ok,
+            "tools/call",
+            json!({ "id": 3, "result": { "structuredContent": { "daemon": { "instance": by } } } }),
+        );
+        h.record(
+            Actor::Harness,
+            OpType::Info,
+            seen::REFUSALS,
+            json!({ "count": refusals }),
+        );
+        h.ops()
+    }
+
+    #[test]
+    fn a_cut_during_the_replay_must_never_leave_a_call_reaching_an_uninitialized_session() {
+        let judged = cut_during_replay(&replayed(0, true));
+        assert_eq!(judged.outcome, RowOutcome::Surfaced, "{judged:?}");
+        let refused = cut_during_replay(&replayed(2, true));
+        assert_eq!(refused.outcome, RowOutcome::Silent);
+        assert!(
+            refused.evidence.contains("before it was initialized"),
+            "{refused:?}"
+        );
+        assert_eq!(
+            cut_during_replay(&replayed(0, false)).outcome,
+            RowOutcome::Inconclusive
+        );
+    }
+
+    fn flushed(queued: &[u64], arriving: &[u64], posted: &[u64], lose: Option<u64>) -> Vec<Op> {
+        let h = History::new();
+        h.fault(fault::STREAMS_BLACKHOLED, true, json!({}));
+        for n in queued {
+            h.invoke(
+                "tools/call",
+                json!({ "id": n, "params": { "name": "reticle_test_echo", "arguments": { "n": n } } }),
+            );
+        }
+        heal(&h);
+        for n in arriving {
+            h.invoke(
+                "tools/call",
+                json!({ "id": n, "params": { "name": "reticle_test_echo", "arguments": { "n": n } } }),
+            );
+        }
+        for n in queued.iter().chain(arriving) {
+            if lose == Some(*n) {
+                h.complete(
+                    OpType::Fail,
+                    "tools/call",
+                    json!({ "id": n, "code": -32001, "population": "never_sent", "ran": "no" }),
+                );
+            } else {
+                h.complete(
+                    OpType::Ok,
+                    "tools/call",
+                    json!({ "id": n, "result": { "structuredContent": { "echo": { "n": n } } } }),
+                );
+            }
+        }
+        h.record(
+            Actor::Harness,
+            OpType::Info,
+            seen::POSTED,
+            json!({ "ns": posted }),
+        );
+        h.ops()
+    }
+
+    #[test]
+    fn a_flushed_queue_must_reach_the_daemon_once_each_in_order_and_lose_nothing() {
+        let judged = queue_flushed(&flushed(&[1, 2], &[3, 4], &[1, 2, 3, 4], None));
+        assert_eq!(judged.outcome, RowOutcome::Survived, "{judged:?}");
+        // Negative controls: reordered, sent twice, one lost, no queue at all.
+        let reordered = queue_flushed(&flushed(&[1, 2], &[3, 4], &[1, 3, 2, 4], None));
+        assert_eq!(reordered.outcome, RowOutcome::Silent);
+        let twice = queue_flushed(&flushed(&[1, 2], &[3], &[1, 2, 2, 3], None));
+        assert_eq!(twice.outcome, RowOutcome::Silent);
+        let lost = queue_flushed(&flushed(&[1, 2], &[3], &[1, 3], Some(2)));
+        assert_eq!(lost.outcome, RowOutcome::Surfaced);
+        assert_eq!(
+            queue_flushed(&flushed(&[], &[3], &[3], None)).outcome,
+            RowOutcome::Inconclusive
+        );
+    }
+}
