@@ -367,6 +367,26 @@ impl Drop for ReapPort {
     }
 }
 
+/// What a proxy scenario stands on: a private state dir, a free port for its daemon, and the
+/// reaper that ends whatever daemon the proxy started there when the scenario ends.
+pub struct Stage {
+    pub state: tempfile::TempDir,
+    pub port: u16,
+    pub _reap: ReapPort,
+}
+
+impl Default for Stage {
+    fn default() -> Self {
+        let state = tempfile::tempdir().expect("a private state dir");
+        let port = harness::free_port();
+        Self {
+            state,
+            port,
+            _reap: ReapPort(port),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

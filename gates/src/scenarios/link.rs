@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use toxics::toxic::{Bandwidth, Latency, LimitData, ResetPeer, Slicer, SlowClose, Timeout};
 use toxics::{Direction, ToxicSpec};
 
-use super::agent::{Agent, CALL_BOUND, RawAgent, ReapPort, events, observed};
+use super::agent::{Agent, CALL_BOUND, RawAgent, Stage, events, observed};
 use super::stdio::{first_invoke_after, judged, ms_since, unestablished};
 use super::{GateEnv, Ran, proxy_options};
 use crate::history::{Actor, History, Op, OpType};
@@ -288,9 +288,7 @@ pub async fn post_leg_reset(env: &GateEnv) -> Ran {
 /// and saying it did not run, and once the squatter leaves the proxy serves (starting a daemon).
 pub async fn squatter_on_the_port(env: &GateEnv) -> Ran {
     let history = History::new();
-    let state = tempfile::tempdir().expect("a private state dir");
-    let port = free_port();
-    let _reap = ReapPort(port);
+    let Stage { state, port, _reap } = Stage::default();
     let squatter = match Squatter::start(port) {
         Ok(squatter) => squatter,
         Err(why) => return unestablished(history, "squat_port", &why, surface_judge),
@@ -476,9 +474,7 @@ pub async fn catalogue_changes_across_a_restart(env: &GateEnv) -> Ran {
 /// an initialized session: the handshake was replayed, and the daemon logged no refusal.
 pub async fn handshake_replayed_after_restart(env: &GateEnv) -> Ran {
     let history = History::new();
-    let state = tempfile::tempdir().expect("a private state dir");
-    let port = free_port();
-    let _reap = ReapPort(port);
+    let Stage { state, port, _reap } = Stage::default();
     let options = proxy_options(env, port, state.path());
     let agent = match Agent::start(&history, options.clone()).await {
         Ok(agent) => agent,

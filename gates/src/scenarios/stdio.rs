@@ -9,12 +9,12 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use harness::ports::{holders, listeners, pid_alive};
-use harness::{OwnedDaemon, free_port, marker, poll};
+use harness::{OwnedDaemon, marker, poll};
 use serde_json::{Value, json};
 use toxics::ToxicSpec;
 use toxics::toxic::ResetPeer;
 
-use super::agent::{Agent, RawAgent, ReapPort, events, observed};
+use super::agent::{Agent, RawAgent, Stage, events, observed};
 use super::{GateEnv, Ran, proxy_options};
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};
@@ -28,9 +28,7 @@ const BOUND: Duration = Duration::from_secs(20);
 /// holds no socket, so the very next calls must succeed through a new worker and daemon.
 pub async fn lsof_recipe_mid_session(env: &GateEnv) -> Ran {
     let history = History::new();
-    let state = tempfile::tempdir().expect("a private state dir");
-    let port = free_port();
-    let _reap = ReapPort(port);
+    let Stage { state, port, _reap } = Stage::default();
     let agent = match Agent::start(&history, proxy_options(env, port, state.path())).await {
         Ok(agent) => agent,
         Err(why) => return unestablished(history, "lsof_kill_recipe", &why, survive_judge),
@@ -122,9 +120,7 @@ pub async fn lsof_recipe_mid_session(env: &GateEnv) -> Ran {
 /// on `ping`) is caught: that request is answered -32603 and the next calls succeed.
 pub async fn panic_in_request_handling(env: &GateEnv) -> Ran {
     let history = History::new();
-    let state = tempfile::tempdir().expect("a private state dir");
-    let port = free_port();
-    let _reap = ReapPort(port);
+    let Stage { state, port, _reap } = Stage::default();
     let options = proxy_options(env, port, state.path())
         .env(reticle::config::env::TEST_PANIC_METHOD, "ping")
         // The panic is the fault: its message is enough on the gate's stderr.
@@ -342,9 +338,7 @@ pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
 /// must say calls were still owed. Control: an idle proxy whose stdin closes exits 0 at once.
 pub async fn stdin_closed_with_calls_in_flight(env: &GateEnv) -> Ran {
     let history = History::new();
-    let state = tempfile::tempdir().expect("a private state dir");
-    let port = free_port();
-    let _reap = ReapPort(port);
+    let Stage { state, port, _reap } = Stage::default();
     let options = proxy_options(env, port, state.path())
         .env(reticle::config::env::TEST_CATALOGUE, "+reticle_test_sleep");
     let mut raw = RawAgent::start(&history, options.clone());
@@ -493,9 +487,7 @@ pub async fn stdin_closed_with_calls_in_flight(env: &GateEnv) -> Ran {
 /// 200 KB request among it is served, and `tools/list` still answers afterwards.
 pub async fn garbage_on_stdin(env: &GateEnv) -> Ran {
     let history = History::new();
-    let state = tempfile::tempdir().expect("a private state dir");
-    let port = free_port();
-    let _reap = ReapPort(port);
+    let Stage { state, port, _reap } = Stage::default();
     let mut raw = RawAgent::start(&history, proxy_options(env, port, state.path()));
     let listed = |answer: &Option<Value>| {
         answer.as_ref().is_some_and(|a| {
