@@ -10,113 +10,29 @@
 #[allow(dead_code)]
 #[path = "../tests/support/relay.rs"]
 mod relay;
+#[path = "common/stdio_agent.rs"]
+mod stdio_agent;
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use harness::{OwnedDaemon, free_port, marker, poll};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use stdio_agent::Agent;
 
 const BOUND: Duration = Duration::from_secs(30);
 /// How long the call caught by a stream drop runs at the daemon: longer than the measurement,
 /// short enough to wait out between rounds.
 const SLEEP_MS: u64 = 1000;
 
-/// `reticle mcp` on piped stdio.
-struct Agent {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-    next: u64,
-}
-
-impl Agent {
-    fn start(port: u16, state: &Path, env: &[(&str, &str)]) -> Self {
-        let mut command = tokio::process::Command::new(harness::binaries::reticle());
-        command
-            .args(["mcp", "--port", &port.to_string()])
-            .env("RETICLE_STATE_DIR", state)
-            .env("RETICLE_IDLE_SHUTDOWN_MS", "20000")
-            .env(marker::MARKER_VAR, marker::marker())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        let mut child = command.spawn().expect("reticle mcp starts");
-        let stdin = child.stdin.take().unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        Self {
-            child,
-            stdin,
-            lines,
-            next: 1,
-        }
-    }
-
-    async fn send(&mut self, method: &str, params: Value) -> u64 {
-        let id = self.next;
-        self.next += 1;
-        let line = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string();
-        self.stdin
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .unwrap();
-        id
-    }
-
-    async fn answer(&mut self, id: u64) -> Value {
-        loop {
-            let line = tokio::time::timeout(BOUND, self.lines.next_line())
-                .await
-                .expect("an answer within the bound")
-                .unwrap()
-                .expect("stdout open");
-            let value: Value = serde_json::from_str(&line).unwrap();
-            if value["id"] == id {
-                return value;
-            }
-        }
-    }
-
-    async fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.send(method, params).await;
-        self.answer(id).await
-    }
-
-    async fn initialize(&mut self) -> Value {
-        let answer = self
-            .call(
-                "initialize",
-                json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}),
-            )
-            .await;
-        let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string();
-        self.stdin
-            .write_all(format!("{note}\n").as_bytes())
-            .await
-            .unwrap();
-        answer
-    }
-
-    async fn sessions(&mut self) -> Value {
-        self.call(
+/// `reticle_sessions`, the call that needs no browser.
+async fn sessions(agent: &mut Agent) -> Value {
+    agent
+        .call(
             "tools/call",
             json!({"name":"reticle_sessions","arguments":{}}),
         )
         .await
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.start_kill();
-    }
 }
 
 fn summary(name: &str, mut samples: Vec<Duration>) {
@@ -137,19 +53,19 @@ fn summary(name: &str, mut samples: Vec<Duration>) {
 async fn round_trip() {
     let state = tempfile::tempdir().unwrap();
     let port = free_port();
-    let mut agent = Agent::start(port, state.path(), &[]);
+    let mut agent = Agent::start(port, state.path());
     agent.initialize().await;
     poll::until("a first call", BOUND, async || {
-        agent.sessions().await.get("result").map(|_| ())
+        sessions(&mut agent).await.get("result").map(|_| ())
     })
     .await;
     for _ in 0..500 {
-        agent.sessions().await;
+        sessions(&mut agent).await;
     }
     let mut samples = Vec::new();
     for _ in 0..5000 {
         let start = Instant::now();
-        let answer = agent.sessions().await;
+        let answer = sessions(&mut agent).await;
         samples.push(start.elapsed());
         assert!(answer.get("result").is_some(), "{answer}");
     }
@@ -167,7 +83,7 @@ async fn cold_initialize() {
         let state = tempfile::tempdir().unwrap();
         let port = free_port();
         let start = Instant::now();
-        let mut agent = Agent::start(port, state.path(), &[]);
+        let mut agent = Agent::start(port, state.path());
         let answer = agent.initialize().await;
         samples.push(start.elapsed());
         assert!(answer["result"]["protocolVersion"].is_string());
@@ -187,12 +103,12 @@ async fn drop_to_answer() {
         .start()
         .await;
     let relay = relay::Relay::start(daemon.port()).await;
-    let mut agent = Agent::start(relay.port, state.path(), &[]);
+    let mut agent = Agent::start(relay.port, state.path());
     agent.initialize().await;
     let mut samples = Vec::new();
     for _ in 0..30 {
         poll::until("the link to be up", BOUND, async || {
-            agent.sessions().await.get("result").map(|_| ())
+            sessions(&mut agent).await.get("result").map(|_| ())
         })
         .await;
         // The previous round's call runs on at the daemon after its answer was given up for
@@ -225,12 +141,12 @@ async fn drop_to_answer() {
 async fn recovery_after_kill() {
     let state = tempfile::tempdir().unwrap();
     let port = free_port();
-    let mut agent = Agent::start(port, state.path(), &[]);
+    let mut agent = Agent::start(port, state.path());
     agent.initialize().await;
     let mut samples = Vec::new();
     for _ in 0..15 {
         poll::until("a call", BOUND, async || {
-            agent.sessions().await.get("result").map(|_| ())
+            sessions(&mut agent).await.get("result").map(|_| ())
         })
         .await;
         let pid = harness::ports::listeners(port)[0].pid;
@@ -244,7 +160,7 @@ async fn recovery_after_kill() {
         .await;
         let start = Instant::now();
         loop {
-            if agent.sessions().await.get("result").is_some() {
+            if sessions(&mut agent).await.get("result").is_some() {
                 break;
             }
         }

@@ -11,14 +11,15 @@
 //!   cargo build --release -p reticle
 //!   RETICLE_BIN=$PWD/target/release/reticle cargo bench -p gates --bench tools_round_trip
 
-use std::path::Path;
-use std::process::Stdio;
+#[allow(dead_code)]
+#[path = "common/stdio_agent.rs"]
+mod stdio_agent;
+
 use std::time::{Duration, Instant};
 
-use harness::{BridgeClient, Browser, FixtureApp, OwnedDaemon, marker, poll};
+use harness::{BridgeClient, Browser, FixtureApp, OwnedDaemon, poll};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use stdio_agent::Agent;
 
 const BOUND: Duration = Duration::from_secs(30);
 const WARM_UP: usize = 300;
@@ -28,81 +29,17 @@ const BLOCKS: usize = 5;
 const AGENTS: usize = 8;
 const CALLS_PER_AGENT: usize = 400;
 
-/// One agent: `reticle mcp` on piped stdio.
-struct Agent {
-    _child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-    next: u64,
-}
-
-impl Agent {
-    async fn start(port: u16, state: &Path) -> Self {
-        let mut command = tokio::process::Command::new(harness::binaries::reticle());
-        command
-            .args(["mcp", "--port", &port.to_string()])
-            .env("RETICLE_STATE_DIR", state)
-            .env(marker::MARKER_VAR, marker::marker())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
-        let mut child = command.spawn().expect("reticle mcp starts");
-        let stdin = child.stdin.take().unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut agent = Self {
-            _child: child,
-            stdin,
-            lines,
-            next: 1,
-        };
-        let init = agent
-            .request(
-                "initialize",
-                json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}),
-            )
-            .await;
-        assert!(init.get("result").is_some(), "{init}");
-        agent
-            .stdin
-            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-            .await
-            .unwrap();
-        agent
-    }
-
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        let line = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string();
-        self.stdin
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .unwrap();
-        loop {
-            let line = tokio::time::timeout(BOUND, self.lines.next_line())
-                .await
-                .expect("an answer within the bound")
-                .unwrap()
-                .expect("stdout open");
-            let value: Value = serde_json::from_str(&line).unwrap();
-            if value["id"] == id {
-                return value;
-            }
-        }
-    }
-
-    async fn query(&mut self) -> Value {
-        let answer = self
-            .request(
-                "tools/call",
-                json!({"name": "reticle_query", "arguments": {"sessionId": "bench", "testid": "login-submit"}}),
-            )
-            .await;
-        let content = &answer["result"]["structuredContent"];
-        assert_eq!(content["count"], 1, "{answer}");
-        answer
-    }
+/// `reticle_query` on the fixture's sign-in button; the answer, checked to have found it.
+async fn query(agent: &mut Agent) -> Value {
+    let answer = agent
+        .call(
+            "tools/call",
+            json!({"name": "reticle_query", "arguments": {"sessionId": "bench", "testid": "login-submit"}}),
+        )
+        .await;
+    let content = &answer["result"]["structuredContent"];
+    assert_eq!(content["count"], 1, "{answer}");
+    answer
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
@@ -127,9 +64,11 @@ async fn main() {
     })
     .await;
 
-    let mut agent = Agent::start(daemon.port(), daemon.state_dir()).await;
+    let mut agent = Agent::start(daemon.port(), daemon.state_dir());
+    let init = agent.initialize().await;
+    assert!(init.get("result").is_some(), "{init}");
     for _ in 0..WARM_UP {
-        agent.query().await;
+        query(&mut agent).await;
     }
     let mut recording = Vec::with_capacity(SAMPLES);
     let mut quiet = Vec::with_capacity(SAMPLES);
@@ -139,7 +78,7 @@ async fn main() {
         let samples = if on { &mut recording } else { &mut quiet };
         for _ in 0..SAMPLES / BLOCKS {
             let started = Instant::now();
-            agent.query().await;
+            query(&mut agent).await;
             samples.push(started.elapsed());
         }
     }
@@ -160,9 +99,10 @@ async fn main() {
 
     let mut agents = Vec::new();
     for _ in 0..AGENTS {
-        let mut a = Agent::start(daemon.port(), daemon.state_dir()).await;
+        let mut a = Agent::start(daemon.port(), daemon.state_dir());
+        a.initialize().await;
         for _ in 0..20 {
-            a.query().await;
+            query(&mut a).await;
         }
         agents.push(a);
     }
@@ -174,7 +114,7 @@ async fn main() {
                 let mut times = Vec::with_capacity(CALLS_PER_AGENT);
                 for _ in 0..CALLS_PER_AGENT {
                     let t = Instant::now();
-                    a.query().await;
+                    query(&mut a).await;
                     times.push(t.elapsed());
                 }
                 times
