@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::judge::RowOutcome;
+use crate::judge::{Judgement, RowOutcome};
 use crate::scenarios::{self, GateEnv};
 use crate::scorecard::Control;
 
@@ -20,12 +20,7 @@ pub async fn stand_in_serve() -> Control {
         Err(err) => return unwritten(NAME, "H3.1", err),
     };
     let ran = scenarios::run("H3.1", &GateEnv { reticle: path }).await;
-    Control {
-        name: NAME,
-        row: "H3.1",
-        outcome: ran.judgement.outcome,
-        evidence: ran.judgement.evidence,
-    }
+    Control::of(NAME, "H3.1", ran.judgement)
 }
 
 /// A stand-in MCP server in place of `reticle mcp`: it answers `initialize` and `tools/list`
@@ -61,12 +56,7 @@ pub async fn stand_in_mcp_swallows_calls() -> Control {
         Duration::from_secs(3),
     )
     .await;
-    Control {
-        name: NAME,
-        row: "H2.7",
-        outcome: ran.judgement.outcome,
-        evidence: ran.judgement.evidence,
-    }
+    Control::of(NAME, "H2.7", ran.judgement)
 }
 
 /// A stand-in page that, as its tab closes with a command pending, answers that command
@@ -74,12 +64,11 @@ pub async fn stand_in_mcp_swallows_calls() -> Control {
 /// prevent. Run through H4.3's checker against a real daemon, it must be scored silent.
 pub async fn stand_in_page_blames_the_app() -> Control {
     let ran = scenarios::bridge::stand_in_page_blames_the_app().await;
-    Control {
-        name: "stand-in page answers ok:false \"app failed\" as its tab closes",
-        row: "H4.3",
-        outcome: ran.judgement.outcome,
-        evidence: ran.judgement.evidence,
-    }
+    Control::of(
+        "stand-in page answers ok:false \"app failed\" as its tab closes",
+        "H4.3",
+        ran.judgement,
+    )
 }
 
 /// Writes [`STAND_IN_MCP`] into `dir` as an executable, for a scenario's `GateEnv::reticle`.
@@ -97,19 +86,34 @@ fn write_script(dir: &Path, name: &str, body: &str) -> std::io::Result<PathBuf> 
 
 /// The inconclusive control of a stand-in that could not be written.
 fn unwritten(name: &'static str, row: &'static str, err: std::io::Error) -> Control {
-    Control {
+    Control::of(
         name,
         row,
-        outcome: RowOutcome::Inconclusive,
-        evidence: format!("could not write the stand-in: {err}"),
-    }
+        Judgement::new(
+            RowOutcome::Inconclusive,
+            format!("could not write the stand-in: {err}"),
+        ),
+    )
 }
 
-/// Every control, in order.
-pub async fn all() -> Vec<Control> {
-    vec![
-        stand_in_serve().await,
-        stand_in_mcp_swallows_calls().await,
-        stand_in_page_blames_the_app().await,
-    ]
+/// The rows that have a control, in the order the controls run.
+pub const CONTROLLED_ROWS: &[&str] = &["H3.1", "H2.7", "H4.3"];
+
+/// The control of one row, if it has one.
+pub async fn of_row(row: &str) -> Option<Control> {
+    Some(match row {
+        "H3.1" => stand_in_serve().await,
+        "H2.7" => stand_in_mcp_swallows_calls().await,
+        "H4.3" => stand_in_page_blames_the_app().await,
+        _ => return None,
+    })
+}
+
+/// The controls of the rows a run scores (a partition runs the controls of its own rows).
+pub async fn for_rows(rows: &[&str]) -> Vec<Control> {
+    let mut controls = Vec::new();
+    for row in CONTROLLED_ROWS.iter().filter(|r| rows.contains(r)) {
+        controls.extend(of_row(row).await);
+    }
+    controls
 }

@@ -1,7 +1,7 @@
 //! Judging a history: the four row outcomes and the checkers that decide them, each returning the
 //! evidence that decided it. Pure over a history; checkers never run anything.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::history::{Actor, Op, OpType};
@@ -9,7 +9,7 @@ use crate::inventory::Target;
 
 /// What a scenario established about its row. The order is severity: later is better, except
 /// that `Inconclusive` proves nothing and is never a pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RowOutcome {
     /// Failed with no error reaching the agent or the user (a hang, a false success, a wrong verdict).

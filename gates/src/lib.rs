@@ -26,6 +26,7 @@ pub use harness::history;
 pub mod inventory;
 pub mod judge;
 pub mod nemesis;
+pub mod parts;
 pub mod scenarios;
 pub mod scorecard;
 pub mod soak;

@@ -4,10 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::inventory::{Row, Target};
 use crate::judge::{Judgement, RowOutcome};
+use crate::parts::Selection;
 
 /// Exit codes of `reticle-gate`.
 pub mod exit {
@@ -77,15 +78,25 @@ impl Score {
 }
 
 /// A negative control: a deliberately silent stand-in that must be scored `silent`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Control {
-    pub name: &'static str,
-    pub row: &'static str,
+    pub name: String,
+    pub row: String,
     pub outcome: RowOutcome,
     pub evidence: String,
 }
 
 impl Control {
+    /// A control's result: the judgement its stand-in got.
+    pub fn of(name: &str, row: &str, judgement: Judgement) -> Self {
+        Self {
+            name: name.to_string(),
+            row: row.to_string(),
+            outcome: judgement.outcome,
+            evidence: judgement.evidence,
+        }
+    }
+
     /// A control passes only when the checker went red on it.
     pub fn went_red(&self) -> bool {
         self.outcome == RowOutcome::Silent
@@ -96,6 +107,8 @@ impl Control {
 #[derive(Debug, Clone, Serialize)]
 pub struct Scorecard {
     pub generated_at: String,
+    /// What the run was asked to score (absent only on a card being assembled).
+    pub selection: Option<Selection>,
     pub rows: Vec<Score>,
     pub controls: Vec<Control>,
 }
@@ -132,9 +145,36 @@ impl Scorecard {
         self.problems().is_empty()
     }
 
-    /// The baseline this run would commit: each row's outcome.
-    pub fn as_baseline(&self) -> BTreeMap<&'static str, &'static str> {
-        self.rows.iter().map(|s| (s.id, s.outcome.word())).collect()
+    /// The baseline this run would commit: each row's outcome. Refused, naming the rows, when a
+    /// row is silent or inconclusive: a baseline records promises that held, never a failure
+    /// or a run that proved nothing.
+    pub fn as_baseline(&self) -> Result<BTreeMap<&'static str, &'static str>, String> {
+        let unfit: Vec<String> = self
+            .rows
+            .iter()
+            .filter(|s| matches!(s.outcome, RowOutcome::Silent | RowOutcome::Inconclusive))
+            .map(|s| format!("{} ({})", s.id, s.outcome.word()))
+            .collect();
+        if !unfit.is_empty() {
+            return Err(format!(
+                "not recording a baseline with {}: fix those rows (or run them again) first",
+                unfit.join(", ")
+            ));
+        }
+        Ok(self.rows.iter().map(|s| (s.id, s.outcome.word())).collect())
+    }
+
+    /// Rows the baseline records that this run did not score. Only a run of the whole inventory
+    /// can say so (an `--only` or `--partition` run leaves rows out on purpose).
+    pub fn unrun_baseline_rows(&self, baseline: &BTreeMap<String, RowOutcome>) -> Vec<String> {
+        if !self.selection.as_ref().is_some_and(Selection::is_whole) {
+            return Vec::new();
+        }
+        baseline
+            .keys()
+            .filter(|id| !self.rows.iter().any(|s| s.id == id.as_str()))
+            .map(|id| format!("{id} is in the baseline but was not scored (a row was removed or renamed: update the baseline in a reviewed change)"))
+            .collect()
     }
 
     /// The terminal table: row, hop, target, outcome, evidence, time.
@@ -232,7 +272,7 @@ impl Scorecard {
         for c in &self.controls {
             out.push_str(&format!(
                 "  <testcase classname=\"negative-control\" name=\"{}\">",
-                xml(c.name)
+                xml(&c.name)
             ));
             if !c.went_red() {
                 out.push_str(&format!(
@@ -278,10 +318,11 @@ mod tests {
     fn card(rows: Vec<Score>, control: RowOutcome) -> Scorecard {
         Scorecard {
             generated_at: "now".into(),
+            selection: None,
             rows,
             controls: vec![Control {
-                name: "stand-in serve",
-                row: "H3.1",
+                name: "stand-in serve".into(),
+                row: "H3.1".into(),
                 outcome: control,
                 evidence: "e".into(),
             }],
@@ -326,6 +367,35 @@ mod tests {
         ] {
             assert!(!bad.passed(), "{}", bad.table());
         }
+    }
+
+    #[test]
+    fn a_baseline_never_records_a_silent_or_inconclusive_row() {
+        let good = card(
+            vec![score("H3.1", RowOutcome::Surfaced, None)],
+            RowOutcome::Silent,
+        );
+        assert_eq!(good.as_baseline().unwrap()["H3.1"], "surfaced");
+        for bad in [RowOutcome::Silent, RowOutcome::Inconclusive] {
+            let c = card(vec![score("H3.1", bad, None)], RowOutcome::Silent);
+            assert!(c.as_baseline().unwrap_err().contains("H3.1"));
+        }
+    }
+
+    #[test]
+    fn a_whole_run_reports_baseline_rows_it_did_not_score() {
+        let baseline = parse_baseline(r#"{"H3.1":"surfaced","H9.9":"survived"}"#).unwrap();
+        let mut c = card(
+            vec![score("H3.1", RowOutcome::Surfaced, None)],
+            RowOutcome::Silent,
+        );
+        assert!(c.unrun_baseline_rows(&baseline).is_empty(), "no selection");
+        c.selection = Some(Selection::new(&["H3.1".to_string()], None));
+        assert!(c.unrun_baseline_rows(&baseline).is_empty(), "an --only run");
+        c.selection = Some(Selection::new(&[], None));
+        let unrun = c.unrun_baseline_rows(&baseline);
+        assert_eq!(unrun.len(), 1);
+        assert!(unrun[0].starts_with("H9.9"));
     }
 
     #[test]

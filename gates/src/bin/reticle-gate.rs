@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use gates::history::History;
 use gates::inventory::{INVENTORY, Row};
 use gates::judge::{Judgement, RowOutcome};
+use gates::parts::{self, Partition, Selection, read_part};
 use gates::scenarios::{self, GateEnv};
 use gates::scorecard::{Score, Scorecard, exit, parse_baseline};
 
@@ -21,12 +22,49 @@ use gates::scorecard::{Score, Scorecard, exit, parse_baseline};
 /// Builds nothing: it runs the `reticle` binary that sits next to it. Each row's scenario starts
 /// its own daemon on a free loopback port with a private state dir, injects its fault, records a
 /// history and judges it: survived, surfaced, silent or inconclusive (never a pass).
+///
+/// Across CI runners: run `reticle gate --partition K/N --out part-K` on N runners (each row
+/// lands in exactly one part, chosen by its id), then `reticle gate merge part-1 ... part-N`.
+/// Exit codes: 0 passed, 1 failed (a row silent, below its target or regressed, a control not
+/// red, a baseline problem), 2 usage.
 #[derive(Debug, Parser)]
-#[command(name = "reticle gate", bin_name = "reticle gate", version)]
-struct Args {
+#[command(
+    name = "reticle gate",
+    bin_name = "reticle gate",
+    version,
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<GateCommand>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum GateCommand {
+    /// Merge the reports of partitioned runs (`--partition K/N`) into one scorecard, with the
+    /// same exit rules as a whole run; a row no part scored, or two parts scored, is an error.
+    Merge {
+        /// The report folders of the parts (each holds the scorecard.json its run wrote).
+        #[arg(required = true)]
+        parts: Vec<PathBuf>,
+        /// Where to write the merged scorecard.json, scorecard.md and junit.xml
+        /// (default .reticle/runs/gate-merged-<timestamp>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
     /// Only these rows, comma-separated (e.g. H3.1,H3.6).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// Run only part K of N (e.g. 2/3): a row's part depends on its id alone, so N runs with
+    /// K = 1..N score every row exactly once. Each part runs the controls of its own rows.
+    #[arg(long, value_parser = Partition::parse)]
+    partition: Option<Partition>,
     /// Run TCP faults through this Toxiproxy server instead of the embedded fault proxy.
     #[arg(long)]
     toxiproxy: Option<String>,
@@ -35,22 +73,25 @@ struct Args {
     /// (default .reticle/runs/gate-<timestamp>/).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// The committed baseline to compare against.
+    /// The committed baseline to compare against; a missing or unreadable baseline is an error.
     #[arg(long, default_value = "gates/baseline.json")]
     baseline: PathBuf,
     /// Write this run's outcomes to the baseline file instead of comparing (after a reviewed
-    /// improvement).
+    /// improvement). Refused when a row is silent or inconclusive.
     #[arg(long)]
     update_baseline: bool,
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let cli = Cli::parse();
     match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
-        Ok(rt) => rt.block_on(gate(args)),
+        Ok(rt) => match cli.command {
+            Some(GateCommand::Merge { parts, out }) => merge(&parts, out),
+            None => rt.block_on(gate(cli.run)),
+        },
         Err(err) => {
             eprintln!("reticle gate: cannot start the async runtime: {err}");
             ExitCode::from(exit::FAILED)
@@ -58,7 +99,7 @@ fn main() -> ExitCode {
     }
 }
 
-async fn gate(args: Args) -> ExitCode {
+async fn gate(args: RunArgs) -> ExitCode {
     let reticle = match sibling_reticle() {
         Ok(path) => path,
         Err(sentence) => return usage(&sentence),
@@ -99,15 +140,14 @@ async fn gate(args: Args) -> ExitCode {
                 Err(sentence) => return usage(&format!("{}: {sentence}", args.baseline.display())),
             },
             Err(err) => {
-                eprintln!(
-                    "reticle gate: no baseline at {} ({err}); comparing against nothing",
+                return usage(&format!(
+                    "cannot read the baseline {} ({err}); run from the repository root, name it with --baseline, or record one with --update-baseline",
                     args.baseline.display()
-                );
-                BTreeMap::new()
+                ));
             }
         }
     };
-    let dir = report_dir(args.out.clone());
+    let dir = report_dir(args.out.clone(), "gate");
     let histories = dir.join("histories");
     if let Err(err) = std::fs::create_dir_all(&histories) {
         return usage(&format!(
@@ -122,10 +162,15 @@ async fn gate(args: Args) -> ExitCode {
             swept.len()
         );
     }
-    let rows: Vec<&Row> = INVENTORY
-        .iter()
-        .filter(|r| args.only.is_empty() || args.only.iter().any(|id| id == r.id))
-        .collect();
+    let selection = Selection::new(&args.only, args.partition);
+    let rows: Vec<&Row> = selection.rows_to_run();
+    if let Some(part) = args.partition {
+        eprintln!(
+            "reticle gate: partition {part}: {} of {} selected row(s)",
+            rows.len(),
+            selection.rows.len()
+        );
+    }
     let env = GateEnv { reticle };
     let mut scores = Vec::new();
     for (n, row) in rows.iter().enumerate() {
@@ -150,19 +195,30 @@ async fn gate(args: Args) -> ExitCode {
         );
         scores.push(score);
     }
-    eprintln!("reticle gate: running the negative controls");
+    eprintln!("reticle gate: running the negative controls of the rows run");
+    let ids: Vec<&str> = rows.iter().map(|r| r.id).collect();
     let card = Scorecard {
         generated_at: now(),
+        selection: Some(selection),
         rows: scores,
-        controls: gates::controls::all().await,
+        controls: gates::controls::for_rows(&ids).await,
     };
     println!("{}", card.table());
     if let Err(err) = write_reports(&card, &dir) {
         eprintln!("reticle gate: could not write the reports: {err}");
         return ExitCode::from(exit::FAILED);
     }
+    let mut problems = card.problems();
+    problems.extend(card.unrun_baseline_rows(&baseline));
     if args.update_baseline {
-        let body = serde_json::to_string_pretty(&card.as_baseline()).unwrap_or_default();
+        let recorded = match card.as_baseline() {
+            Ok(recorded) => recorded,
+            Err(sentence) => {
+                eprintln!("reticle gate: {sentence}");
+                return ExitCode::from(exit::FAILED);
+            }
+        };
+        let body = serde_json::to_string_pretty(&recorded).unwrap_or_default();
         if let Err(err) = std::fs::write(&args.baseline, body + "\n") {
             eprintln!(
                 "reticle gate: could not write {}: {err}",
@@ -175,7 +231,11 @@ async fn gate(args: Args) -> ExitCode {
             args.baseline.display()
         );
     }
-    let problems = card.problems();
+    verdict(&card, &problems)
+}
+
+/// Prints the verdict line and turns it into the exit code.
+fn verdict(card: &Scorecard, problems: &[String]) -> ExitCode {
     let inconclusive = card
         .rows
         .iter()
@@ -183,8 +243,9 @@ async fn gate(args: Args) -> ExitCode {
         .count();
     if problems.is_empty() {
         println!(
-            "gate passed: {} row(s), every control went red",
-            card.rows.len()
+            "gate passed: {} row(s), {} control(s), every control went red",
+            card.rows.len(),
+            card.controls.len()
         );
         ExitCode::from(exit::PASSED)
     } else {
@@ -222,11 +283,49 @@ async fn run_caught(id: &str, env: &GateEnv) -> (Judgement, Option<History>) {
     }
 }
 
+/// `reticle gate merge`: reads each part's scorecard, merges them and judges the whole.
+fn merge(dirs: &[PathBuf], out: Option<PathBuf>) -> ExitCode {
+    let mut parts = Vec::new();
+    for dir in dirs {
+        let file = dir.join("scorecard.json");
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(err) => {
+                return usage(&format!(
+                    "cannot read {} ({err}); give the --out folder of each part",
+                    file.display()
+                ));
+            }
+        };
+        match read_part(&dir.display().to_string(), &text) {
+            Ok(part) => parts.push(part),
+            Err(sentence) => return usage(&sentence),
+        }
+    }
+    let card = match parts::merge(parts, now()) {
+        Ok(card) => card,
+        Err(sentence) => {
+            eprintln!("reticle gate merge: {sentence}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    let dir = report_dir(out, "gate-merged");
+    if let Err(err) = std::fs::create_dir_all(&dir).and_then(|()| write_reports(&card, &dir)) {
+        eprintln!(
+            "reticle gate merge: could not write the reports in {}: {err}",
+            dir.display()
+        );
+        return ExitCode::from(exit::FAILED);
+    }
+    println!("{}", card.table());
+    verdict(&card, &card.problems())
+}
+
 /// Where this run's reports go.
-fn report_dir(out: Option<PathBuf>) -> PathBuf {
+fn report_dir(out: Option<PathBuf>, kind: &str) -> PathBuf {
     out.unwrap_or_else(|| {
         let stamp = now().replace([':', '.'], "-");
-        PathBuf::from(".reticle/runs").join(format!("gate-{stamp}"))
+        PathBuf::from(".reticle/runs").join(format!("{kind}-{stamp}"))
     })
 }
 
