@@ -64,8 +64,15 @@ async fn element_ref(
             let mut args = criteria.clone();
             args.insert("limit".into(), json!(5));
             let found = ask(session, CommandName::Query, Value::Object(args)).await?;
-            let count = found.get("count").and_then(Value::as_u64).unwrap_or(0);
+            // Protocol 1 answers `query` with `{elements, hint?}`: the matches are the elements
+            // listed (the published 2.0.0 SDK sends no `count`; ours adds one, counting past the
+            // limit, which only makes an ambiguity message more precise).
             let elements = found.get("elements").cloned().unwrap_or(json!([]));
+            let listed = elements.as_array().map_or(0, Vec::len) as u64;
+            let count = found
+                .get("count")
+                .and_then(Value::as_u64)
+                .map_or(listed, |c| c.max(listed));
             match count {
                 1 => elements[0]
                     .get("ref")
