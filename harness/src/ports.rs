@@ -1,15 +1,123 @@
-//! Ports for tests: a free loopback port, and the product's own probes re-exported so gates and
-//! the CLI judge a port the same way.
+//! Ports for tests: a loopback port that nothing else on the machine can take between the moment
+//! a test picks it and the moment its daemon binds it, and the product's own probes re-exported
+//! so gates and the CLI judge a port the same way.
+//!
+//! A port from `bind(127.0.0.1:0)` lies in the kernel's ephemeral range, which every outgoing
+//! connection on the machine draws its source port from: on a busy machine one may take it
+//! before the daemon binds. So [`free_port`] picks from outside that range (no connection is
+//! ever given such a port unless it asks for it by number) and reserves it across processes with
+//! an exclusive lock on a file named after it, held until this process ends: parallel test
+//! processes never pick the same port. It must not hand out a port it could not bind just now.
 
+use std::fs::{File, OpenOptions};
 use std::net::TcpListener;
+use std::ops::RangeInclusive;
+use std::path::PathBuf;
+use std::sync::Mutex;
 
 pub use reticle::probe::holders::{command_of, holders, listeners, pid_alive};
 pub use reticle::probe::{PortHolder, PortPresence, SocketRole, probe};
 
-/// A loopback port nothing listens on right now.
+/// Where the kernel draws outgoing connections' source ports from when it cannot be read.
+const DEFAULT_EPHEMERAL: RangeInclusive<u16> = 32768..=60999;
+/// The lowest port handed out: above the well-known and common development ports.
+const LOWEST: u16 = 10_000;
+
+/// The reservations this process holds; dropped (and so released) only when it exits.
+static HELD: Mutex<Vec<File>> = Mutex::new(Vec::new());
+
+/// A loopback port nothing listens on right now, outside the ephemeral range, reserved for
+/// this process so no other process using this function picks it.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("the OS hands out an ephemeral loopback port")
+    let candidates = candidates(&ephemeral_range());
+    let start = (std::process::id() as usize).wrapping_mul(7919) % candidates.len();
+    let dir = reservation_dir();
+    for port in candidates.iter().cycle().skip(start).take(candidates.len()) {
+        let Some(lock) = reserve(&dir, *port) else {
+            continue;
+        };
+        if TcpListener::bind(("127.0.0.1", *port)).is_ok() {
+            HELD.lock().unwrap_or_else(|p| p.into_inner()).push(lock);
+            return *port;
+        }
+    }
+    panic!(
+        "no loopback port outside the ephemeral range {:?} could be reserved and bound",
+        ephemeral_range()
+    )
+}
+
+/// The kernel's ephemeral range, from `/proc/sys/net/ipv4/ip_local_port_range`.
+pub fn ephemeral_range() -> RangeInclusive<u16> {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| {
+            let mut bounds = text.split_whitespace().map(str::parse::<u16>);
+            Some(bounds.next()?.ok()?..=bounds.next()?.ok()?)
+        })
+        .unwrap_or(DEFAULT_EPHEMERAL)
+}
+
+/// Every port from [`LOWEST`] up that lies outside `ephemeral`.
+fn candidates(ephemeral: &RangeInclusive<u16>) -> Vec<u16> {
+    (LOWEST..=u16::MAX)
+        .filter(|p| !ephemeral.contains(p))
+        .collect()
+}
+
+/// The folder of reservation files, shared by every test process of this user.
+fn reservation_dir() -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    // `/proc/self` belongs to this process's user.
+    let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
+    let dir = std::env::temp_dir().join(format!("reticle-test-ports-{uid}"));
+    let _ = std::fs::create_dir_all(&dir);
+    dir
+}
+
+/// An exclusive, non-blocking lock on `port`'s reservation file, or `None` when another process
+/// (or this one) holds it. The kernel releases it when the holder exits, however it exits.
+fn reserve(dir: &std::path::Path, port: u16) -> Option<File> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(port.to_string()))
+        .ok()?;
+    file.try_lock().ok()?;
+    Some(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_lie_outside_the_ephemeral_range_and_are_never_handed_out_twice() {
+        let ephemeral = ephemeral_range();
+        let picked: Vec<u16> = (0..20).map(|_| free_port()).collect();
+        for port in &picked {
+            assert!(!ephemeral.contains(port), "{port} is ephemeral");
+            assert!(*port >= LOWEST);
+        }
+        let mut unique = picked.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), picked.len(), "{picked:?}");
+    }
+
+    #[test]
+    fn a_reserved_port_is_refused_to_every_other_holder() {
+        let port = free_port();
+        // The control: the same reservation asked again (as another process would) is refused
+        // while this process holds it.
+        assert!(reserve(&reservation_dir(), port).is_none());
+    }
+
+    #[test]
+    fn candidates_skip_the_whole_ephemeral_range() {
+        let c = candidates(&(32768..=60999));
+        assert!(c.contains(&32767) && c.contains(&61000) && c.contains(&LOWEST));
+        assert!(!c.contains(&32768) && !c.contains(&60999));
+    }
 }
