@@ -13,7 +13,7 @@ pub mod messages;
 pub mod status;
 pub mod vocabulary;
 
-pub use close::Refusal;
+pub use close::CloseReason;
 pub use messages::{Command, CommandResult, DecodeError, Event, EventMessage, Hello, Message};
 pub use status::{CatalogueSummary, RefusedPage, SessionSummary, StatusReport};
 pub use vocabulary::{CommandName, EventType, KnownEventType};
