@@ -19,6 +19,7 @@ use super::refusal::Refusal;
 use crate::bridge::{Cursor, Session};
 use crate::verdict::decide::Context;
 use crate::verdict::{Verdict, Window, decide, wait_until};
+use crate::wire::{EventFamily, KnownEventType as K};
 
 /// How long wait_for waits by default.
 pub const DEFAULT_WAIT_FOR: Duration = Duration::from_millis(4000);
@@ -78,15 +79,15 @@ pub(super) fn digest(window: &Window) -> Value {
     let mut route = None;
     for e in &window.events {
         *by_type.entry(e.kind.as_str()).or_default() += 1;
-        match e.kind.as_str() {
-            "net.request" => {
+        match e.kind.known() {
+            Some(K::NetRequest) => {
                 net += 1;
                 let ok = e.data.get("ok").and_then(Value::as_bool).unwrap_or(true);
                 if !ok {
                     failed += 1;
                 }
             }
-            "signal" => {
+            Some(K::Signal) => {
                 if let Some(name) = e.data.get("name").and_then(Value::as_str)
                     && !signals.contains(&name)
                     && signals.len() < 20
@@ -94,9 +95,9 @@ pub(super) fn digest(window: &Window) -> Value {
                     signals.push(name);
                 }
             }
-            "console.error" | "error.uncaught" => console_errors += 1,
-            "route.change" => route = e.data.get("to").cloned(),
-            kind if kind.starts_with("dom.") => {
+            Some(K::ConsoleError | K::ErrorUncaught) => console_errors += 1,
+            Some(K::RouteChange) => route = e.data.get("to").cloned(),
+            _ if e.kind.in_family(EventFamily::Dom) => {
                 dom += e.data.get("count").and_then(Value::as_u64).unwrap_or(1);
             }
             _ => {}
