@@ -16,6 +16,7 @@ use crate::bridge::{Bridge, CommandError, Cursor, Reply, Session};
 use crate::verdict::predicate::ElementQuery;
 use crate::verdict::probe::{ElementFacts, PageProbe, Read, StateFacts};
 use crate::verdict::{CaptureLoss, Observation, ObservedEvent, Window};
+use crate::wire::trace::span;
 use crate::wire::{CommandName, EventFamily};
 
 /// The default bound of one command.
@@ -46,7 +47,7 @@ pub async fn command(
     bound: Duration,
 ) -> Outcome {
     let span = tracing::info_span!(
-        "browser.command",
+        span::BROWSER_COMMAND,
         command = name.as_str(),
         ok = tracing::field::Empty,
         error = tracing::field::Empty

@@ -19,6 +19,7 @@ use super::refusal::Refusal;
 use crate::bridge::{Cursor, Session};
 use crate::verdict::decide::Context;
 use crate::verdict::{Verdict, Window, decide, wait_until};
+use crate::wire::trace::span;
 use crate::wire::{EventFamily, KnownEventType as K};
 
 /// How long wait_for waits by default.
@@ -134,7 +135,7 @@ async fn waited(
     let predicate = predicate_of(call.tool.as_str(), "predicate", &a.predicate.0)?;
     let since = window_start(call, session, a.since.as_deref())?;
     let mut page = LivePage::new(call.ctx.bridge.clone(), Arc::clone(session), since);
-    let span = tracing::info_span!("predicate.wait", ok = Empty, error = Empty);
+    let span = tracing::info_span!(span::PREDICATE_WAIT, ok = Empty, error = Empty);
     let result = wait_until(&predicate, &mut page, bound(a.timeout_ms, default_wait))
         .instrument(span.clone())
         .await;

@@ -6,11 +6,13 @@
 //! - [`vocabulary`]: protocol 1's command names and event types.
 //! - [`limits`]: protocol 1's version, limits and transport bounds.
 //! - [`close`]: why the bridge closes a socket, with its close code and reason.
+//! - [`trace`]: the trace line's event, keys and span names (read by trace checkers).
 
 pub mod close;
 pub mod limits;
 pub mod messages;
 pub mod status;
+pub mod trace;
 pub mod vocabulary;
 
 pub use close::CloseReason;
