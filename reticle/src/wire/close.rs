@@ -15,6 +15,8 @@ pub mod code {
     pub const TOO_BIG: u16 = 1009;
     /// A capacity refusal: too many sessions or pending handshakes; try again later.
     pub const TRY_AGAIN_LATER: u16 = 1013;
+    /// Every code above, for readers that must know them all (the SDK drift test).
+    pub const ALL: &[u16] = &[GOING_AWAY, POLICY, TOO_BIG, TRY_AGAIN_LATER];
 }
 
 /// Every reason the bridge ends a socket.
