@@ -20,7 +20,7 @@ use super::registry::{BridgeError, ResolveError};
 use super::session::{Cursor, Reply};
 use crate::http::AppState;
 use crate::http::errors::refusal;
-use crate::wire::limits::MAX_MESSAGE_BYTES;
+use crate::wire::limits::MAX_FRAME_BYTES;
 use crate::wire::messages::FrameClues;
 
 /// `GET /reticle`: judges the Origin, then upgrades to the bridge socket.
@@ -49,8 +49,8 @@ pub async fn socket_upgrade(
         return refusal(StatusCode::FORBIDDEN, &sentence);
     }
     upgrade
-        .max_message_size(MAX_MESSAGE_BYTES)
-        .max_frame_size(MAX_MESSAGE_BYTES)
+        .max_message_size(MAX_FRAME_BYTES)
+        .max_frame_size(MAX_FRAME_BYTES)
         .on_upgrade(move |socket| connection::serve(bridge, socket, origin))
 }
 

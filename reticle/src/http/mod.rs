@@ -74,7 +74,7 @@ pub fn router(state: AppState) -> Router {
         .route(
             crate::mcp::MESSAGE_PATH,
             post(crate::mcp::transport::mcp_message_post)
-                .layer(DefaultBodyLimit::max(crate::mcp::MAX_MESSAGE_BYTES)),
+                .layer(DefaultBodyLimit::max(crate::mcp::MAX_MCP_BODY_BYTES)),
         )
         .fallback(errors::not_found)
         .layer(axum::middleware::from_fn_with_state(

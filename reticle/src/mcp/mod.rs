@@ -38,8 +38,8 @@ pub const MESSAGE_EVENT: &str = "message";
 pub const SESSION_EVENT: &str = "reticle-session";
 /// Sent on every stream before a planned shutdown: `{"reason"}`.
 pub const SHUTDOWN_EVENT: &str = "reticle-shutdown";
-/// The largest message a POST may carry.
-pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+/// The largest MCP message body a POST to [`MESSAGE_PATH`] may carry.
+pub const MAX_MCP_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// The MCP side of the daemon: its catalogue and its open protocol sessions.
 #[derive(Debug, Clone)]
