@@ -17,8 +17,9 @@
 //! - [`calls`]: the book of owed calls and the -32001 sentences.
 //! - [`events`]: the proxy log's event names.
 //! - [`lines`], [`sse`]: bounded stdin framing and the SSE frame parser (pure).
-//! - [`settings`]: bounds and the environment that tunes them.
+//! - [`settings`]: bounds and the environment that tunes them; [`boot`]: both processes' start.
 
+pub mod boot;
 pub mod calls;
 pub mod events;
 pub mod lines;

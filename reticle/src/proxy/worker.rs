@@ -15,6 +15,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::boot::boot;
 use super::events;
 use super::link::{BEAT_EVERY, LinkCommand, Report};
 use super::settings::{POST_BOUND, STREAM_HANDSHAKE, STREAM_STALL, Settings};
@@ -71,22 +72,9 @@ type Shared = Arc<Mutex<Option<Live>>>;
 
 /// Runs the worker until its stdin closes.
 pub fn run(port: u16) -> ExitCode {
-    let settings = match Settings::from_env(port) {
-        Ok(settings) => settings,
-        Err(err) => {
-            eprintln!("reticle mcp-worker: {err}");
-            return ExitCode::from(2);
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("reticle mcp-worker: cannot start the async runtime: {err}");
-            return ExitCode::FAILURE;
-        }
+    let (settings, runtime) = match boot("reticle mcp-worker", port) {
+        Ok(booted) => booted,
+        Err(code) => return code,
     };
     runtime.block_on(serve(settings));
     ExitCode::SUCCESS

@@ -49,6 +49,7 @@ use self::connection::{Connection, LinkState};
 use self::log::ProxyLog;
 use self::stdio::AgentOut;
 use self::workers::{ProcessLauncher, Workers};
+use super::boot::boot;
 use super::calls::{Book, LinkLoss};
 use super::events;
 use super::lines::Line;
@@ -68,22 +69,9 @@ enum Input {
 
 /// Runs `reticle mcp` until stdin closes and what is owed is answered or logged.
 pub fn run(port: u16) -> ExitCode {
-    let settings = match Settings::from_env(port) {
-        Ok(settings) => settings,
-        Err(err) => {
-            eprintln!("reticle mcp: {err}");
-            return ExitCode::from(2);
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("reticle mcp: cannot start the async runtime: {err}");
-            return ExitCode::FAILURE;
-        }
+    let (settings, runtime) = match boot("reticle mcp", port) {
+        Ok(booted) => booted,
+        Err(code) => return code,
     };
     // A panic is caught where it happens (see `guarded`); say so in one line on stderr (which
     // an MCP client keeps as the server's log) instead of a backtrace.

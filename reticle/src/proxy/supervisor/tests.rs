@@ -4,6 +4,7 @@
 //! test takes milliseconds; the process-level proxy tests in gates/ stay the judge of the whole.
 
 use std::future::Future;
+use std::io;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -46,8 +47,6 @@ impl Launcher for FakeLauncher {
         self.0.lock().unwrap().signals.push((pid, signal));
     }
 }
-
-use std::io;
 
 type Actor = Pin<Box<dyn Future<Output = ExitCode>>>;
 
@@ -171,16 +170,7 @@ impl Rig {
     /// Worker `generation` opens the session its pending attempt asked for: the epoch.
     fn connect(&mut self, generation: u64) -> u64 {
         let (epoch, _) = self.connect_command(generation);
-        self.report(
-            generation,
-            Report::Connected {
-                epoch,
-                session: "s".into(),
-                instance: "i".into(),
-                catalogue: None,
-                spawned: None,
-            },
-        );
+        self.report(generation, opened(epoch, "s"));
         epoch
     }
 
@@ -221,13 +211,24 @@ impl Rig {
     }
 }
 
+/// The worker's report that session `epoch` is open.
+fn opened(epoch: u64, session: &str) -> Report {
+    Report::Connected {
+        epoch,
+        session: session.into(),
+        instance: "i".into(),
+        catalogue: None,
+        spawned: None,
+    }
+}
+
 /// The typed data of a -32001 answer.
 fn lost(answer: &Value) -> TransportLostData {
     assert_eq!(answer["error"]["code"], TRANSPORT_LOST, "{answer}");
     TransportLostData::read(&answer["error"]["data"]).expect("typed -32001 data")
 }
 
-/// The agent is initialized and a session is open and confirmed: (epoch, replay seq).
+/// The agent is initialized and a session is open and confirmed: its epoch.
 fn confirmed_session(rig: &mut Rig) -> u64 {
     rig.initialize();
     let epoch = rig.connect(1);
@@ -236,6 +237,16 @@ fn confirmed_session(rig: &mut Rig) -> u64 {
     rig.daemon_answers(1, epoch, replay_seq, json!({ "result": {} }));
     rig.written();
     epoch
+}
+
+/// A confirmed session carrying the calls `ids`, posted in order: (epoch, their proxy ids).
+fn calls_on_a_session(rig: &mut Rig, ids: &[Value]) -> (u64, Vec<u64>) {
+    let epoch = confirmed_session(rig);
+    for id in ids {
+        rig.request(id.clone(), "tools/call");
+    }
+    let seqs = rig.posts(1).into_iter().map(|(seq, _)| seq).collect();
+    (epoch, seqs)
 }
 
 #[tokio::test(start_paused = true)]
@@ -276,9 +287,8 @@ async fn queued_calls_wait_for_the_replayed_handshake_then_go_in_arrival_order()
 #[tokio::test(start_paused = true)]
 async fn a_call_is_answered_exactly_once_and_a_second_answer_is_dropped() {
     let mut rig = Rig::start();
-    let epoch = confirmed_session(&mut rig);
-    rig.request(json!(7), "tools/call");
-    let (seq, _) = rig.posts(1)[0].clone();
+    let (epoch, calls) = calls_on_a_session(&mut rig, &[json!(7)]);
+    let seq = calls[0];
     rig.daemon_answers(1, epoch, seq, json!({ "result": {} }));
     rig.daemon_answers(1, epoch, seq, json!({ "result": { "again": true } }));
     let answers = rig.written();
@@ -325,15 +335,12 @@ async fn a_refused_replay_holds_calls_until_their_deadline_then_answers_that_the
 #[tokio::test(start_paused = true)]
 async fn a_drop_answers_posted_calls_and_requeues_unposted_ones_for_the_next_session() {
     let mut rig = Rig::start();
-    let epoch = confirmed_session(&mut rig);
-    rig.request(json!("posted"), "tools/call");
-    rig.request(json!("unposted"), "tools/call");
-    let calls = rig.posts(1);
+    let (epoch, calls) = calls_on_a_session(&mut rig, &[json!("posted"), json!("unposted")]);
     rig.report(
         1,
         Report::Posting {
             epoch,
-            seq: calls[0].0,
+            seq: calls[0],
         },
     );
     rig.report(
@@ -355,16 +362,7 @@ async fn a_drop_answers_posted_calls_and_requeues_unposted_ones_for_the_next_ses
     // A call is waiting, so the next attempt starts at once, and may start a daemon.
     let (next, spawn) = rig.connect_command(1);
     assert!(spawn);
-    rig.report(
-        1,
-        Report::Connected {
-            epoch: next,
-            session: "s2".into(),
-            instance: "i".into(),
-            catalogue: None,
-            spawned: None,
-        },
-    );
+    rig.report(1, opened(next, "s2"));
     let posts = rig.posts(1);
     assert_eq!(posts[0].1["method"], "initialize", "replayed again first");
     assert_eq!(
@@ -376,7 +374,7 @@ async fn a_drop_answers_posted_calls_and_requeues_unposted_ones_for_the_next_ses
     let resent = rig.posts(1);
     assert_eq!(resent.len(), 1);
     assert_eq!(
-        resent[0].0, calls[1].0,
+        resent[0].0, calls[1],
         "the unposted call goes on the new session"
     );
     rig.daemon_answers(1, next, resent[0].0, json!({ "result": {} }));
@@ -450,9 +448,8 @@ async fn a_free_port_with_nothing_waiting_goes_dormant_and_the_next_call_wakes_i
 #[tokio::test(start_paused = true)]
 async fn a_worker_death_answers_calls_in_flight_and_a_new_worker_takes_over() {
     let mut rig = Rig::start();
-    let epoch = confirmed_session(&mut rig);
-    rig.request(json!(1), "tools/call");
-    let (seq, _) = rig.posts(1)[0].clone();
+    let (epoch, calls) = calls_on_a_session(&mut rig, &[json!(1)]);
+    let seq = calls[0];
     rig.report(1, Report::Posting { epoch, seq });
     rig.send(Input::WorkerGone {
         generation: 1,
@@ -468,27 +465,13 @@ async fn a_worker_death_answers_calls_in_flight_and_a_new_worker_takes_over() {
     rig.poll();
     let (attempt, _) = rig.connect_command(2);
     // The dead worker's late words are not taken for the new one's.
-    rig.report(
+    rig.report(1, opened(attempt, "stale"));
+    assert_eq!(
+        rig.logged(events::DAEMON_SESSION).len(),
         1,
-        Report::Connected {
-            epoch: attempt,
-            session: "stale".into(),
-            instance: "i".into(),
-            catalogue: None,
-            spawned: None,
-        },
+        "a stale worker is ignored"
     );
-    assert!(rig.logged(events::DAEMON_SESSION).len() == 1);
-    rig.report(
-        2,
-        Report::Connected {
-            epoch: attempt,
-            session: "s2".into(),
-            instance: "i".into(),
-            catalogue: None,
-            spawned: None,
-        },
-    );
+    rig.report(2, opened(attempt, "s2"));
     assert_eq!(rig.logged(events::DAEMON_SESSION).len(), 2);
     assert_eq!(rig.posts(2)[0].1["method"], "initialize");
 }
@@ -509,12 +492,9 @@ async fn a_panic_while_handling_a_request_answers_it_and_serving_goes_on() {
 #[tokio::test(start_paused = true)]
 async fn stdin_closing_drains_what_is_owed_then_exits() {
     let mut rig = Rig::start();
-    let epoch = confirmed_session(&mut rig);
-    rig.request(json!("sent"), "tools/call");
-    rig.request(json!("answered"), "tools/call");
-    let calls = rig.posts(1);
+    let (epoch, calls) = calls_on_a_session(&mut rig, &[json!("sent"), json!("answered")]);
     rig.send(Input::StdinClosed);
-    rig.daemon_answers(1, epoch, calls[1].0, json!({ "result": {} }));
+    rig.daemon_answers(1, epoch, calls[1], json!({ "result": {} }));
     assert_eq!(
         rig.written()[0]["id"],
         "answered",
