@@ -6,4 +6,4 @@ pub mod holders;
 pub mod presence;
 
 pub use holders::{PortHolder, SocketRole, holders, listeners};
-pub use presence::{PortPresence, fetch_status, probe};
+pub use presence::{PortPresence, PresenceKind, fetch_status, probe};
