@@ -28,6 +28,7 @@ pub mod config;
 pub mod daemon;
 pub mod http;
 pub mod mcp;
+pub mod plane;
 pub mod probe;
 pub mod proxy;
 pub mod store;

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use crate::daemon::DaemonLog;
 use crate::tools::Catalogue;
@@ -57,18 +58,30 @@ struct Inner {
     log: Option<Arc<DaemonLog>>,
     /// Tool calls started and not yet answered.
     in_flight: AtomicUsize,
+    /// Cancelled when the daemon begins to shut down: every open stream ends on it.
+    shutdown: CancellationToken,
 }
 
 impl McpState {
-    pub fn new(catalogue: Catalogue, log: Option<Arc<DaemonLog>>) -> Self {
+    pub fn new(
+        catalogue: Catalogue,
+        log: Option<Arc<DaemonLog>>,
+        shutdown: CancellationToken,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 catalogue: RwLock::new(Arc::new(catalogue)),
                 sessions: Mutex::new(HashMap::new()),
                 log,
                 in_flight: AtomicUsize::new(0),
+                shutdown,
             }),
         }
+    }
+
+    /// Cancelled when the daemon begins to shut down.
+    pub fn shutdown(&self) -> &CancellationToken {
+        &self.inner.shutdown
     }
 
     /// The catalogue in force.
