@@ -16,7 +16,6 @@ use axum::extract::FromRef;
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{Signal, SignalKind, signal};
-
 use tokio_util::sync::CancellationToken;
 
 use super::life;

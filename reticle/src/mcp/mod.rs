@@ -42,7 +42,8 @@ pub const SHUTDOWN_EVENT: &str = "reticle-shutdown";
 /// The largest message a POST may carry.
 pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
-/// The MCP side of the daemon: its catalogue and its open protocol sessions.
+/// The MCP side of the daemon: its catalogue, its open protocol sessions, and the shutdown their
+/// streams end on.
 #[derive(Debug, Clone)]
 pub struct McpState {
     inner: Arc<Inner>,
