@@ -281,6 +281,7 @@ fn read_call(params: Option<&Value>) -> Result<CallToolRequestParams, RpcFailure
 mod tests {
     use super::*;
     use crate::tools::Catalogue;
+    use tokio_util::sync::CancellationToken;
 
     fn setup(
         catalogue: Catalogue,
@@ -294,7 +295,12 @@ mod tests {
         let session = Arc::new(ProtocolSession::new("s1".into(), tx));
         let dir = std::env::temp_dir().join(format!("reticle-session-test-{}", std::process::id()));
         let ctx = ToolContext::detached(&dir);
-        (session, rx, McpState::new(catalogue, None), ctx)
+        (
+            session,
+            rx,
+            McpState::new(catalogue, None, CancellationToken::new()),
+            ctx,
+        )
     }
 
     async fn ask(

@@ -20,13 +20,13 @@ use super::events;
 use super::link::{BEAT_EVERY, LinkCommand, Report};
 use super::settings::{POST_BOUND, STREAM_HANDSHAKE, STREAM_STALL, Settings};
 use super::sse::{Frame, SseParser};
-use crate::cli::describe::foreign_holder;
-use crate::cli::serve::start_failure;
 use crate::daemon::StateDir;
 use crate::daemon::spawn::spawn_detached;
 use crate::mcp::{
     ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH,
 };
+use crate::probe::obstacles::foreign_holder;
+use crate::probe::obstacles::start_failure;
 use crate::probe::{PortPresence, PresenceKind, fetch_status, probe};
 use crate::wire::CatalogueSummary;
 
