@@ -12,18 +12,19 @@ use std::path::{Path, PathBuf};
 /// Which room may import which: the one rank table. A room not listed here fails the check, so a
 /// new room must be placed before it is used. Reading bottom to top:
 const RANKS: &[(&str, &[&str])] = &[
-    // The bottom: vocabularies and pure logic that know no other room.
+    // The bottom: the one contract (protocol vocabulary, limits, close codes, trace names), then
+    // the pure logic that speaks it and knows no other room.
     ("wire", &[]),
     ("config", &[]),
     ("store", &[]),
-    ("verdict", &[]),
+    ("verdict", &["wire"]),
     // What the rooms serving on the daemon's HTTP plane share (loopback, the refusal body): a
     // leaf, so the bridge and the MCP endpoint need not reach up into `http` for it.
     ("plane", &[]),
     ("auth", &["config", "wire"]),
     // The process: state dir, lock, log, activity, heartbeat; not the assembly (`daemon::run`).
     ("daemon", &["config", "wire"]),
-    ("trace", &["config", "daemon"]),
+    ("trace", &["config", "wire", "daemon"]),
     // Client-side truth about a port, shared by the CLI and the proxy.
     ("probe", &["config", "wire", "daemon"]),
     // The rooms that serve, each taking only the state it needs: the tools drive the bridge, the
