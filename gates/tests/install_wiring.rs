@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use harness::ReapPort;
 use harness::cli::Ran;
 use harness::{
     Browser, FixtureApp, McpClient, Outcome, OwnedDaemon, ProxyOptions, binaries, free_port, poll,
@@ -28,7 +29,6 @@ use harness::{
 use reticle::auth::token::TOKEN_FILE;
 use reticle::config::{DEFAULT_PORT, env};
 use serde_json::{Value, json};
-use support::Reap;
 
 /// The configs `reticle init` writes by default, as their clients read them: (file, key of the
 /// server list, the `type` the client needs in the entry, if any).
@@ -312,7 +312,7 @@ async fn install_check(daemon_port: u16, init_port: u16) -> InstallRun {
         }
     };
     // A miswired config's `reticle mcp` starts a daemon of its own on the wrong port.
-    let _reap = (init_port != daemon_port).then(|| Reap(init_port));
+    let _reap = (init_port != daemon_port).then(|| ReapPort(init_port));
     let app = FixtureApp::start().await;
     let browser = match Browser::launch().await {
         Ok(browser) => browser,

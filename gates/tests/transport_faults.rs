@@ -4,7 +4,7 @@
 //!
 //! - The MCP link (`reticle mcp` → daemon, POST + SSE): the proxy is given the fault proxy's
 //!   port and takes it for the daemon's. Calls are counted on the raw stdout of `reticle mcp`;
-//!   the judge is H2.7's ([`gates::scenarios::link::rounds_judge`]): a call under a degrading
+//!   the judge is H2.7's ([`gates::scenarios::link::judge_rounds`]): a call under a degrading
 //!   toxic must succeed, a call under a cutting one must be answered by its result or -32001,
 //!   and after each heal the link serves again.
 //! - The bridge (page → daemon WebSocket): a protocol-1 page ([`WirePage`]) connects through a
