@@ -18,7 +18,6 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use harness::ReapPort;
@@ -77,7 +76,7 @@ impl Pristine {
             .env("PATH", path_with_binary_under_test())
             .env_remove(env::TOKEN)
             .env_remove(env::PORT);
-        run_to_end(command).await
+        harness::cli::run_command(command).await
     }
 }
 
@@ -88,18 +87,6 @@ fn path_with_binary_under_test() -> std::ffi::OsString {
     let rest = std::env::var_os("PATH").unwrap_or_default();
     std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest)))
         .expect("PATH entries hold no separator")
-}
-
-async fn run_to_end(mut command: Command) -> Ran {
-    let output = tokio::task::spawn_blocking(move || command.output())
-        .await
-        .expect("the blocking task runs")
-        .expect("reticle init runs");
-    Ran {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
 }
 
 /// The lines of init's output that carry `mark`.

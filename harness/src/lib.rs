@@ -10,7 +10,7 @@
 //! - [`poll`]: bounded polling, the only synchronisation tests use.
 //! - [`stage`]: [`Stage`] (a private state dir and a free port for a proxy's daemon) and
 //!   [`ReapPort`], which ends the daemons a proxy started on a port.
-//! - [`cli`]: running `reticle <command>` as a user would and capturing what it says.
+//! - [`cli`]: running `reticle <command>` as a user would, bounded, and capturing what it says.
 //! - [`fixture_app`]: [`FixtureApp`], the fixture app (and its API, [`fixture_api`]) on an
 //!   ephemeral loopback port.
 //! - [`browser`]: [`Browser`], Debian's Chromium over CDP: tabs, reloads, backgrounding, console.

@@ -1,7 +1,8 @@
 //! Hop 3 scenarios: each provokes one daemon-lifecycle row against real processes, records the
 //! fault and every CLI call in a history, and judges it. The CLI calls are what a user sees, so a
-//! call's completion is `ok` for exit 0 and `fail` otherwise, with what it printed. H3.3 needs an
-//! attached client instead: its calls go through the hop 1 and 2 [`Agent`].
+//! call's completion is `ok` for exit 0 and `fail` otherwise, with what it printed (`info` for a
+//! call killed at the harness's bound: a hang). H3.3 needs an attached client instead: its calls
+//! go through the hop 1 and 2 [`super::agent::Agent`], opened by [`warm_agent`].
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
@@ -23,16 +24,22 @@ use crate::judge::{self, Judgement, RowOutcome, one_line};
 
 const BOUND: Duration = Duration::from_secs(15);
 
-/// Runs `reticle <args>` and records it as a client call.
+/// Runs `reticle <args>` (bounded) and records it as a client call: `ok` for exit 0, `fail` for
+/// any other exit, `info` when it did not exit within the harness's bound.
 async fn call(history: &History, env: &GateEnv, state: &std::path::Path, args: &[&str]) -> CliRan {
     let f = args.first().copied().unwrap_or("reticle");
     history.invoke(f, json!({ "args": args }));
     let ran = cli::run_with(&env.reticle, state, args).await;
-    let op = if ran.ok() { OpType::Ok } else { OpType::Fail };
+    // A call killed at the harness's bound never came back: nobody knows what it did.
+    let op = match (ran.hung, ran.ok()) {
+        (true, _) => OpType::Info,
+        (false, true) => OpType::Ok,
+        (false, false) => OpType::Fail,
+    };
     history.complete(
         op,
         f,
-        json!({ "code": ran.code, "stdout": ran.stdout, "stderr": ran.stderr }),
+        json!({ "code": ran.code, "stdout": ran.stdout, "stderr": ran.stderr, "hung": ran.hung }),
     );
     ran
 }
