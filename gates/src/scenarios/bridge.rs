@@ -227,40 +227,15 @@ pub fn judge_version_mismatch(ops: &[Op]) -> Judgement {
         let wire = established(ops, fault::HELLO_OTHER_VERSION)?;
         let sdk = established(ops, fault::SDK_HELLO_OTHER_VERSION)?;
         let mut parts = Vec::new();
-        parts.push(match wire[0].completion("hello") {
-            Some(op) if op.op_type == OpType::Fail => {
-                let reason = op.value["reason"].as_str().unwrap_or("");
-                if op.value["code"] == close::POLICY
-                    && reason.contains("page speaks 2")
-                    && reason.contains("daemon speaks 1")
-                {
-                    Judgement::new(
-                        RowOutcome::Surfaced,
-                        format!("closed {} \"{reason}\"", close::POLICY),
-                    )
-                } else {
-                    Judgement::new(
-                        RowOutcome::Silent,
-                        format!(
-                            "closed {} without naming both versions: \"{}\"",
-                            op.value["code"],
-                            one_line(reason)
-                        ),
-                    )
-                }
-            }
-            Some(op) if op.op_type == OpType::Ok => Judgement::new(
-                RowOutcome::Silent,
-                "a page speaking version 2 was admitted as a session",
-            ),
-            other => Judgement::new(
-                RowOutcome::Silent,
-                format!(
-                    "the version 2 hello was neither refused nor admitted: {}",
-                    other.map(|o| text(&o.value)).unwrap_or_default()
-                ),
-            ),
-        });
+        parts.push(judge_policy_refusal(
+            wire[0].completion("hello"),
+            &["page speaks 2", "daemon speaks 1"],
+            Wording {
+                unnamed: "without naming both versions",
+                admitted: "a page speaking version 2 was admitted as a session",
+                neither: "the version 2 hello",
+            },
+        ));
         parts.push(match wire[0].completion("status") {
             Some(op)
                 if op.op_type == OpType::Ok
@@ -284,6 +259,54 @@ pub fn judge_version_mismatch(ops: &[Op]) -> Judgement {
         parts.push(judge_sdk_refusal(&sdk[0]));
         Ok(worst(parts))
     })
+}
+
+/// How [`judge_policy_refusal`] words a hello that was not refused as it must be.
+struct Wording {
+    /// After "closed <code>", when the close did not name everything it must.
+    unnamed: &'static str,
+    /// The whole evidence when the page was admitted.
+    admitted: &'static str,
+    /// The hello, when it was neither refused nor admitted.
+    neither: &'static str,
+}
+
+/// A page's hello that must be refused: closed with the policy code and a reason naming every
+/// one of `names` is surfaced; anything else (a close that does not name them, an admission, no
+/// end at all) is silent.
+fn judge_policy_refusal(hello: Option<&Op>, names: &[&str], wording: Wording) -> Judgement {
+    match hello {
+        Some(op) if op.op_type == OpType::Fail => {
+            let reason = op.value["reason"].as_str().unwrap_or("");
+            if op.value["code"] == close::POLICY && names.iter().all(|n| reason.contains(n)) {
+                Judgement::new(
+                    RowOutcome::Surfaced,
+                    format!("closed {} \"{reason}\"", close::POLICY),
+                )
+            } else {
+                Judgement::new(
+                    RowOutcome::Silent,
+                    format!(
+                        "closed {} {}: \"{}\"",
+                        op.value["code"],
+                        wording.unnamed,
+                        one_line(reason)
+                    ),
+                )
+            }
+        }
+        Some(op) if op.op_type == OpType::Ok => {
+            Judgement::new(RowOutcome::Silent, wording.admitted)
+        }
+        other => Judgement::new(
+            RowOutcome::Silent,
+            format!(
+                "{} was neither refused nor admitted: {}",
+                wording.neither,
+                other.map(|o| text(&o.value)).unwrap_or_default()
+            ),
+        ),
+    }
 }
 
 /// The SDK half of H4.1: one warning naming the versions, and a retry scheduled well later.
@@ -416,40 +439,15 @@ pub fn judge_another_project(ops: &[Op]) -> Judgement {
     settle(|| {
         controls_held(ops)?;
         let segment = established(ops, fault::PAGE_AT_ANOTHER_PROJECTS_PORT)?;
-        Ok(match segment[0].completion("hello") {
-            Some(op) if op.op_type == OpType::Fail => {
-                let reason = op.value["reason"].as_str().unwrap_or("");
-                if op.value["code"] == close::POLICY
-                    && reason.contains("alpha")
-                    && reason.contains("beta")
-                {
-                    Judgement::new(
-                        RowOutcome::Surfaced,
-                        format!("closed {} \"{reason}\"", close::POLICY),
-                    )
-                } else {
-                    Judgement::new(
-                        RowOutcome::Silent,
-                        format!(
-                            "refused {} without naming the projects: \"{}\"",
-                            op.value["code"],
-                            one_line(reason)
-                        ),
-                    )
-                }
-            }
-            Some(op) if op.op_type == OpType::Ok => Judgement::new(
-                RowOutcome::Silent,
-                "project beta's page was admitted by project alpha's daemon",
-            ),
-            other => Judgement::new(
-                RowOutcome::Silent,
-                format!(
-                    "beta's hello was neither refused nor admitted: {}",
-                    other.map(|o| text(&o.value)).unwrap_or_default()
-                ),
-            ),
-        })
+        Ok(judge_policy_refusal(
+            segment[0].completion("hello"),
+            &["alpha", "beta"],
+            Wording {
+                unnamed: "without naming the projects",
+                admitted: "project beta's page was admitted by project alpha's daemon",
+                neither: "beta's hello",
+            },
+        ))
     })
 }
 

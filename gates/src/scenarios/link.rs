@@ -31,15 +31,18 @@ use crate::judge::{self, Judgement, RowOutcome, one_line};
 pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
     let history = History::new();
     let state = tempfile::tempdir().expect("a private state dir");
-    let link = match ProxiedDaemon::start(
-        OwnedDaemon::builder().env(reticle::config::env::TEST_CATALOGUE, "+reticle_test_sleep"),
+    let daemon =
+        OwnedDaemon::builder().env(reticle::config::env::TEST_CATALOGUE, "+reticle_test_sleep");
+    let link = match ProxiedDaemon::start_for(
+        &history,
+        daemon,
+        fault::RESET_PEER_DOWNSTREAM,
+        judge_surfacing,
     )
     .await
     {
         Ok(link) => link,
-        Err(why) => {
-            return unestablished(history, fault::RESET_PEER_DOWNSTREAM, &why, judge_surfacing);
-        }
+        Err(ran) => return ran,
     };
     let options = proxy_options(env, link.proxy.port(), state.path())
         .env(reticle::config::env::QUEUE_WAIT_MS, "60000");
@@ -92,15 +95,11 @@ pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
     if let Ok(agent) = Arc::try_unwrap(agent) {
         agent.close().await;
     }
-    let nemesis = link.nemesis.describe();
-    link.proxy.close().await;
+    let nemesis = link.close().await;
     judged(history, move |ops| {
-        let Some(slow) = first_invoke_after(ops, mark, "tools/call") else {
-            return judge_surfacing(ops);
-        };
         judge_surfaced_then_recovered(
             ops,
-            slow,
+            mark,
             &["dropped", "may or may not have run"],
             "in_flight_lost",
             recovered,
@@ -116,9 +115,16 @@ pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
 pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
     let history = History::new();
     let state = tempfile::tempdir().expect("a private state dir");
-    let link = match ProxiedDaemon::start(OwnedDaemon::builder()).await {
+    let link = match ProxiedDaemon::start_for(
+        &history,
+        OwnedDaemon::builder(),
+        fault::BLACKHOLE_DAEMON,
+        judge_surfacing,
+    )
+    .await
+    {
         Ok(link) => link,
-        Err(why) => return unestablished(history, fault::BLACKHOLE_DAEMON, &why, judge_surfacing),
+        Err(ran) => return ran,
     };
     let injected = link
         .inject_refusing(
@@ -145,15 +151,11 @@ pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
             .await
             .is_some();
     agent.close().await;
-    let nemesis = link.nemesis.describe();
-    link.proxy.close().await;
+    let nemesis = link.close().await;
     judged(history, move |ops| {
-        let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
-            return judge_surfacing(ops);
-        };
         judge_surfaced_then_recovered(
             ops,
-            call,
+            mark,
             &["did not run"],
             "never_sent",
             recovered,
@@ -169,11 +171,16 @@ pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
 pub async fn post_leg_reset(env: &GateEnv) -> Ran {
     let history = History::new();
     let state = tempfile::tempdir().expect("a private state dir");
-    let link = match ProxiedDaemon::start(OwnedDaemon::builder()).await {
+    let link = match ProxiedDaemon::start_for(
+        &history,
+        OwnedDaemon::builder(),
+        fault::RESET_PEER_UPSTREAM,
+        judge_surfacing,
+    )
+    .await
+    {
         Ok(link) => link,
-        Err(why) => {
-            return unestablished(history, fault::RESET_PEER_UPSTREAM, &why, judge_surfacing);
-        }
+        Err(ran) => return ran,
     };
     let options = proxy_options(env, link.proxy.port(), state.path());
     let agent = match warm_agent(
@@ -202,16 +209,12 @@ pub async fn post_leg_reset(env: &GateEnv) -> Ran {
     let outages = events(&options, "mcp_connection_lost").len() - outages_before;
     observe(&history, "outages", json!({ "during": outages }));
     agent.close().await;
-    let nemesis = link.nemesis.describe();
-    link.proxy.close().await;
+    let nemesis = link.close().await;
     let recovered = injected && next.is_ok();
     judged(history, move |ops| {
-        let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
-            return judge_surfacing(ops);
-        };
         let verdict = judge_surfaced_then_recovered(
             ops,
-            call,
+            mark,
             &["still up"],
             "post_failed",
             recovered,
@@ -274,12 +277,9 @@ pub async fn squatter_on_the_port(env: &GateEnv) -> Ran {
             .is_some();
     agent.close().await;
     judged(history, move |ops| {
-        let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
-            return judge_surfacing(ops);
-        };
         let verdict = judge_surfaced_then_recovered(
             ops,
-            call,
+            mark,
             &[
                 &format!("port {port}"),
                 &format!("pid {pid}"),
@@ -619,9 +619,16 @@ pub async fn limits_on_the_link(env: &GateEnv) -> Ran {
 pub async fn rounds_on_the_link(env: &GateEnv, rounds: &[Round], patience: Duration) -> Ran {
     let history = History::new();
     let state = tempfile::tempdir().expect("a private state dir");
-    let link = match ProxiedDaemon::start(OwnedDaemon::builder()).await {
+    let link = match ProxiedDaemon::start_for(
+        &history,
+        OwnedDaemon::builder(),
+        fault::TOXIC,
+        judge_rounds,
+    )
+    .await
+    {
         Ok(link) => link,
-        Err(why) => return unestablished(history, fault::TOXIC, &why, judge_rounds),
+        Err(ran) => return ran,
     };
     let options = proxy_options(env, link.proxy.port(), state.path())
         .env(reticle::config::env::QUEUE_WAIT_MS, "5000");
@@ -669,8 +676,7 @@ pub async fn rounds_on_the_link(env: &GateEnv, rounds: &[Round], patience: Durat
     raw.close_stdin();
     raw.wait_exit(BOUND).await;
     raw.settle();
-    let nemesis = link.nemesis.describe();
-    link.proxy.close().await;
+    let nemesis = link.close().await;
     judged(history, move |ops| {
         let verdict = judge_rounds(ops);
         Judgement::new(
@@ -834,10 +840,12 @@ pub fn cuts_per_toxic(ops: &[Op]) -> Vec<(String, usize, usize)> {
     cuts
 }
 
-/// A call's answer must fail with `population` and name `names`; then the link must serve again.
+/// The first call made at or after `mark` must be answered failing with `population` and
+/// naming `names`; then the link must serve again. With no call made there, the row could not
+/// get as far as its call ([`judge_surfacing`]).
 fn judge_surfaced_then_recovered(
     ops: &[Op],
-    call: &Op,
+    mark: usize,
     names: &[&str],
     population: &str,
     recovered: bool,
@@ -849,6 +857,9 @@ fn judge_surfaced_then_recovered(
     if let Err(inconclusive) = judge::established_fault(ops) {
         return inconclusive;
     }
+    let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
+        return judge_surfacing(ops);
+    };
     let verdict = judge::answer_names(ops, call, names);
     if verdict.outcome != RowOutcome::Surfaced {
         return verdict;

@@ -9,8 +9,11 @@ use harness::{OwnedDaemon, OwnedDaemonBuilder};
 use serde_json::{Value, json};
 use toxics::ToxicSpec;
 
+use super::Ran;
+use super::kit::unestablished;
 use crate::fault;
-use crate::history::{Actor, History, OpType};
+use crate::history::{Actor, History, Op, OpType};
+use crate::judge::Judgement;
 use crate::nemesis::{self, LinkProxy, Nemesis};
 
 /// How long a `/status` probe through the fault proxy gets.
@@ -37,6 +40,27 @@ impl ProxiedDaemon {
             daemon,
             proxy,
         })
+    }
+
+    /// [`Self::start`] as a scenario's opening: when the daemon or its fault proxy did not start,
+    /// the scenario is over, its fault `fault` recorded unestablished and the history judged by
+    /// `judge`.
+    pub async fn start_for(
+        history: &History,
+        daemon: OwnedDaemonBuilder,
+        fault: &str,
+        judge: fn(&[Op]) -> Judgement,
+    ) -> Result<Self, Ran> {
+        Self::start(daemon)
+            .await
+            .map_err(|why| unestablished(history.clone(), fault, &why, judge))
+    }
+
+    /// Closes the fault proxy; what the nemesis was, for the evidence.
+    pub async fn close(self) -> String {
+        let nemesis = self.nemesis.describe();
+        self.proxy.close().await;
+        nemesis
     }
 
     /// Installs every toxic of `cut` and confirms it twice: read back from the nemesis, and a

@@ -171,9 +171,16 @@ pub async fn panic_in_request_handling(env: &GateEnv) -> Ran {
 pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
     let history = History::new();
     let state = tempfile::tempdir().expect("a private state dir");
-    let link = match ProxiedDaemon::start(OwnedDaemon::builder()).await {
+    let link = match ProxiedDaemon::start_for(
+        &history,
+        OwnedDaemon::builder(),
+        fault::WEDGE_PORT,
+        judge_survival,
+    )
+    .await
+    {
         Ok(link) => link,
-        Err(why) => return unestablished(history, fault::WEDGE_PORT, &why, judge_survival),
+        Err(ran) => return ran,
     };
     let options = proxy_options(env, link.proxy.port(), state.path())
         .env(reticle::config::env::RECONNECT_ATTEMPTS, "2");
@@ -226,9 +233,8 @@ pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
         json!({ "pid": agent.pid(), "alive": alive }),
     );
     agent.close().await;
-    link.proxy.close().await;
+    let nemesis = link.close().await;
     let port = options.port.to_string();
-    let nemesis = link.nemesis.describe();
     judged(history, move |ops| {
         if let Err(hang) = judge::exactly_once(ops) {
             return hang;
