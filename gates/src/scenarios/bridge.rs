@@ -13,8 +13,8 @@ use reticle::wire::close::code as close;
 use serde_json::{Value, json};
 
 use super::kit::{
-    self, BOUND, Segment, control, controls_held, could_not_start, established, judged, settle,
-    worst,
+    self, BOUND, Segment, control, controls_held, could_not_start, established, first_segment,
+    judged, settle, worst,
 };
 use super::{GateEnv, Ran};
 use crate::fault;
@@ -437,10 +437,9 @@ pub async fn another_projects_page(_env: &GateEnv) -> Ran {
 /// Judges H4.2's history.
 pub fn judge_another_project(ops: &[Op]) -> Judgement {
     settle(|| {
-        controls_held(ops)?;
-        let segment = established(ops, fault::PAGE_AT_ANOTHER_PROJECTS_PORT)?;
+        let segment = first_segment(ops, fault::PAGE_AT_ANOTHER_PROJECTS_PORT)?;
         Ok(judge_policy_refusal(
-            segment[0].completion("hello"),
+            segment.completion("hello"),
             &["alpha", "beta"],
             Wording {
                 unnamed: "without naming the projects",
@@ -613,9 +612,8 @@ pub async fn stand_in_page_blames_the_app() -> Ran {
 /// Judges an H4.3 history: the pending command must end as `observation_lost`.
 pub fn judge_lost_page(ops: &[Op]) -> Judgement {
     settle(|| {
-        controls_held(ops)?;
-        let segment = established(ops, fault::LOSE_PAGE_MID_COMMAND)?;
-        let Some(done) = segment[0].completion("command") else {
+        let segment = first_segment(ops, fault::LOSE_PAGE_MID_COMMAND)?;
+        let Some(done) = segment.completion("command") else {
             return Ok(Judgement::new(
                 RowOutcome::Silent,
                 "the pending command was never answered after the page went away",
@@ -740,9 +738,8 @@ pub async fn reaped_session_is_revived(_env: &GateEnv) -> Ran {
 /// Judges H4.4's history.
 pub fn judge_reaper(ops: &[Op]) -> Judgement {
     settle(|| {
-        controls_held(ops)?;
-        let segment = established(ops, fault::IDLE_PAST_REAPER_BOUND)?;
-        let Some(done) = segment[0].completion("command") else {
+        let segment = first_segment(ops, fault::IDLE_PAST_REAPER_BOUND)?;
+        let Some(done) = segment.completion("command") else {
             return Ok(Judgement::new(
                 RowOutcome::Silent,
                 "the command to the reaped session was never answered",

@@ -213,6 +213,21 @@ pub fn established<'a>(ops: &'a [Op], f: &str) -> Result<Vec<Segment<'a>>, Judge
     Ok(found)
 }
 
+/// The preconditions of a hop 4 or 5 judge over one fault: every control held, and the first
+/// `f` fault established; its segment, or the inconclusive judgement.
+pub fn first_segment<'a>(ops: &'a [Op], f: &str) -> Result<Segment<'a>, Judgement> {
+    controls_held(ops)?;
+    Ok(established(ops, f)?.swap_remove(0))
+}
+
+/// The preconditions of a hop 1 to 3 judge: every call answered exactly once, and the fault
+/// established; else the silent (a hang) or inconclusive judgement they force.
+pub fn answered_once_after_fault(ops: &[Op]) -> Result<(), Judgement> {
+    judge::exactly_once(ops)?;
+    judge::established_fault(ops)?;
+    Ok(())
+}
+
 /// Combines the judgements of several faults of one row: the worst outcome decides (silent,
 /// then inconclusive, then surfaced, then survived), and the evidence says every part.
 pub fn worst(parts: Vec<Judgement>) -> Judgement {

@@ -15,8 +15,8 @@ use toxics::{Direction, ToxicSpec};
 
 use super::agent::{Agent, CALL_BOUND, RawAgent, events};
 use super::kit::{
-    BOUND, first_invoke_after, judge_surfacing, judge_survival, judged, ms_since, observe,
-    unestablished, warm_agent,
+    BOUND, answered_once_after_fault, first_invoke_after, judge_surfacing, judge_survival, judged,
+    ms_since, observe, unestablished, warm_agent,
 };
 use super::proxied::{PROBE, ProxiedDaemon};
 use super::{GateEnv, Ran, proxy_options};
@@ -385,11 +385,8 @@ pub async fn catalogue_changes_across_a_restart(env: &GateEnv) -> Ran {
     let mut edited = before.clone();
     edited.push("reticle_test_echo".to_string());
     judged(history, move |ops| {
-        if let Err(hang) = judge::exactly_once(ops) {
-            return hang;
-        }
-        if let Err(inconclusive) = judge::established_fault(ops) {
-            return inconclusive;
+        if let Err(unproven) = answered_once_after_fault(ops) {
+            return unproven;
         }
         if control_notices != 0 || control != before {
             return Judgement::new(
@@ -851,11 +848,8 @@ fn judge_surfaced_then_recovered(
     recovered: bool,
     nemesis: &str,
 ) -> Judgement {
-    if let Err(hang) = judge::exactly_once(ops) {
-        return hang;
-    }
-    if let Err(inconclusive) = judge::established_fault(ops) {
-        return inconclusive;
+    if let Err(unproven) = answered_once_after_fault(ops) {
+        return unproven;
     }
     let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
         return judge_surfacing(ops);

@@ -12,8 +12,8 @@ use harness::{McpClient, ProxyOptions, SdkRig, poll};
 use serde_json::{Value, json};
 
 use super::kit::{
-    self, BOUND, control, controls_held, could_not_start, established, judged, observe, settle,
-    worst,
+    self, BOUND, control, controls_held, could_not_start, established, first_segment, judged,
+    observe, settle, worst,
 };
 use super::{GateEnv, Ran};
 use crate::fault;
@@ -245,9 +245,7 @@ fn attempts(
 /// Judges H5.1's history.
 pub fn judge_backoff(ops: &[Op]) -> Judgement {
     settle(|| {
-        controls_held(ops)?;
-        let segment = established(ops, fault::STOP_DAEMON)?;
-        let segment = &segment[0];
+        let segment = &first_segment(ops, fault::STOP_DAEMON)?;
         let runs: Vec<&Op> = segment
             .after
             .iter()
@@ -434,9 +432,7 @@ pub async fn outage_warns_once(_env: &GateEnv) -> Ran {
 /// Judges H5.2's history.
 pub fn judge_outage_warning(ops: &[Op]) -> Judgement {
     settle(|| {
-        controls_held(ops)?;
-        let segment = established(ops, fault::STOP_DAEMON)?;
-        let segment = &segment[0];
+        let segment = &first_segment(ops, fault::STOP_DAEMON)?;
         let attempts = segment
             .observed("reconnect_attempts")
             .and_then(|o| o.value["attempts"].as_u64())
@@ -714,9 +710,7 @@ pub async fn offline_overflow_marks_the_gap(_env: &GateEnv) -> Ran {
 /// Judges H5.3's history.
 pub fn judge_overflow(ops: &[Op]) -> Judgement {
     settle(|| {
-        controls_held(ops)?;
-        let segment = established(ops, fault::OVERFLOW_OFFLINE_QUEUE)?;
-        let segment = &segment[0];
+        let segment = &first_segment(ops, fault::OVERFLOW_OFFLINE_QUEUE)?;
         let Some(read) = segment.completion("events") else {
             return Err(Judgement::new(
                 RowOutcome::Inconclusive,
@@ -873,9 +867,7 @@ pub async fn sandboxed_iframe_starts(_env: &GateEnv) -> Ran {
 /// Judges H5.4's history.
 pub fn judge_sandboxed_frame(ops: &[Op]) -> Judgement {
     settle(|| {
-        controls_held(ops)?;
-        let segment = established(ops, fault::STORAGE_THROWS_IN_SANDBOXED_FRAME)?;
-        let segment = &segment[0];
+        let segment = &first_segment(ops, fault::STORAGE_THROWS_IN_SANDBOXED_FRAME)?;
         let probe = segment.fault.value["probe"].as_str().unwrap_or("?");
         match segment.completion("hello") {
             Some(op) if op.op_type == OpType::Ok => {}

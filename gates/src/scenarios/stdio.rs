@@ -16,8 +16,8 @@ use toxics::toxic::ResetPeer;
 
 use super::agent::{RawAgent, events};
 use super::kit::{
-    BOUND, first_invoke_after, judge_surfacing, judge_survival, judged, observe, unestablished,
-    warm_agent,
+    BOUND, answered_once_after_fault, first_invoke_after, judge_surfacing, judge_survival, judged,
+    observe, unestablished, warm_agent,
 };
 use super::proxied::ProxiedDaemon;
 use super::{GateEnv, Ran, proxy_options};
@@ -236,11 +236,8 @@ pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
     let nemesis = link.close().await;
     let port = options.port.to_string();
     judged(history, move |ops| {
-        if let Err(hang) = judge::exactly_once(ops) {
-            return hang;
-        }
-        if let Err(inconclusive) = judge::established_fault(ops) {
-            return inconclusive;
+        if let Err(unproven) = answered_once_after_fault(ops) {
+            return unproven;
         }
         if spent.is_none() {
             return Judgement::new(
@@ -357,11 +354,8 @@ pub async fn stdin_closed_with_calls_in_flight(env: &GateEnv) -> Ran {
     observe(&history, "control_idle_exit", json!({ "code": idle_code }));
 
     judged(history, move |ops| {
-        if let Err(hang) = judge::exactly_once(ops) {
-            return hang;
-        }
-        if let Err(inconclusive) = judge::established_fault(ops) {
-            return inconclusive;
+        if let Err(unproven) = answered_once_after_fault(ops) {
+            return unproven;
         }
         if exit.is_none() {
             return Judgement::new(
