@@ -20,10 +20,12 @@ use harness::OwnedDaemon;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::fault;
 use crate::history::{History, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome};
 use crate::nemesis::{LinkProxy, Nemesis};
-use crate::scenarios::agent::{CALL_BOUND, RawAgent, events, observed};
+use crate::scenarios::agent::{CALL_BOUND, RawAgent, events};
+use crate::scenarios::kit::observe;
 use crate::scenarios::{GateEnv, proxy_options};
 
 /// The daemon's idle-shutdown bound during a soak: low, so every gap outlasts it.
@@ -279,7 +281,7 @@ impl Rig {
             Err(_) => false,
         };
         history.fault(
-            "kill_daemon",
+            fault::KILL_DAEMON,
             joined,
             json!({ "killed": old, "replacement": replaced, "proxyJoinedIt": joined }),
         );
@@ -349,7 +351,7 @@ pub async fn run(env: &GateEnv, plan: Plan, mut progress: impl FnMut(&RoundRecor
         Err(why) => return unestablished(history, why),
     };
     let options = proxy_options(env, rig.proxy.port(), rig.state.path());
-    observed(
+    observe(
         &history,
         "soak",
         json!({ "rounds": plan.rounds, "calls": plan.calls, "idleMs": plan.idle.as_millis() as u64,

@@ -59,7 +59,10 @@ impl ProxyOptions {
         Self {
             port,
             state_dir: state_dir.to_path_buf(),
-            env: vec![("RETICLE_IDLE_SHUTDOWN_MS".into(), "20000".into())],
+            env: vec![(
+                reticle::config::env::IDLE_SHUTDOWN_MS.into(),
+                "20000".into(),
+            )],
             program: None,
             args: None,
         }
