@@ -27,6 +27,7 @@ use crate::nemesis::{LinkProxy, Nemesis};
 use crate::scenarios::agent::{CALL_BOUND, RawAgent, events};
 use crate::scenarios::kit::observe;
 use crate::scenarios::{GateEnv, proxy_options};
+use reticle::proxy::events as proxy_events;
 
 /// The daemon's idle-shutdown bound during a soak: low, so every gap outlasts it.
 pub const IDLE_SHUTDOWN: Duration = Duration::from_secs(2);
@@ -271,7 +272,7 @@ impl Rig {
         };
         let joined = match &replaced {
             Ok(new) => harness::poll::within(BOUND, async || {
-                events(options, "mcp_daemon_session")
+                events(options, proxy_events::DAEMON_SESSION)
                     .iter()
                     .any(|e| e["daemonInstance"] == new.as_str())
                     .then_some(())
@@ -431,7 +432,7 @@ struct Mark {
 }
 
 fn drops_logged(options: &harness::ProxyOptions) -> usize {
-    events(options, "mcp_connection_lost")
+    events(options, proxy_events::CONNECTION_LOST)
         .iter()
         .filter(|e| e["stage"] == "lost")
         .count()

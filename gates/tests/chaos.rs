@@ -32,6 +32,7 @@ use gates::scenarios::kit::observe;
 use gates::scenarios::proxied::ProxiedDaemon;
 use gates::scenarios::{GateEnv, proxy_options};
 use harness::{OwnedDaemon, OwnedDaemonBuilder, ProxyOptions, poll};
+use reticle::proxy::events as proxy_events;
 use serde_json::{Value, json};
 use support::relay::{Mode, Relay};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -98,7 +99,7 @@ impl Rig {
 
 /// Proxy log lines: link drops (`mcp_connection_lost`, stage `lost`).
 fn drops(options: &ProxyOptions) -> usize {
-    events(options, "mcp_connection_lost")
+    events(options, proxy_events::CONNECTION_LOST)
         .iter()
         .filter(|e| e["stage"] == "lost")
         .count()
@@ -106,7 +107,7 @@ fn drops(options: &ProxyOptions) -> usize {
 
 /// Proxy log lines: daemon sessions opened.
 fn sessions(options: &ProxyOptions) -> Vec<Value> {
-    events(options, "mcp_daemon_session")
+    events(options, proxy_events::DAEMON_SESSION)
 }
 
 fn sessions_call() -> Value {
@@ -430,7 +431,7 @@ async fn restart_into(cut: ToxicSpec, cuts_the_stream: bool) -> (History, Judgem
     observe(
         &history,
         "replays_failed",
-        json!({ "count": events(&options, "mcp_replay_failed").len() }),
+        json!({ "count": events(&options, proxy_events::REPLAY_FAILED).len() }),
     );
     let refusals = std::fs::read_to_string(new.log_path())
         .unwrap_or_default()
@@ -520,7 +521,7 @@ async fn a_queue_flushed_under_continued_traffic_loses_nothing_and_keeps_the_ord
     let dropped = poll::within(BOUND, async || (drops(&options) > before).then_some(()))
         .await
         .is_some();
-    let failed_before = events(&options, "mcp_attempt_failed").len();
+    let failed_before = events(&options, proxy_events::ATTEMPT_FAILED).len();
     let mut ids = Vec::new();
     let mut n = 0;
     for _ in 0..5 {
@@ -529,7 +530,7 @@ async fn a_queue_flushed_under_continued_traffic_loses_nothing_and_keeps_the_ord
     }
     // The calls wait through at least one failed attempt to open a stream.
     let waited = poll::within(BOUND, async || {
-        (events(&options, "mcp_attempt_failed").len() > failed_before).then_some(())
+        (events(&options, proxy_events::ATTEMPT_FAILED).len() > failed_before).then_some(())
     })
     .await
     .is_some();

@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 
 use super::kit::observe;
 use crate::history::{History, OpType};
+use reticle::mcp::jsonrpc::TransportLostData;
 
 /// How long one call may go unanswered before the history says so.
 pub const CALL_BOUND: Duration = Duration::from_secs(20);
@@ -154,13 +155,13 @@ fn failed(id: u64, failure: &McpFailure) -> Value {
             message,
             data,
         } => {
-            let data = data.clone().unwrap_or(Value::Null);
+            let lost = data.as_ref().and_then(TransportLostData::read);
             json!({
                 "id": id,
                 "code": code,
                 "message": message,
-                "population": data["population"],
-                "ran": data["ran"],
+                "population": lost.as_ref().map(|l| l.population),
+                "ran": lost.as_ref().map(|l| l.ran),
             })
         }
         McpFailure::Transport(text) => {
@@ -360,13 +361,16 @@ fn answer_op(answer: &Value) -> (OpType, Value) {
                 error["code"].as_i64().unwrap_or(0) as i32,
                 error.get("data"),
             ),
-            json!({
-                "id": id,
-                "code": error["code"],
-                "message": error["message"],
-                "population": error["data"]["population"],
-                "ran": error["data"]["ran"],
-            }),
+            {
+                let lost = error.get("data").and_then(TransportLostData::read);
+                json!({
+                    "id": id,
+                    "code": error["code"],
+                    "message": error["message"],
+                    "population": lost.as_ref().map(|l| l.population),
+                    "ran": lost.as_ref().map(|l| l.ran),
+                })
+            },
         ),
         None => (OpType::Ok, json!({ "id": id, "result": answer["result"] })),
     }
@@ -384,10 +388,11 @@ pub fn events(options: &ProxyOptions, event: &str) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reticle::mcp::jsonrpc::TRANSPORT_LOST;
 
     fn lost(ran: &str) -> Value {
-        json!({ "jsonrpc": "2.0", "id": 3, "error": { "code": -32001, "message": "the link dropped",
-                "data": { "population": "in_flight_lost", "ran": ran } } })
+        json!({ "jsonrpc": "2.0", "id": 3, "error": { "code": TRANSPORT_LOST, "message": "the link dropped",
+                "data": { "population": "in_flight_lost", "ran": ran, "reason": "stream_reset", "port": 4400 } } })
     }
 
     #[test]

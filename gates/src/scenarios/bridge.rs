@@ -974,7 +974,7 @@ pub async fn hostile_frames(_env: &GateEnv) -> Ran {
             Hostile::Binary(bytes) => page.send_binary(bytes).await,
             Hostile::Oversized => {
                 let mut event = wire_page::event(&session, "signal", json!({"blob": ""}));
-                let pad = reticle::wire::limits::MAX_MESSAGE_BYTES + 1 - event.to_string().len();
+                let pad = reticle::wire::limits::MAX_FRAME_BYTES + 1 - event.to_string().len();
                 event["event"]["data"]["blob"] = json!("x".repeat(pad));
                 page.send_json(&event).await
             }

@@ -23,6 +23,7 @@ use super::{GateEnv, Ran, proxy_options};
 use crate::fault;
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};
+use reticle::proxy::events as proxy_events;
 
 /// H2.1: `reset_peer` downstream while a 120 s call runs at the daemon: the SSE stream is reset
 /// (at its next keep-alive), and the call must be answered -32001 `in_flight_lost` at once,
@@ -194,7 +195,7 @@ pub async fn post_leg_reset(env: &GateEnv) -> Ran {
         Ok(agent) => agent,
         Err(ran) => return ran,
     };
-    let outages_before = events(&options, "mcp_connection_lost").len();
+    let outages_before = events(&options, proxy_events::CONNECTION_LOST).len();
     let injected = link
         .inject_refusing(
             &history,
@@ -206,7 +207,7 @@ pub async fn post_leg_reset(env: &GateEnv) -> Ran {
     let _ = agent.call("reticle_sessions", json!({})).await;
     link.heal(&history).await;
     let next = agent.call("reticle_sessions", json!({})).await;
-    let outages = events(&options, "mcp_connection_lost").len() - outages_before;
+    let outages = events(&options, proxy_events::CONNECTION_LOST).len() - outages_before;
     observe(&history, "outages", json!({ "during": outages }));
     agent.close().await;
     let nemesis = link.close().await;
@@ -450,7 +451,9 @@ pub async fn handshake_replayed_after_restart(env: &GateEnv) -> Ran {
     );
     // "Then call": once the proxy has seen the daemon go.
     let seen = poll::within(BOUND, async || {
-        events(&options, "mcp_connection_lost").into_iter().next()
+        events(&options, proxy_events::CONNECTION_LOST)
+            .into_iter()
+            .next()
     })
     .await
     .is_some();

@@ -593,7 +593,7 @@ async fn outage(
         complete,
     };
     for (at, event) in events.iter().enumerate() {
-        if event["type"] == reticle::verdict::window::GAP_MARKER {
+        if event["type"] == reticle::wire::KnownEventType::TransportOverflow.as_str() {
             replay
                 .markers
                 .push((at, event["data"]["dropped"].as_u64().unwrap_or(0)));

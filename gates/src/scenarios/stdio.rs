@@ -24,6 +24,7 @@ use super::{GateEnv, Ran, proxy_options};
 use crate::fault;
 use crate::history::{Actor, History, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};
+use reticle::proxy::events as proxy_events;
 
 /// H1.1: the `lsof -ti tcp:PORT | xargs kill -9` recipe, run for real mid-session, kills every
 /// process with a socket on the port (the daemon and the worker). The supervisor owns stdio and
@@ -122,7 +123,7 @@ pub async fn panic_in_request_handling(env: &GateEnv) -> Ran {
     };
     let panicked = agent.ping().await;
     let logged = poll::within(Duration::from_secs(5), async || {
-        let n = events(&options, "mcp_proxy_panic").len();
+        let n = events(&options, proxy_events::PROXY_PANIC).len();
         (n >= 1).then_some(n)
     })
     .await
@@ -198,10 +199,10 @@ pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
     // The dormant line is written just after the budget line: wait for both (a proxy that never
     // goes dormant costs the whole bound), then read what is there.
     let budget = || {
-        let spent = events(&options, "mcp_connection_lost")
+        let spent = events(&options, proxy_events::CONNECTION_LOST)
             .into_iter()
             .find(|e| e["stage"] == "budget_spent");
-        let dormant = events(&options, "mcp_state")
+        let dormant = events(&options, proxy_events::STATE)
             .iter()
             .any(|e| e["to"] == "dormant");
         (spent, dormant)
@@ -336,7 +337,7 @@ pub async fn stdin_closed_with_calls_in_flight(env: &GateEnv) -> Ran {
     let exit = raw.wait_exit(BOUND).await;
     raw.settle();
     let code = exit.and_then(|s| s.code());
-    let logged: Vec<Value> = events(&options, "mcp_unanswered_at_exit")
+    let logged: Vec<Value> = events(&options, proxy_events::UNANSWERED_AT_EXIT)
         .first()
         .and_then(|e| e["ids"].as_array().cloned())
         .unwrap_or_default();

@@ -384,7 +384,8 @@ async fn collected(history: &History, daemon: &OwnedDaemon) -> (TraceReport, usi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{ROOT_SPAN, SETTLE_SPAN, Span, check};
+    use crate::trace::{Span, check};
+    use reticle::wire::trace::span::{BROWSER_COMMAND, SETTLE, TOOL_HANDLER};
 
     fn span(name: &str, id: &str, parent: Option<&str>, depth: u64, call: &str) -> Span {
         Span {
@@ -415,9 +416,9 @@ mod tests {
 
     fn traced_call(call: &str) -> Vec<Span> {
         vec![
-            span(ROOT_SPAN, &format!("{call}r"), None, 0, call),
+            span(TOOL_HANDLER, &format!("{call}r"), None, 0, call),
             span(
-                SETTLE_SPAN,
+                SETTLE,
                 &format!("{call}s"),
                 Some(&format!("{call}r")),
                 1,
@@ -445,7 +446,7 @@ mod tests {
     #[test]
     fn a_broken_invariant_is_silent_and_a_dead_transport_or_uncalibrated_checker_proves_nothing() {
         let mut orphaned = traced_call("c1");
-        orphaned.push(span("browser.command", "b", Some("never-closed"), 1, "c1"));
+        orphaned.push(span(BROWSER_COMMAND, "b", Some("never-closed"), 1, "c1"));
         let judged = settle(|| judge_invariant(&run(&[OpType::Ok], &orphaned), Invariant::T2));
         assert_eq!(judged.outcome, RowOutcome::Silent, "{}", judged.evidence);
 

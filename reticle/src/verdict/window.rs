@@ -42,9 +42,6 @@ impl CaptureLoss {
     }
 }
 
-/// The wire name of the SDK's gap marker, for readers of raw event JSON.
-pub const GAP_MARKER: &str = KnownEventType::TransportOverflow.as_str();
-
 /// Events of a window, oldest first, with what was lost from it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Window {
