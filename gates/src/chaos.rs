@@ -3,28 +3,15 @@
 //! exactly once ([`judge::exactly_once`]: a hang or a double answer is silent whatever else
 //! happened), then that each fault was established (else the run is inconclusive and says why),
 //! then what the sequence promises. Pure over a history: the sequences run in the test, which
-//! records into the history in this module's vocabulary ([`fault`], [`seen`]).
+//! records into the history in the gates' fault vocabulary ([`crate::fault`]) and this module's
+//! observations ([`seen`]).
 
 use serde_json::Value;
 
+use crate::fault;
 use crate::history::{Actor, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};
 use crate::scenarios::kit;
-
-/// The nemesis ops a chaos sequence records (one vocabulary for the runs and their judges).
-pub mod fault {
-    /// One cut of a flapping link (`toxics` on the link until the proxy logs the drop).
-    pub const CUT: &str = "cut";
-    /// The link dropped with calls in flight at the daemon (value: `{"ids": [...]}`).
-    pub const DROP_IN_FLIGHT: &str = "drop_in_flight";
-    /// The daemon SIGKILLed and replaced on its port, and the link cut while the proxy replays
-    /// the handshake into the new one (value: `{"instance": <the new daemon>}`).
-    pub const CUT_DURING_REPLAY: &str = "cut_during_replay";
-    /// No stream can open while `/status` still answers: calls queue.
-    pub const STREAMS_BLACKHOLED: &str = "streams_blackholed";
-    /// The fault taken away (every sequence heals what it broke).
-    pub const HEAL: &str = "heal";
-}
 
 /// The harness observations a chaos judge reads.
 pub mod seen {
@@ -167,8 +154,8 @@ fn calls_under<'a>(ops: &'a [Op], f: &str) -> Vec<&'a Op> {
 /// be established and seen by the proxy (else inconclusive), some call must meet a cut, every
 /// call must be answered exactly once by a result or a -32001, and the link must serve after the
 /// last heal.
-pub fn flapping(ops: &[Op]) -> Judgement {
-    kit::settle(flapping_checked(ops))
+pub fn judge_flapping(ops: &[Op]) -> Judgement {
+    kit::settle(|| flapping_checked(ops))
 }
 
 fn flapping_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
@@ -231,8 +218,8 @@ fn flapping_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
 /// Calls in flight at the daemon when the link drops: each must be answered exactly once, by a
 /// -32001 `in_flight_lost` that says it may have run (`ran: unknown`, recorded `info`); a call
 /// that came back with a result was not cut (inconclusive). Then the link must serve again.
-pub fn in_flight(ops: &[Op]) -> Judgement {
-    kit::settle(in_flight_checked(ops))
+pub fn judge_in_flight(ops: &[Op]) -> Judgement {
+    kit::settle(|| in_flight_checked(ops))
 }
 
 fn in_flight_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
@@ -313,8 +300,8 @@ fn in_flight_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
 /// no call may reach the new daemon's session uninitialized (the daemon logs it as a refusal),
 /// every call is answered exactly once by a result or a -32001, and after the heal a call is
 /// served by the new daemon.
-pub fn cut_during_replay(ops: &[Op]) -> Judgement {
-    kit::settle(cut_during_replay_checked(ops))
+pub fn judge_cut_during_replay(ops: &[Op]) -> Judgement {
+    kit::settle(|| cut_during_replay_checked(ops))
 }
 
 fn cut_during_replay_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
@@ -367,8 +354,8 @@ fn cut_during_replay_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
 /// Calls queued while no stream can open, flushed when one can while new calls keep arriving:
 /// every call (each carrying its `n`) answered exactly once with its own echo, none lost, and
 /// the daemon sent each call exactly once, in the order the agent made them.
-pub fn queue_flushed(ops: &[Op]) -> Judgement {
-    kit::settle(queue_flushed_checked(ops))
+pub fn judge_queue_flushed(ops: &[Op]) -> Judgement {
+    kit::settle(|| queue_flushed_checked(ops))
 }
 
 fn queue_flushed_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
@@ -526,27 +513,27 @@ mod tests {
 
     #[test]
     fn a_flapping_link_must_answer_every_call_once_and_serve_after_the_last_heal() {
-        let judged = flapping(&flaps(LOST, true, true, true));
+        let judged = judge_flapping(&flaps(LOST, true, true, true));
         assert_eq!(judged.outcome, RowOutcome::Surfaced, "{judged:?}");
         assert!(judged.evidence.contains("1 in_flight_lost"), "{judged:?}");
         assert_eq!(
-            flapping(&flaps(OK, true, true, true)).outcome,
+            judge_flapping(&flaps(OK, true, true, true)).outcome,
             RowOutcome::Survived
         );
         // Negative controls: a swallowed call, a link that never comes back, a wrong error.
-        let swallowed = flapping(&flaps(None, true, true, true));
+        let swallowed = judge_flapping(&flaps(None, true, true, true));
         assert_eq!(swallowed.outcome, RowOutcome::Silent);
         assert!(
             swallowed.evidence.contains("never answered"),
             "{swallowed:?}"
         );
-        let gone = flapping(&flaps(LOST, true, false, false));
+        let gone = judge_flapping(&flaps(LOST, true, false, false));
         assert_eq!(gone.outcome, RowOutcome::Silent);
         assert!(gone.evidence.contains("did not come back"), "{gone:?}");
-        let unserved = flapping(&flaps(LOST, true, true, false));
+        let unserved = judge_flapping(&flaps(LOST, true, true, false));
         assert_eq!(unserved.outcome, RowOutcome::Silent);
         assert!(unserved.evidence.contains("never served"), "{unserved:?}");
-        let refused = flapping(&flaps(Some((OpType::Fail, "", "")), true, true, true));
+        let refused = judge_flapping(&flaps(Some((OpType::Fail, "", "")), true, true, true));
         assert_eq!(
             refused.outcome,
             RowOutcome::Surfaced,
@@ -561,18 +548,18 @@ mod tests {
             json!({ "id": 1, "code": -32600, "message": "not initialized" }),
         );
         heal(&h);
-        assert_eq!(flapping(&h.ops()).outcome, RowOutcome::Silent);
+        assert_eq!(judge_flapping(&h.ops()).outcome, RowOutcome::Silent);
     }
 
     #[test]
     fn a_flap_the_proxy_never_saw_or_could_not_install_proves_nothing() {
         assert_eq!(
-            flapping(&flaps(LOST, false, true, true)).outcome,
+            judge_flapping(&flaps(LOST, false, true, true)).outcome,
             RowOutcome::Inconclusive
         );
         let h = History::new();
         h.fault(fault::CUT, false, json!({ "error": "HTTP 500" }));
-        assert_eq!(flapping(&h.ops()).outcome, RowOutcome::Inconclusive);
+        assert_eq!(judge_flapping(&h.ops()).outcome, RowOutcome::Inconclusive);
         // No call met the cut.
         let h = History::new();
         call(&h, 1, OK);
@@ -585,7 +572,7 @@ mod tests {
         );
         heal(&h);
         call(&h, 2, OK);
-        let judged = flapping(&h.ops());
+        let judged = judge_flapping(&h.ops());
         assert_eq!(judged.outcome, RowOutcome::Inconclusive);
         assert!(judged.evidence.contains("no call was made"), "{judged:?}");
         // A cut whose drop nobody looked for.
@@ -594,7 +581,7 @@ mod tests {
         call(&h, 1, LOST);
         heal(&h);
         call(&h, 2, OK);
-        assert_eq!(flapping(&h.ops()).outcome, RowOutcome::Inconclusive);
+        assert_eq!(judge_flapping(&h.ops()).outcome, RowOutcome::Inconclusive);
     }
 
     fn dropped(answers: &[Option<(OpType, &str, &str)>]) -> Vec<Op> {
@@ -626,11 +613,11 @@ mod tests {
 
     #[test]
     fn calls_in_flight_across_a_drop_must_each_say_once_that_they_may_have_run() {
-        let judged = in_flight(&dropped(&[LOST, LOST, LOST]));
+        let judged = judge_in_flight(&dropped(&[LOST, LOST, LOST]));
         assert_eq!(judged.outcome, RowOutcome::Surfaced, "{judged:?}");
         // Negative controls: one claims it did not run; one is never answered; one is answered
         // as never sent; one is answered twice.
-        let denied = in_flight(&dropped(&[
+        let denied = judge_in_flight(&dropped(&[
             LOST,
             Some((OpType::Fail, "in_flight_lost", "no")),
         ]));
@@ -639,9 +626,9 @@ mod tests {
             denied.evidence.contains("as if it did not run"),
             "{denied:?}"
         );
-        let swallowed = in_flight(&dropped(&[LOST, None]));
+        let swallowed = judge_in_flight(&dropped(&[LOST, None]));
         assert_eq!(swallowed.outcome, RowOutcome::Silent);
-        let unsent = in_flight(&dropped(&[Some((OpType::Fail, "never_sent", "no"))]));
+        let unsent = judge_in_flight(&dropped(&[Some((OpType::Fail, "never_sent", "no"))]));
         assert_eq!(unsent.outcome, RowOutcome::Silent);
         let mut twice = dropped(&[LOST]);
         let again = twice[3].clone();
@@ -649,7 +636,7 @@ mod tests {
             index: twice.len(),
             ..again
         });
-        assert_eq!(in_flight(&twice).outcome, RowOutcome::Silent);
+        assert_eq!(judge_in_flight(&twice).outcome, RowOutcome::Silent);
         // A call that came back with a result was not cut, and a drop the proxy never logged did
         // not reach the link: either run proves nothing.
         let h = History::new();
@@ -663,10 +650,10 @@ mod tests {
         );
         heal(&h);
         call(&h, 2, OK);
-        assert_eq!(in_flight(&h.ops()).outcome, RowOutcome::Inconclusive);
+        assert_eq!(judge_in_flight(&h.ops()).outcome, RowOutcome::Inconclusive);
         let mut unlogged = dropped(&[LOST]);
         unlogged.retain(|o| o.f != seen::DROP);
-        assert_eq!(in_flight(&unlogged).outcome, RowOutcome::Inconclusive);
+        assert_eq!(judge_in_flight(&unlogged).outcome, RowOutcome::Inconclusive);
     }
 
     fn replayed(refusals: u64, served_by_new: bool) -> Vec<Op> {
@@ -693,16 +680,16 @@ mod tests {
 
     #[test]
     fn a_cut_during_the_replay_must_never_leave_a_call_reaching_an_uninitialized_session() {
-        let judged = cut_during_replay(&replayed(0, true));
+        let judged = judge_cut_during_replay(&replayed(0, true));
         assert_eq!(judged.outcome, RowOutcome::Surfaced, "{judged:?}");
-        let refused = cut_during_replay(&replayed(2, true));
+        let refused = judge_cut_during_replay(&replayed(2, true));
         assert_eq!(refused.outcome, RowOutcome::Silent);
         assert!(
             refused.evidence.contains("before it was initialized"),
             "{refused:?}"
         );
         assert_eq!(
-            cut_during_replay(&replayed(0, false)).outcome,
+            judge_cut_during_replay(&replayed(0, false)).outcome,
             RowOutcome::Inconclusive
         );
     }
@@ -749,17 +736,17 @@ mod tests {
 
     #[test]
     fn a_flushed_queue_must_reach_the_daemon_once_each_in_order_and_lose_nothing() {
-        let judged = queue_flushed(&flushed(&[1, 2], &[3, 4], &[1, 2, 3, 4], None));
+        let judged = judge_queue_flushed(&flushed(&[1, 2], &[3, 4], &[1, 2, 3, 4], None));
         assert_eq!(judged.outcome, RowOutcome::Survived, "{judged:?}");
         // Negative controls: reordered, sent twice, one lost, no queue at all.
-        let reordered = queue_flushed(&flushed(&[1, 2], &[3, 4], &[1, 3, 2, 4], None));
+        let reordered = judge_queue_flushed(&flushed(&[1, 2], &[3, 4], &[1, 3, 2, 4], None));
         assert_eq!(reordered.outcome, RowOutcome::Silent);
-        let twice = queue_flushed(&flushed(&[1, 2], &[3], &[1, 2, 2, 3], None));
+        let twice = judge_queue_flushed(&flushed(&[1, 2], &[3], &[1, 2, 2, 3], None));
         assert_eq!(twice.outcome, RowOutcome::Silent);
-        let lost = queue_flushed(&flushed(&[1, 2], &[3], &[1, 3], Some(2)));
+        let lost = judge_queue_flushed(&flushed(&[1, 2], &[3], &[1, 3], Some(2)));
         assert_eq!(lost.outcome, RowOutcome::Surfaced);
         assert_eq!(
-            queue_flushed(&flushed(&[], &[3], &[3], None)).outcome,
+            judge_queue_flushed(&flushed(&[], &[3], &[3], None)).outcome,
             RowOutcome::Inconclusive
         );
     }

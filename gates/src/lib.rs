@@ -8,6 +8,7 @@
 //! - [`inventory`]: every row (H1.1 … H5.5, T1 … T4, L1), its hop, target and scenario.
 //! - [`history`]: the append-only record of every operation a gate performs (it lives in the
 //!   harness, whose clients record into it; re-exported here).
+//! - [`fault`]: the name of every fault a history records, defined once.
 //! - [`judge`]: the row outcomes and the checkers that decide them from a history.
 //! - [`nemesis`]: the TCP fault proxy in front of a hop, driven over Toxiproxy's REST API
 //!   (the embedded `toxics` server, or the one `TOXIPROXY_URL` names).
@@ -22,6 +23,7 @@
 
 pub mod chaos;
 pub mod controls;
+pub mod fault;
 pub use harness::history;
 pub mod inventory;
 pub mod judge;

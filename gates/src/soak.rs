@@ -20,11 +20,14 @@ use harness::OwnedDaemon;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::fault;
 use crate::history::{History, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome};
 use crate::nemesis::{LinkProxy, Nemesis};
-use crate::scenarios::agent::{CALL_BOUND, RawAgent, events, observed};
+use crate::scenarios::agent::{CALL_BOUND, RawAgent, events};
+use crate::scenarios::kit::observe;
 use crate::scenarios::{GateEnv, proxy_options};
+use reticle::proxy::events as proxy_events;
 
 /// The daemon's idle-shutdown bound during a soak: low, so every gap outlasts it.
 pub const IDLE_SHUTDOWN: Duration = Duration::from_secs(2);
@@ -269,7 +272,7 @@ impl Rig {
         };
         let joined = match &replaced {
             Ok(new) => harness::poll::within(BOUND, async || {
-                events(options, "mcp_daemon_session")
+                events(options, proxy_events::DAEMON_SESSION)
                     .iter()
                     .any(|e| e["daemonInstance"] == new.as_str())
                     .then_some(())
@@ -279,7 +282,7 @@ impl Rig {
             Err(_) => false,
         };
         history.fault(
-            "kill_daemon",
+            fault::KILL_DAEMON,
             joined,
             json!({ "killed": old, "replacement": replaced, "proxyJoinedIt": joined }),
         );
@@ -349,7 +352,7 @@ pub async fn run(env: &GateEnv, plan: Plan, mut progress: impl FnMut(&RoundRecor
         Err(why) => return unestablished(history, why),
     };
     let options = proxy_options(env, rig.proxy.port(), rig.state.path());
-    observed(
+    observe(
         &history,
         "soak",
         json!({ "rounds": plan.rounds, "calls": plan.calls, "idleMs": plan.idle.as_millis() as u64,
@@ -429,7 +432,7 @@ struct Mark {
 }
 
 fn drops_logged(options: &harness::ProxyOptions) -> usize {
-    events(options, "mcp_connection_lost")
+    events(options, proxy_events::CONNECTION_LOST)
         .iter()
         .filter(|e| e["stage"] == "lost")
         .count()

@@ -4,17 +4,13 @@
 //! every call. T4: no span with `ok:false` and no error. Pure over text.
 //!
 //! Line format: `{"t", "event":"trace", "span", "id", "parent", "depth", "callId", "ok", "ms",
-//! "error"?}`. Lines that are not trace lines are ignored.
+//! "error"?}`, every name from [`reticle::wire::trace`]. Lines that are not trace lines are ignored.
 
 use std::collections::{BTreeMap, HashSet};
 
+use reticle::wire::trace::{TRACE_EVENT, key, span};
 use serde::Serialize;
 use serde_json::Value;
-
-/// The root span of every tool call.
-pub const ROOT_SPAN: &str = "tool.handler";
-/// The span the settle hook emits.
-pub const SETTLE_SPAN: &str = "settle";
 
 /// One closed span.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,17 +63,17 @@ impl TraceReport {
 pub fn parse(text: &str) -> Vec<Span> {
     text.lines()
         .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
-        .filter(|v| v["event"] == "trace")
+        .filter(|v| v["event"] == TRACE_EVENT)
         .filter_map(|v| {
             let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
             Some(Span {
-                span: s("span")?,
-                id: s("id")?,
-                parent: s("parent"),
-                depth: v.get("depth").and_then(Value::as_u64)?,
-                call_id: s("callId")?,
-                ok: v.get("ok").and_then(Value::as_bool)?,
-                error: s("error"),
+                span: s(key::SPAN)?,
+                id: s(key::ID)?,
+                parent: s(key::PARENT),
+                depth: v.get(key::DEPTH).and_then(Value::as_u64)?,
+                call_id: s(key::CALL_ID)?,
+                ok: v.get(key::OK).and_then(Value::as_bool)?,
+                error: s(key::ERROR),
             })
         })
         .collect()
@@ -94,16 +90,19 @@ pub fn check(spans: &[Span]) -> TraceReport {
     for (call_id, group) in &calls {
         let roots = group
             .iter()
-            .filter(|s| s.span == ROOT_SPAN && s.depth == 0)
+            .filter(|s| s.span == span::TOOL_HANDLER && s.depth == 0)
             .count();
         if roots != 1 {
             violations.push(Violation {
                 invariant: Invariant::T1,
                 call_id: call_id.to_string(),
-                detail: format!("{roots} `{ROOT_SPAN}` roots at depth 0 (expected exactly one)"),
+                detail: format!(
+                    "{roots} `{}` roots at depth 0 (expected exactly one)",
+                    span::TOOL_HANDLER
+                ),
             });
         }
-        if roots > 0 && !group.iter().any(|s| s.span == SETTLE_SPAN) {
+        if roots > 0 && !group.iter().any(|s| s.span == span::SETTLE) {
             violations.push(Violation {
                 invariant: Invariant::T3,
                 call_id: call_id.to_string(),
@@ -151,21 +150,21 @@ pub fn self_check() -> Vec<String> {
                 ok: bool,
                 error: Option<&str>| {
         let mut v = serde_json::json!({
-            "t": "2026-01-01T00:00:00Z", "event": "trace", "span": span, "id": id,
-            "parent": parent, "depth": depth, "callId": call, "ok": ok, "ms": 1,
+            "t": "2026-01-01T00:00:00Z", "event": TRACE_EVENT, key::SPAN: span, key::ID: id,
+            key::PARENT: parent, key::DEPTH: depth, key::CALL_ID: call, key::OK: ok, key::MS: 1,
         });
         if let Some(e) = error {
-            v["error"] = e.into();
+            v[key::ERROR] = e.into();
         }
         v.to_string()
     };
     let healthy = [
-        line("browser.command", "s2", Some("s1"), 1, "c1", true, None),
-        line("settle", "s3", Some("s1"), 1, "c1", true, None),
-        line("tool.handler", "s1", None, 0, "c1", true, None),
-        line("settle", "s5", Some("s4"), 1, "c2", true, None),
+        line(span::BROWSER_COMMAND, "s2", Some("s1"), 1, "c1", true, None),
+        line(span::SETTLE, "s3", Some("s1"), 1, "c1", true, None),
+        line(span::TOOL_HANDLER, "s1", None, 0, "c1", true, None),
+        line(span::SETTLE, "s5", Some("s4"), 1, "c2", true, None),
         line(
-            "tool.handler",
+            span::TOOL_HANDLER,
             "s4",
             None,
             0,
@@ -181,7 +180,7 @@ pub fn self_check() -> Vec<String> {
         (
             "hung call",
             vec![line(
-                "browser.command",
+                span::BROWSER_COMMAND,
                 "s9",
                 Some("s8"),
                 1,
@@ -194,22 +193,22 @@ pub fn self_check() -> Vec<String> {
         (
             "double root",
             vec![
-                line("settle", "s7", Some("s6"), 1, "c7", true, None),
-                line("tool.handler", "s6", None, 0, "c7", true, None),
-                line("tool.handler", "s6b", None, 0, "c7", true, None),
+                line(span::SETTLE, "s7", Some("s6"), 1, "c7", true, None),
+                line(span::TOOL_HANDLER, "s6", None, 0, "c7", true, None),
+                line(span::TOOL_HANDLER, "s6b", None, 0, "c7", true, None),
             ],
             Invariant::T1,
         ),
         (
             "missing settle",
-            vec![line("tool.handler", "s5", None, 0, "c5", true, None)],
+            vec![line(span::TOOL_HANDLER, "s5", None, 0, "c5", true, None)],
             Invariant::T3,
         ),
         (
             "failure without error",
             vec![
-                line("settle", "s4b", Some("s4"), 1, "c4", true, None),
-                line("tool.handler", "s4", None, 0, "c4", false, None),
+                line(span::SETTLE, "s4b", Some("s4"), 1, "c4", true, None),
+                line(span::TOOL_HANDLER, "s4", None, 0, "c4", false, None),
             ],
             Invariant::T4,
         ),

@@ -180,9 +180,13 @@ async fn a_wrong_token_without_a_project_claim_is_not_told_about_projects() {
 async fn a_daemon_beyond_loopback_without_a_token_refuses_to_start() {
     let state = tempfile::tempdir().unwrap();
     let port = harness::free_port().to_string();
-    let ran = harness::cli::command(state.path(), &["serve", "--foreground", "--port", &port])
-        .env("RETICLE_HOST", "0.0.0.0")
-        .env_remove("RETICLE_TOKEN")
+    let mut serve =
+        harness::cli::command(state.path(), &["serve", "--foreground", "--port", &port]);
+    serve
+        .env(reticle::config::env::HOST, "0.0.0.0")
+        .env_remove(reticle::config::env::TOKEN);
+    let ran = assert_cmd::Command::from_std(serve)
+        .timeout(harness::cli::CLI_BOUND)
         .output()
         .unwrap();
     assert!(!ran.status.success());

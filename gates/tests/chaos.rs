@@ -23,13 +23,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use gates::chaos::{self, fault, seen};
+use gates::chaos::{self, seen};
+use gates::fault;
 use gates::history::{Actor, History, OpType};
 use gates::judge::{Judgement, RowOutcome};
-use gates::nemesis::{self, LinkProxy, Nemesis};
 use gates::scenarios::agent::{CALL_BOUND, RawAgent, events};
+use gates::scenarios::kit::observe;
+use gates::scenarios::proxied::ProxiedDaemon;
 use gates::scenarios::{GateEnv, proxy_options};
 use harness::{OwnedDaemon, OwnedDaemonBuilder, ProxyOptions, poll};
+use reticle::proxy::events as proxy_events;
 use serde_json::{Value, json};
 use support::relay::{Mode, Relay};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -38,8 +41,6 @@ use toxics::toxic::{LimitData, ResetPeer, Timeout};
 
 /// How long the harness waits for something it caused to show.
 const BOUND: Duration = Duration::from_secs(20);
-/// How long a `/status` probe through the fault proxy gets.
-const PROBE: Duration = Duration::from_millis(700);
 /// How many times the flapping link is cut.
 const FLAPS: usize = 6;
 /// The continued traffic's rate while a queue is flushed: one call per this long (a workload
@@ -75,74 +76,30 @@ fn assert_meets(history: &History, judgement: &Judgement, wanted: &[RowOutcome])
     );
 }
 
-/// A daemon the test owns, a fault proxy of the nemesis in front of it, and a private state dir.
+/// A daemon the test owns behind a fault proxy, and the private state dir both it and the
+/// proxy log into.
 struct Rig {
-    /// Owns the fault proxy and names itself in the evidence.
-    nemesis: Nemesis,
-    /// The daemon the test owns.
-    daemon: OwnedDaemon,
-    /// What `reticle mcp` takes for the daemon's port.
-    proxy: LinkProxy,
-    /// The daemon's and the proxy's state dir (their logs are read from it).
+    link: ProxiedDaemon,
     state: tempfile::TempDir,
 }
 
 impl Rig {
     async fn start(daemon: OwnedDaemonBuilder) -> Self {
         let state = tempfile::tempdir().unwrap();
-        let nemesis = Nemesis::from_env().await.expect("a nemesis");
-        let daemon = daemon.state_dir(state.path()).start().await;
-        let proxy = nemesis
-            .proxy(daemon.port())
+        let link = ProxiedDaemon::start(daemon.state_dir(state.path()))
             .await
-            .expect("a fault proxy in front of the daemon");
-        Self {
-            nemesis,
-            daemon,
-            proxy,
-            state,
-        }
+            .expect("a daemon behind a fault proxy");
+        Self { link, state }
     }
 
     fn options(&self, env: &GateEnv) -> ProxyOptions {
-        proxy_options(env, self.proxy.port(), self.state.path())
-    }
-
-    /// Installs every toxic of `cut` and confirms it: read back from the nemesis, and a fresh
-    /// `/status` through the proxy failing while the daemon answers directly.
-    async fn cut(&self, cut: &[ToxicSpec]) -> (bool, Value) {
-        let mut errors = Vec::new();
-        for spec in cut {
-            if let Err(err) = self.proxy.inject(spec).await {
-                errors.push(err);
-            }
-        }
-        let through = nemesis::status_answers(self.proxy.port(), PROBE).await;
-        let direct = nemesis::status_answers(self.daemon.port(), PROBE).await;
-        let detail = json!({ "toxics": cut, "nemesis": self.nemesis.describe(),
-                             "statusThroughTheProxy": through, "statusDirect": direct, "errors": errors });
-        (errors.is_empty() && !through && direct, detail)
-    }
-
-    /// Removes every toxic, confirmed, and records it.
-    async fn heal(&self, history: &History) {
-        let healed = self.proxy.heal_all().await;
-        history.record(
-            Actor::Nemesis,
-            if healed.is_ok() {
-                OpType::Ok
-            } else {
-                OpType::Fail
-            },
-            fault::HEAL,
-            json!({ "error": healed.err() }),
-        );
+        proxy_options(env, self.link.proxy.port(), self.state.path())
     }
 }
 
 /// Proxy log lines: link drops (`mcp_connection_lost`, stage `lost`).
 fn drops(options: &ProxyOptions) -> usize {
-    events(options, "mcp_connection_lost")
+    events(options, proxy_events::CONNECTION_LOST)
         .iter()
         .filter(|e| e["stage"] == "lost")
         .count()
@@ -150,36 +107,11 @@ fn drops(options: &ProxyOptions) -> usize {
 
 /// Proxy log lines: daemon sessions opened.
 fn sessions(options: &ProxyOptions) -> Vec<Value> {
-    events(options, "mcp_daemon_session")
-}
-
-fn observe(history: &History, f: &str, value: Value) {
-    history.record(Actor::Harness, OpType::Info, f, value);
+    events(options, proxy_events::DAEMON_SESSION)
 }
 
 fn sessions_call() -> Value {
     json!({ "name": "reticle_sessions", "arguments": {} })
-}
-
-/// The handshake and a first call served.
-async fn warm(raw: &mut RawAgent, patience: Duration) -> bool {
-    if raw.initialize(patience).await.is_none() {
-        return false;
-    }
-    raw.call("tools/call", sessions_call(), patience)
-        .await
-        .is_some_and(|a| a.get("result").is_some())
-}
-
-/// Calls until one is served (each attempt recorded); stops at a hang.
-async fn call_until_served(raw: &mut RawAgent, patience: Duration) {
-    for _ in 0..50 {
-        match raw.call("tools/call", sessions_call(), patience).await {
-            Some(answer) if answer.get("result").is_some() => return,
-            Some(_) => continue,
-            None => return,
-        }
-    }
 }
 
 /// Closes the agent's stdin, waits for the proxy to exit, and records every answer on its
@@ -212,14 +144,14 @@ async fn flapping(env: &GateEnv, patience: Duration) -> (History, Judgement) {
         .options(env)
         .env(reticle::config::env::QUEUE_WAIT_MS, "10000");
     let mut raw = RawAgent::start(&history, options.clone());
-    if !warm(&mut raw, patience).await {
+    if !raw.warm(patience).await {
         history.fault(
             fault::CUT,
             false,
             json!({ "reason": "the link never served a call before the first cut" }),
         );
         finish(&mut raw).await;
-        let judgement = chaos::flapping(&history.ops());
+        let judgement = chaos::judge_flapping(&history.ops());
         return (history, judgement);
     }
     // The agent calls without a pause (three at a time) until the flapping is over.
@@ -243,7 +175,7 @@ async fn flapping(env: &GateEnv, patience: Duration) -> (History, Judgement) {
     };
     for (n, cut) in cuts().iter().cycle().take(FLAPS).enumerate() {
         let before = drops(&options);
-        let (established, detail) = rig.cut(cut).await;
+        let (established, detail) = rig.link.cut(cut).await;
         history.fault(
             fault::CUT,
             established,
@@ -254,7 +186,7 @@ async fn flapping(env: &GateEnv, patience: Duration) -> (History, Judgement) {
             .is_some();
         observe(&history, seen::DROP, json!({ "cut": n, "seen": dropped }));
         let opened = sessions(&options).len();
-        rig.heal(&history).await;
+        rig.link.heal(&history).await;
         // Each cut cuts a live link: the next waits until the proxy has a session again.
         let back = poll::within(BOUND, async || {
             (sessions(&options).len() > opened).then_some(())
@@ -265,10 +197,10 @@ async fn flapping(env: &GateEnv, patience: Duration) -> (History, Judgement) {
     }
     stop.store(true, Ordering::SeqCst);
     let mut raw = agent.await.expect("the agent's task");
-    call_until_served(&mut raw, patience).await;
+    raw.call_until_served(patience).await;
     finish(&mut raw).await;
-    rig.proxy.close().await;
-    let judgement = chaos::flapping(&history.ops());
+    rig.link.proxy.close().await;
+    let judgement = chaos::judge_flapping(&history.ops());
     (history, judgement)
 }
 
@@ -316,7 +248,7 @@ async fn calls_in_flight_across_a_drop_are_each_answered_once_saying_they_may_ha
     let options = rig.options(&env());
     let mut raw = RawAgent::start(&history, options.clone());
     assert!(
-        warm(&mut raw, CALL_BOUND).await,
+        raw.warm(CALL_BOUND).await,
         "INCONCLUSIVE: the link never served a call"
     );
     // Three calls that end at the daemon a few seconds after the drop (their answers then have
@@ -333,13 +265,16 @@ async fn calls_in_flight_across_a_drop_are_each_answered_once_saying_they_may_ha
         );
     }
     let running = poll::within(BOUND, async || {
-        let status = rig.daemon.status().await?;
+        let status = rig.link.daemon.status().await?;
         (status.calls_in_flight == 6).then_some(())
     })
     .await
     .is_some();
     let before = drops(&options);
-    let (cut, detail) = rig.cut(&[ToxicSpec::new(ResetPeer { timeout: 0 })]).await;
+    let (cut, detail) = rig
+        .link
+        .cut(&[ToxicSpec::new(ResetPeer { timeout: 0 })])
+        .await;
     history.fault(
         fault::DROP_IN_FLIGHT,
         running && cut,
@@ -353,11 +288,11 @@ async fn calls_in_flight_across_a_drop_are_each_answered_once_saying_they_may_ha
         .await
         .is_some();
     observe(&history, seen::DROP, json!({ "seen": dropped }));
-    rig.heal(&history).await;
+    rig.link.heal(&history).await;
     // The short calls end at the daemon: their answers have no stream to go to, and must never
     // reach the agent as a second answer.
     let ended = poll::within(BOUND, async || {
-        let status = rig.daemon.status().await?;
+        let status = rig.link.daemon.status().await?;
         (status.calls_in_flight <= 3).then_some(())
     })
     .await
@@ -367,10 +302,10 @@ async fn calls_in_flight_across_a_drop_are_each_answered_once_saying_they_may_ha
         "short_calls_ended_at_the_daemon",
         json!({ "seen": ended }),
     );
-    call_until_served(&mut raw, CALL_BOUND).await;
+    raw.call_until_served(CALL_BOUND).await;
     finish(&mut raw).await;
-    rig.proxy.close().await;
-    let judgement = chaos::in_flight(&history.ops());
+    rig.link.proxy.close().await;
+    let judgement = chaos::judge_in_flight(&history.ops());
     assert_meets(&history, &judgement, &[RowOutcome::Surfaced]);
     assert!(
         dropped && ended,
@@ -436,25 +371,24 @@ async fn cut_inside_the_initialize_answer(port: u16) -> u64 {
 /// new daemon meets the cut. Then healed; a call must be served by the new daemon.
 async fn restart_into(cut: ToxicSpec, cuts_the_stream: bool) -> (History, Judgement) {
     let history = History::new();
-    let rig = Rig::start(OwnedDaemon::builder()).await;
+    let mut rig = Rig::start(OwnedDaemon::builder()).await;
     let options = rig.options(&env());
     let mut raw = RawAgent::start(&history, options.clone());
     assert!(
-        warm(&mut raw, CALL_BOUND).await,
+        raw.warm(CALL_BOUND).await,
         "INCONCLUSIVE: the link never served a call"
     );
-    let installed = rig.proxy.inject(&cut).await;
+    let installed = rig.link.proxy.inject(&cut).await;
     let before = drops(&options);
-    rig.daemon.signal(nix::sys::signal::Signal::SIGKILL);
-    let mut old = rig.daemon;
-    let killed = poll::within(BOUND, async || old.has_exited().then_some(()))
+    rig.link.daemon.signal(nix::sys::signal::Signal::SIGKILL);
+    let killed = poll::within(BOUND, async || rig.link.daemon.has_exited().then_some(()))
         .await
         .is_some();
     let lost = poll::within(BOUND, async || (drops(&options) > before).then_some(()))
         .await
         .is_some();
     let new = OwnedDaemon::builder()
-        .port(old.port())
+        .port(rig.link.daemon.port())
         .state_dir(rig.state.path())
         .start()
         .await;
@@ -488,26 +422,16 @@ async fn restart_into(cut: ToxicSpec, cuts_the_stream: bool) -> (History, Judgem
     for _ in 0..2 {
         ids.push(raw.send("tools/call", sessions_call()).await);
     }
-    let healed = rig.proxy.heal_all().await;
-    history.record(
-        Actor::Nemesis,
-        if healed.is_ok() {
-            OpType::Ok
-        } else {
-            OpType::Fail
-        },
-        fault::HEAL,
-        json!({ "error": healed.err() }),
-    );
+    rig.link.heal(&history).await;
     for id in &ids {
         raw.answer(id, CALL_BOUND).await;
     }
-    call_until_served(&mut raw, CALL_BOUND).await;
+    raw.call_until_served(CALL_BOUND).await;
     finish(&mut raw).await;
     observe(
         &history,
         "replays_failed",
-        json!({ "count": events(&options, "mcp_replay_failed").len() }),
+        json!({ "count": events(&options, proxy_events::REPLAY_FAILED).len() }),
     );
     let refusals = std::fs::read_to_string(new.log_path())
         .unwrap_or_default()
@@ -515,8 +439,8 @@ async fn restart_into(cut: ToxicSpec, cuts_the_stream: bool) -> (History, Judgem
         .filter(|l| l.contains("\"mcp_call_refused\""))
         .count();
     observe(&history, seen::REFUSALS, json!({ "count": refusals }));
-    rig.proxy.close().await;
-    let judgement = chaos::cut_during_replay(&history.ops());
+    rig.link.proxy.close().await;
+    let judgement = chaos::judge_cut_during_replay(&history.ops());
     (history, judgement)
 }
 
@@ -587,7 +511,7 @@ async fn a_queue_flushed_under_continued_traffic_loses_nothing_and_keeps_the_ord
         .env(reticle::config::env::QUEUE_WAIT_MS, "60000");
     let mut raw = RawAgent::start(&history, options.clone());
     assert!(
-        warm(&mut raw, CALL_BOUND).await,
+        raw.warm(CALL_BOUND).await,
         "INCONCLUSIVE: the link never served a call"
     );
     // The outage: the open stream reset, every new one blackholed while /status answers.
@@ -597,7 +521,7 @@ async fn a_queue_flushed_under_continued_traffic_loses_nothing_and_keeps_the_ord
     let dropped = poll::within(BOUND, async || (drops(&options) > before).then_some(()))
         .await
         .is_some();
-    let failed_before = events(&options, "mcp_attempt_failed").len();
+    let failed_before = events(&options, proxy_events::ATTEMPT_FAILED).len();
     let mut ids = Vec::new();
     let mut n = 0;
     for _ in 0..5 {
@@ -606,7 +530,7 @@ async fn a_queue_flushed_under_continued_traffic_loses_nothing_and_keeps_the_ord
     }
     // The calls wait through at least one failed attempt to open a stream.
     let waited = poll::within(BOUND, async || {
-        (events(&options, "mcp_attempt_failed").len() > failed_before).then_some(())
+        (events(&options, proxy_events::ATTEMPT_FAILED).len() > failed_before).then_some(())
     })
     .await
     .is_some();
@@ -641,6 +565,6 @@ async fn a_queue_flushed_under_continued_traffic_loses_nothing_and_keeps_the_ord
     }
     finish(&mut raw).await;
     observe(&history, seen::POSTED, json!({ "ns": posted_ns(&relay) }));
-    let judgement = chaos::queue_flushed(&history.ops());
+    let judgement = chaos::judge_queue_flushed(&history.ops());
     assert_meets(&history, &judgement, &[RowOutcome::Survived]);
 }

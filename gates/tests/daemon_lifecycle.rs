@@ -58,7 +58,7 @@ async fn two_racing_foreground_daemons_leave_exactly_one() {
     let port = free_port().to_string();
     let spawn = || {
         cli::command(state.path(), &["serve", "--foreground", "--port", &port])
-            .env("RETICLE_IDLE_SHUTDOWN_MS", "0")
+            .env(reticle::config::env::IDLE_SHUTDOWN_MS, "0")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -178,7 +178,7 @@ async fn control_a_foreground_daemon_in_the_group_dies_with_it() {
     shell
         .args(["-c", &script])
         .env("RETICLE_STATE_DIR", state.path())
-        .env("RETICLE_IDLE_SHUTDOWN_MS", "0")
+        .env(reticle::config::env::IDLE_SHUTDOWN_MS, "0")
         .stdout(Stdio::null())
         .process_group(0);
     marker::mark(&mut shell);
@@ -353,8 +353,10 @@ async fn unknown_subcommands_run_reticle_dash_name_from_path() {
         bin.path().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = cli::command(state.path(), &["hello", "a", "b"])
-        .env("PATH", &path)
+    let mut hello = cli::command(state.path(), &["hello", "a", "b"]);
+    hello.env("PATH", &path);
+    let out = assert_cmd::Command::from_std(hello)
+        .timeout(cli::CLI_BOUND)
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "hello a b");

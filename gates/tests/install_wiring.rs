@@ -18,9 +18,9 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
+use harness::ReapPort;
 use harness::cli::Ran;
 use harness::{
     Browser, FixtureApp, McpClient, Outcome, OwnedDaemon, ProxyOptions, binaries, free_port, poll,
@@ -28,7 +28,6 @@ use harness::{
 use reticle::auth::token::TOKEN_FILE;
 use reticle::config::{DEFAULT_PORT, env};
 use serde_json::{Value, json};
-use support::Reap;
 
 /// The configs `reticle init` writes by default, as their clients read them: (file, key of the
 /// server list, the `type` the client needs in the entry, if any).
@@ -77,7 +76,7 @@ impl Pristine {
             .env("PATH", path_with_binary_under_test())
             .env_remove(env::TOKEN)
             .env_remove(env::PORT);
-        run_to_end(command).await
+        harness::cli::run_command(command).await
     }
 }
 
@@ -88,18 +87,6 @@ fn path_with_binary_under_test() -> std::ffi::OsString {
     let rest = std::env::var_os("PATH").unwrap_or_default();
     std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest)))
         .expect("PATH entries hold no separator")
-}
-
-async fn run_to_end(mut command: Command) -> Ran {
-    let output = tokio::task::spawn_blocking(move || command.output())
-        .await
-        .expect("the blocking task runs")
-        .expect("reticle init runs");
-    Ran {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
 }
 
 /// The lines of init's output that carry `mark`.
@@ -312,7 +299,7 @@ async fn install_check(daemon_port: u16, init_port: u16) -> InstallRun {
         }
     };
     // A miswired config's `reticle mcp` starts a daemon of its own on the wrong port.
-    let _reap = (init_port != daemon_port).then(|| Reap(init_port));
+    let _reap = (init_port != daemon_port).then(|| ReapPort(init_port));
     let app = FixtureApp::start().await;
     let browser = match Browser::launch().await {
         Ok(browser) => browser,

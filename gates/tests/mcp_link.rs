@@ -14,6 +14,7 @@ mod common;
 mod support;
 
 use harness::{McpClient, OwnedDaemon, ProxyOptions};
+use reticle::proxy::events as proxy_events;
 use serde_json::json;
 use support::relay::{Mode, Relay};
 use support::{BOUND, LogOnFailure, events};
@@ -85,7 +86,7 @@ async fn a_call_queued_while_only_the_stream_is_blackholed_is_answered_at_the_qu
         failure.message()
     );
     let log = client.options().log_events();
-    assert_eq!(events(&log, "mcp_queue_expired").len(), 1);
+    assert_eq!(events(&log, proxy_events::QUEUE_EXPIRED).len(), 1);
 
     // Control: the same proxy, once the stream can open, serves the call.
     relay.set_mode(Mode::Pass);

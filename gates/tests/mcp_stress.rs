@@ -8,16 +8,17 @@ mod support;
 use std::collections::HashMap;
 use std::time::Duration;
 
+use harness::ReapPort;
 use harness::{McpClient, OpType, OwnedDaemon, ProxyOptions, RawMcp, free_port, poll};
 use serde_json::json;
 use support::relay::{Mode, Relay};
-use support::{BOUND, LogOnFailure, Reap, daemon_on, kill_and_wait};
+use support::{BOUND, LogOnFailure, daemon_on, kill_and_wait};
 
 #[tokio::test]
 async fn ten_daemon_kills_in_a_row_leave_every_call_answered() {
     let state = tempfile::tempdir().unwrap();
     let port = free_port();
-    let _reap = Reap(port);
+    let _reap = ReapPort(port);
     let client = McpClient::start(ProxyOptions::new(port, state.path()))
         .await
         .unwrap();
@@ -31,7 +32,7 @@ async fn ten_daemon_kills_in_a_row_leave_every_call_answered() {
         let daemon = daemon_on(port).await;
         kill_and_wait(daemon.pid).await;
         client.history().fault(
-            "kill_daemon",
+            gates::fault::KILL_DAEMON,
             true,
             json!({ "round": round, "pid": daemon.pid }),
         );
@@ -83,7 +84,7 @@ async fn sleepy_link(port: u16, state: &tempfile::TempDir) -> (RawMcp, LogOnFail
 #[tokio::test]
 async fn twenty_concurrent_calls_across_a_kill_are_each_answered_exactly_once() {
     let (state, port) = (tempfile::tempdir().unwrap(), free_port());
-    let _reap = Reap(port);
+    let _reap = ReapPort(port);
     let (mut raw, _evidence) = sleepy_link(port, &state).await;
     let daemon = daemon_on(port).await;
     let mut ids = Vec::new();
@@ -199,7 +200,7 @@ async fn a_stream_that_flaps_without_end_never_makes_the_proxy_exit() {
 #[tokio::test]
 async fn a_cancelled_call_is_stopped_answered_once_and_its_slot_freed() {
     let (state, port) = (tempfile::tempdir().unwrap(), free_port());
-    let _reap = Reap(port);
+    let _reap = ReapPort(port);
     let (mut raw, _evidence) = sleepy_link(port, &state).await;
 
     // Far longer than any bound below: only the cancellation can end it in time.

@@ -106,8 +106,11 @@ async fn bad_ports_get_a_sentence_not_a_panic() {
         assert!(!ran.stderr.contains("panicked"), "{}", ran.stderr);
     }
     let mut command = harness::cli::command(state.path(), &["status", "--json"]);
-    command.env("RETICLE_PORT", "not-a-port");
-    let output = command.output().unwrap();
+    command.env(reticle::config::env::PORT, "not-a-port");
+    let output = assert_cmd::Command::from_std(command)
+        .timeout(harness::cli::CLI_BOUND)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("RETICLE_PORT"));
 }

@@ -81,7 +81,7 @@ async fn the_recorder_sees_a_daemon_killed_between_rounds() {
         .history
         .ops()
         .into_iter()
-        .filter(|op| op.actor == Actor::Nemesis && op.f == "kill_daemon")
+        .filter(|op| op.actor == Actor::Nemesis && op.f == gates::fault::KILL_DAEMON)
         .collect();
     assert_eq!(
         kills.len(),

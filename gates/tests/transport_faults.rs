@@ -4,7 +4,7 @@
 //!
 //! - The MCP link (`reticle mcp` → daemon, POST + SSE): the proxy is given the fault proxy's
 //!   port and takes it for the daemon's. Calls are counted on the raw stdout of `reticle mcp`;
-//!   the judge is H2.7's ([`gates::scenarios::link::rounds_judge`]): a call under a degrading
+//!   the judge is H2.7's ([`gates::scenarios::link::judge_rounds`]): a call under a degrading
 //!   toxic must succeed, a call under a cutting one must be answered by its result or -32001,
 //!   and after each heal the link serves again.
 //! - The bridge (page → daemon WebSocket): a protocol-1 page ([`WirePage`]) connects through a
@@ -114,9 +114,9 @@ const ORIGIN: Option<&str> = Some("http://localhost:5173");
 /// The bound each command is run with; a page that never answers times out here.
 const COMMAND_BOUND: Duration = Duration::from_secs(3);
 
-/// How a round on the page hop ended, for the assertion message.
+/// How one bridge command on the page hop ended, for the assertion message.
 #[derive(Debug)]
-struct Command {
+struct CommandEnding {
     id: usize,
     outcome: String,
     reason: String,
@@ -218,7 +218,7 @@ async fn page_hop(kind: &str) {
             .expect("the page connects through the fault proxy"),
     ];
     let mut next = 0usize;
-    let mut run = async |n: usize| -> Vec<Command> {
+    let mut run = async |n: usize| -> Vec<CommandEnding> {
         let mut done = Vec::new();
         for _ in 0..n {
             next += 1;
@@ -235,7 +235,7 @@ async fn page_hop(kind: &str) {
                 Some(outcome) => (outcome, answer["reason"].as_str().unwrap_or("")),
                 None => ("refused", answer["error"].as_str().unwrap_or("")),
             };
-            done.push(Command {
+            done.push(CommandEnding {
                 id: next,
                 outcome: outcome.to_string(),
                 reason: reason.to_string(),

@@ -1,10 +1,20 @@
 //! Running `reticle <command>` as a user would, against a given state dir, and capturing what it
-//! printed and how it exited.
+//! printed and how it exited, always within [`CLI_BOUND`]. The gate scenarios record CLI calls
+//! in a history outside any test, and the tests assert on the same calls, so both run them here
+//! (on `assert_cmd`, whose `timeout` kills a call that does not exit): one bounded runner, and a
+//! call that hangs comes back as [`Ran::hung`], never as a hung gate. It must not judge what a
+//! command said.
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use crate::{binaries, marker};
+
+/// How long any CLI call may take before it is killed and reported hung. `serve` waits up to
+/// its own 10 s readiness bound, so a healthy call is far inside this.
+pub const CLI_BOUND: Duration = Duration::from_secs(60);
 
 /// What a finished command said.
 #[derive(Debug, Clone)]
@@ -12,6 +22,8 @@ pub struct Ran {
     pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
+    /// It did not exit within [`CLI_BOUND`] and was killed (stderr says so too).
+    pub hung: bool,
 }
 
 impl Ran {
@@ -48,21 +60,39 @@ pub fn command_with(bin: &Path, state_dir: &Path, args: &[&str]) -> Command {
     command
 }
 
-/// Runs `reticle <args>` to completion (on a blocking thread).
+/// Runs `reticle <args>` to completion, bounded (on a blocking thread).
 pub async fn run(state_dir: &Path, args: &[&str]) -> Ran {
     run_with(&binaries::reticle(), state_dir, args).await
 }
 
 /// Like [`run`], for an explicit binary.
 pub async fn run_with(bin: &Path, state_dir: &Path, args: &[&str]) -> Ran {
-    let mut command = command_with(bin, state_dir, args);
-    let output = tokio::task::spawn_blocking(move || command.output())
-        .await
-        .expect("the blocking task runs")
-        .expect("reticle runs");
+    run_command(command_with(bin, state_dir, args)).await
+}
+
+/// Runs a prepared command (from [`command`], with its own environment) to completion within
+/// [`CLI_BOUND`].
+pub async fn run_command(command: Command) -> Ran {
+    let output = tokio::task::spawn_blocking(move || {
+        assert_cmd::Command::from_std(command)
+            .timeout(CLI_BOUND)
+            .output()
+    })
+    .await
+    .expect("the blocking task runs")
+    .expect("reticle runs");
+    // The timeout is the only SIGKILL a CLI call meets here.
+    let hung = output.status.signal() == Some(nix::sys::signal::Signal::SIGKILL as i32);
+    let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if hung {
+        stderr.push_str(&format!(
+            "\n[harness] did not exit within {CLI_BOUND:?}, killed\n"
+        ));
+    }
     Ran {
         code: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        stderr,
+        hung,
     }
 }

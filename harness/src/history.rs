@@ -146,6 +146,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reticle::mcp::jsonrpc::TRANSPORT_LOST;
     use serde_json::json;
 
     #[test]
@@ -165,7 +166,11 @@ mod tests {
         let history = History::new();
         history.complete(OpType::Ok, "tools/call", json!({"id": 1}));
         history.complete(OpType::Fail, "tools/call", json!({"id": 2, "code": -32602}));
-        history.complete(OpType::Info, "tools/call", json!({"id": 3, "code": -32001}));
+        history.complete(
+            OpType::Info,
+            "tools/call",
+            json!({"id": 3, "code": TRANSPORT_LOST}),
+        );
         history.complete(
             OpType::Info,
             "tools/call",
@@ -174,9 +179,9 @@ mod tests {
         history.complete(
             OpType::Info,
             "tools/call",
-            json!({"id": 5, "code": "-32001"}),
+            json!({"id": 5, "code": TRANSPORT_LOST.to_string()}),
         );
-        history.invoke("tools/call", json!({"id": 6, "code": -32001}));
+        history.invoke("tools/call", json!({"id": 6, "code": TRANSPORT_LOST}));
         let answered: Vec<bool> = history.ops().iter().map(Op::is_answer).collect();
         assert_eq!(answered, [true, true, true, false, false, false]);
     }

@@ -8,7 +8,9 @@
 //! - [`owned`]: [`OwnedDaemon`], a daemon the harness owns for the whole run.
 //! - [`outcome`]: three-valued outcomes (a run whose transport died proves nothing).
 //! - [`poll`]: bounded polling, the only synchronisation tests use.
-//! - [`cli`]: running `reticle <command>` as a user would and capturing what it says.
+//! - [`stage`]: [`Stage`] (a private state dir and a free port for a proxy's daemon) and
+//!   [`ReapPort`], which ends the daemons a proxy started on a port.
+//! - [`cli`]: running `reticle <command>` as a user would, bounded, and capturing what it says.
 //! - [`fixture_app`]: [`FixtureApp`], the fixture app (and its API, [`fixture_api`]) on an
 //!   ephemeral loopback port.
 //! - [`browser`]: [`Browser`], Debian's Chromium over CDP: tabs, reloads, backgrounding, console.
@@ -37,6 +39,7 @@ pub mod poll;
 pub mod ports;
 pub mod published_sdk;
 pub mod sdk_rig;
+pub mod stage;
 pub mod wire_page;
 
 pub use bridge_client::BridgeClient;
@@ -48,4 +51,5 @@ pub use outcome::Outcome;
 pub use owned::{OwnedDaemon, OwnedDaemonBuilder};
 pub use ports::{PortHolder, PortPresence, SocketRole, free_port};
 pub use sdk_rig::SdkRig;
+pub use stage::{ReapPort, Stage};
 pub use wire_page::WirePage;

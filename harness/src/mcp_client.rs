@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use reticle::mcp::jsonrpc::{Ran, TRANSPORT_LOST, TransportLostData};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientConfig, ClientRequest, CustomRequest,
     Implementation, ListToolsRequest, PingRequest, ProtocolVersion, ServerResult,
@@ -58,7 +59,10 @@ impl ProxyOptions {
         Self {
             port,
             state_dir: state_dir.to_path_buf(),
-            env: vec![("RETICLE_IDLE_SHUTDOWN_MS".into(), "20000".into())],
+            env: vec![(
+                reticle::config::env::IDLE_SHUTDOWN_MS.into(),
+                "20000".into(),
+            )],
             program: None,
             args: None,
         }
@@ -373,12 +377,12 @@ impl McpClient {
 }
 
 /// How an error answer completes its call in the history: `info` (unknown) when the proxy says
-/// the call may have run (-32001 with `ran` other than `no`), else `fail` (it definitely did not
-/// happen, and said so). Every client that records MCP answers (here and the gates' agents)
-/// classifies through this one function.
+/// the call may have run ([`TRANSPORT_LOST`] whose data does not say it did not run), else `fail`
+/// (it definitely did not happen, and said so). Every client that records MCP answers (here and
+/// the gates' agents) classifies through this one function.
 pub fn completion_of_error(code: i32, data: Option<&Value>) -> OpType {
-    let ran = data.and_then(|d| d.get("ran")).and_then(Value::as_str);
-    if code == -32001 && ran != Some("no") {
+    let ran = data.and_then(TransportLostData::read).map(|lost| lost.ran);
+    if code == TRANSPORT_LOST && ran != Some(Ran::No) {
         OpType::Info
     } else {
         OpType::Fail
@@ -595,20 +599,33 @@ impl RawMcp {
 
 #[cfg(test)]
 mod tests {
+    use reticle::mcp::jsonrpc::LostPopulation;
+
     use super::*;
 
     #[test]
     fn an_error_is_unknown_only_when_the_proxy_says_the_call_may_have_run() {
-        let lost = |ran: &str| json!({ "population": "in_flight_lost", "ran": ran });
+        let lost = |ran: Ran| {
+            serde_json::to_value(TransportLostData {
+                population: LostPopulation::InFlightLost,
+                ran,
+                reason: "sse_ended".into(),
+                port: 4400,
+            })
+            .unwrap()
+        };
         assert_eq!(
-            completion_of_error(-32001, Some(&lost("unknown"))),
+            completion_of_error(TRANSPORT_LOST, Some(&lost(Ran::Unknown))),
             OpType::Info
         );
-        assert_eq!(completion_of_error(-32001, None), OpType::Info);
-        assert_eq!(completion_of_error(-32001, Some(&lost("no"))), OpType::Fail);
+        assert_eq!(completion_of_error(TRANSPORT_LOST, None), OpType::Info);
+        assert_eq!(
+            completion_of_error(TRANSPORT_LOST, Some(&lost(Ran::No))),
+            OpType::Fail
+        );
         // Only the link's own code leaves the outcome open: a refusal did not run.
         assert_eq!(
-            completion_of_error(-32602, Some(&lost("unknown"))),
+            completion_of_error(-32602, Some(&lost(Ran::Unknown))),
             OpType::Fail
         );
     }

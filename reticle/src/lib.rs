@@ -5,8 +5,10 @@
 //! - [`wire`]: message shapes shared by the daemon and its clients (the `/status` report,
 //!   protocol 1's messages, vocabulary and limits).
 //! - [`daemon`]: the long-lived process: state dir, port lock, pid file, log, heartbeat,
-//!   idle shutdown, and how it starts and ends.
-//! - [`http`]: the daemon's HTTP plane (`/status`, the MCP routes) and its loopback/token guard.
+//!   idle shutdown, and how it starts and ends; [`daemon::run`] assembles the rooms.
+//! - [`http`]: the daemon's HTTP router (`/status`, the MCP and bridge routes) and its
+//!   loopback/token guard: the top layer, handed to [`daemon::run`] by the CLI.
+//! - [`plane`]: what every room answering HTTP shares: loopback recognition, the refusal body.
 //! - [`mcp`]: the daemon's MCP endpoint (SSE + POST) and the JSON-RPC/handshake pieces the proxy
 //!   shares.
 //! - [`proxy`]: `reticle mcp`, the stdio proxy that keeps an agent's link up whatever happens to
@@ -15,11 +17,15 @@
 //! - [`auth`]: the pairing token.
 //! - [`bridge`]: the WebSocket bridge pages connect to, their sessions, and the API that drives
 //!   them.
-//! - [`probe`]: client-side port truth: presence (`daemon`/`foreign`/`free`) and port holders.
+//! - [`probe`]: client-side port truth: presence (`daemon`/`foreign`/`free`), port holders, and
+//!   the sentences naming what is in the way (shared by the CLI and the proxy).
 //! - [`store`]: atomic writes and bounded directories for `.reticle/` and the state dir.
 //! - [`trace`]: `RETICLE_TRACE` span lines in the daemon log.
 //! - [`verdict`]: predicates, their evaluation over a window and the page, and the verdict.
 //! - [`cli`]: the `reticle` command line.
+//!
+//! Dependencies point one way (bottom: `wire`, `config`, `store`, `verdict`, `plane`; top: `http`
+//! and `cli`); the rank table and its check are in `reticle/tests/layering.rs`.
 
 pub mod auth;
 pub mod bridge;
@@ -28,6 +34,7 @@ pub mod config;
 pub mod daemon;
 pub mod http;
 pub mod mcp;
+pub mod plane;
 pub mod probe;
 pub mod proxy;
 pub mod store;

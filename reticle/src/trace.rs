@@ -3,7 +3,8 @@
 //! "error"?}`. A root span opens a call (`callId` = `p<pid>-c<n>`); every span under it inherits
 //! the call. A span reports failure by recording `ok = false` and `error = "<sentence>"` before it
 //! closes. Ids are never reused, so a parent that never closed is detectable (the hung-call
-//! signature). This module writes lines; it must not decide what is traced.
+//! signature). The names in a line are [`crate::wire::trace`]'s. This module writes lines; it
+//! must not decide what is traced.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,11 +19,10 @@ use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
 use crate::daemon::DaemonLog;
+use crate::wire::trace::{TRACE_EVENT, key};
 
 /// The environment variable that turns tracing on (`1`, `true`, `on`, `yes`).
 pub const TRACE_VAR: &str = crate::config::env::TRACE;
-/// The log event name of a trace line.
-pub const TRACE_EVENT: &str = "trace";
 
 /// Whether `RETICLE_TRACE` asks for traces.
 pub fn enabled() -> bool {
@@ -67,19 +67,19 @@ struct Outcome {
 
 impl Visit for Outcome {
     fn record_bool(&mut self, field: &Field, value: bool) {
-        if field.name() == "ok" {
+        if field.name() == key::OK {
             self.ok = Some(value);
         }
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "error" {
+        if field.name() == key::ERROR {
             self.error = Some(value.chars().take(300).collect());
         }
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "error" {
+        if field.name() == key::ERROR {
             self.error = Some(format!("{value:?}").chars().take(300).collect());
         }
     }
@@ -138,16 +138,16 @@ where
             return;
         };
         let mut line = json!({
-            "span": name,
-            "id": facts.id,
-            "parent": facts.parent,
-            "depth": facts.depth,
-            "callId": facts.call_id,
-            "ok": facts.ok,
-            "ms": facts.opened.elapsed().as_secs_f64() * 1000.0,
+            key::SPAN: name,
+            key::ID: facts.id,
+            key::PARENT: facts.parent,
+            key::DEPTH: facts.depth,
+            key::CALL_ID: facts.call_id,
+            key::OK: facts.ok,
+            key::MS: facts.opened.elapsed().as_secs_f64() * 1000.0,
         });
         if let Some(error) = &facts.error {
-            line["error"] = json!(error);
+            line[key::ERROR] = json!(error);
         }
         self.log.event(TRACE_EVENT, line);
     }

@@ -84,7 +84,7 @@ export function encodeResult(id, outcome) {
   if (outcome.ok) {
     const text = encodeFrame({ ...base, ok: true, result: toWireValue(outcome.result) });
     if (text) return text;
-    return encodeFrame({ ...base, ok: false, error: `the result is larger than the ${Limits.MAX_MESSAGE_BYTES}-byte frame limit; narrow the request (scope, limit, path)` });
+    return encodeFrame({ ...base, ok: false, error: `the result is larger than the ${Limits.MAX_FRAME_BYTES}-byte frame limit; narrow the request (scope, limit, path)` });
   }
   return encodeFrame({ ...base, ok: false, error: clip(String(outcome.error || 'command failed without a reason'), Limits.MAX_ERROR) });
 }

@@ -105,7 +105,7 @@ export const CloseCode = Object.freeze({
 
 /** Protocol limits the daemon enforces; the SDK keeps inside them rather than get closed. */
 export const Limits = Object.freeze({
-  MAX_MESSAGE_BYTES: 1024 * 1024,
+  MAX_FRAME_BYTES: 1024 * 1024,
   MAX_SESSION_ID: 128,
   MAX_COMMAND_ID: 128,
   MAX_COMMAND_NAME: 128,

@@ -141,7 +141,7 @@ export function encodeFrame(message) {
   }
   if (typeof text !== 'string') return null;
   // UTF-8 is at most 3 bytes per UTF-16 unit; only measure exactly when near the limit.
-  if (text.length * 3 > Limits.MAX_MESSAGE_BYTES && new TextEncoder().encode(text).length > Limits.MAX_MESSAGE_BYTES) {
+  if (text.length * 3 > Limits.MAX_FRAME_BYTES && new TextEncoder().encode(text).length > Limits.MAX_FRAME_BYTES) {
     return null;
   }
   return text;

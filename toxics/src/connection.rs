@@ -1,10 +1,11 @@
-//! One proxied connection: the client socket, the upstream socket, the two links between them,
-//! and the task that reconfigures those links when the proxy's toxics change.
+//! One proxied connection: the client socket, the upstream socket, the two toxic chains between
+//! them (one per direction), and the task that reconfigures those chains when the proxy's toxics
+//! change.
 //!
 //! It owns how a connection ends: a half close per direction (a FIN passed on), a close of the
 //! whole connection, or a reset (RST to both peers), and it fires the connection's `done` token
 //! when nothing more can flow. It must not accept connections or keep the toxic list; the
-//! proxy does, and sends this task [`Command`]s in the order the changes happened.
+//! proxy does, and sends this task [`AckedChange`]s in the order the changes happened.
 
 use std::net::Shutdown;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -16,8 +17,8 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use crate::chain::ToxicChain;
 use crate::direction::Direction;
-use crate::link::Link;
 use crate::rng::Rng;
 use crate::toxic::InstalledToxic;
 
@@ -40,7 +41,7 @@ impl Side {
     }
 }
 
-/// What the stages of both links share: the two sockets and the connection's fate.
+/// What the stages of both chains share: the two sockets and the connection's fate.
 pub(crate) struct ConnShared {
     /// The accepted socket.
     client: TcpStream,
@@ -97,7 +98,7 @@ impl ConnShared {
     }
 }
 
-/// A change to carry out on a live connection's links.
+/// A change to carry out on a live connection's chains.
 #[derive(Debug)]
 pub(crate) enum Change {
     /// Append a toxic to the end of its direction's chain.
@@ -110,7 +111,7 @@ pub(crate) enum Change {
 
 /// A change and the sender whose drop tells the proxy it was carried out.
 #[derive(Debug)]
-pub(crate) struct Command {
+pub(crate) struct AckedChange {
     pub(crate) change: Change,
     pub(crate) ack: Option<oneshot::Sender<()>>,
 }
@@ -118,12 +119,15 @@ pub(crate) struct Command {
 /// The proxy's handle on one connection. Weak, so a finished connection's sockets close even
 /// while the proxy still lists it.
 pub(crate) struct ConnCtl {
-    commands: mpsc::UnboundedSender<Command>,
+    commands: mpsc::UnboundedSender<AckedChange>,
     conn: Weak<ConnShared>,
 }
 
 impl ConnCtl {
-    pub(crate) fn new(commands: mpsc::UnboundedSender<Command>, conn: &Arc<ConnShared>) -> Self {
+    pub(crate) fn new(
+        commands: mpsc::UnboundedSender<AckedChange>,
+        conn: &Arc<ConnShared>,
+    ) -> Self {
         Self {
             commands,
             conn: Arc::downgrade(conn),
@@ -139,7 +143,7 @@ impl ConnCtl {
     pub(crate) fn send(&self, change: Change) -> Option<oneshot::Receiver<()>> {
         let (tx, rx) = oneshot::channel();
         self.commands
-            .send(Command {
+            .send(AckedChange {
                 change,
                 ack: Some(tx),
             })
@@ -155,23 +159,23 @@ impl ConnCtl {
     }
 }
 
-/// Run one connection until it is done: build both links from the chains, then apply changes
+/// Run one connection until it is done: build both toxic chains, then apply changes
 /// in the order they arrive.
 pub(crate) async fn run(
     conn: Arc<ConnShared>,
     chains: [Vec<Arc<InstalledToxic>>; 2],
-    mut commands: mpsc::UnboundedReceiver<Command>,
+    mut commands: mpsc::UnboundedReceiver<AckedChange>,
     mut rng: Rng,
 ) {
     let mut links =
-        Direction::ALL.map(|d| Link::start(conn.clone(), d, &chains[d.index()], &mut rng));
+        Direction::ALL.map(|d| ToxicChain::start(conn.clone(), d, &chains[d.index()], &mut rng));
     loop {
         let command = tokio::select! {
             biased;
             _ = conn.done.cancelled() => break,
             command = commands.recv() => command,
         };
-        let Some(Command { change, ack }) = command else {
+        let Some(AckedChange { change, ack }) = command else {
             // The proxy let go of this connection without closing it; let it run out.
             conn.done.cancelled().await;
             break;

@@ -1,20 +1,19 @@
 //! The nemesis: specified faults for every hop of Reticle.
 //!
 //! For TCP hops, a fault proxy that speaks Toxiproxy's REST API and toxic vocabulary, embedded
-//! ([`Server::start`]) or standalone (`toxics serve`). For everything else, the shared fault
-//! shape ([`fault`]). It must not know anything about what the product does with the bytes it
-//! disturbs.
+//! ([`Server::start`]) or standalone (`toxics serve`). It must not know anything about what the
+//! product does with the bytes it disturbs. (The gates name every other fault they record, stdio,
+//! process and browser, in `gates::fault`.)
 //!
 //! # Layout
 //! - [`server`]: the embeddable server, [`Server`] and [`ServerHandle`]. Start here.
 //! - [`api`]: the REST routes, Toxiproxy's shapes; [`error`]: the one error they return.
 //! - [`collection`]: every proxy by name; [`proxy`]: one proxy, its listener, its chains.
-//! - `connection`: one accepted connection and its two links; `link`: one direction, a
-//!   chain of stages behind a hidden noop head.
+//! - `connection`: one accepted connection and its two toxic chains; `chain`: one direction,
+//!   a chain of stages behind a hidden noop head.
 //! - [`toxic`]: the toxic contract, the registry and one file per toxic.
 //! - [`guard`]: faults installed from Rust heal when their guard drops.
 //! - [`direction`]: upstream and downstream; [`rng`]: seeded randomness.
-//! - [`fault`]: stdio, process and browser fault kinds, targets and parameters (types only).
 //!
 //! # Example
 //! ```no_run
@@ -29,13 +28,12 @@
 //! ```
 
 pub mod api;
+mod chain;
 pub mod collection;
 mod connection;
 pub mod direction;
 pub mod error;
-pub mod fault;
 pub mod guard;
-mod link;
 pub mod proxy;
 pub mod rng;
 pub mod server;

@@ -147,7 +147,7 @@ fn report(what: &str, mut samples: Vec<u64>) {
 async fn ingest(cap: Option<&str>, total: usize, pace_per_sec: Option<u64>) -> (f64, Value) {
     let mut builder = OwnedDaemon::builder();
     if let Some(cap) = cap {
-        builder = builder.env("RETICLE_MAX_EVENTS_PER_SECOND", cap);
+        builder = builder.env(reticle::config::env::MAX_EVENTS_PER_SECOND, cap);
     }
     let daemon = builder.start().await;
     let client = BridgeClient::new(daemon.port());

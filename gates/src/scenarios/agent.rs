@@ -19,10 +19,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use harness::mcp_client::completion_of_error;
-use harness::{McpClient, McpFailure, ProxyOptions, RawMcp, marker, poll};
+use harness::{McpClient, McpFailure, ProxyOptions, RawMcp, poll};
 use serde_json::{Value, json};
 
-use crate::history::{Actor, History, OpType};
+use super::kit::observe;
+use crate::history::{History, OpType};
+use reticle::mcp::jsonrpc::TransportLostData;
 
 /// How long one call may go unanswered before the history says so.
 pub const CALL_BOUND: Duration = Duration::from_secs(20);
@@ -153,13 +155,13 @@ fn failed(id: u64, failure: &McpFailure) -> Value {
             message,
             data,
         } => {
-            let data = data.clone().unwrap_or(Value::Null);
+            let lost = data.as_ref().and_then(TransportLostData::read);
             json!({
                 "id": id,
                 "code": code,
                 "message": message,
-                "population": data["population"],
-                "ran": data["ran"],
+                "population": lost.as_ref().map(|l| l.population),
+                "ran": lost.as_ref().map(|l| l.ran),
             })
         }
         McpFailure::Transport(text) => {
@@ -221,7 +223,7 @@ impl RawAgent {
             .invoke(method, json!({ "id": id, "params": params }));
         let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         if let Err(err) = self.raw.try_write_line(&line.to_string()).await {
-            observed(
+            observe(
                 &self.history,
                 "stdin_refused",
                 json!({ "id": id, "error": err.to_string() }),
@@ -264,6 +266,34 @@ impl RawAgent {
     pub async fn call(&mut self, method: &str, params: Value, bound: Duration) -> Option<Value> {
         let id = self.send(method, params).await;
         self.answer(&id, bound).await
+    }
+
+    /// `tools/call` of `reticle_sessions`, the call every warm-up and recovery check makes.
+    pub async fn call_sessions(&mut self, bound: Duration) -> Option<Value> {
+        self.call(
+            "tools/call",
+            json!({ "name": "reticle_sessions", "arguments": {} }),
+            bound,
+        )
+        .await
+    }
+
+    /// Calls `reticle_sessions` until one call is served (each attempt recorded, fifty at
+    /// most); stops at the first call left unanswered within `bound`. Whether one was served.
+    pub async fn call_until_served(&mut self, bound: Duration) -> bool {
+        for _ in 0..50 {
+            match self.call_sessions(bound).await {
+                Some(answer) if answer.get("result").is_some() => return true,
+                Some(_) => continue,
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// The warm raw opening: the handshake answered, then [`Self::call_until_served`].
+    pub async fn warm(&mut self, bound: Duration) -> bool {
+        self.initialize(bound).await.is_some() && self.call_until_served(bound).await
     }
 
     /// Writes a raw line; false when the proxy would not take it.
@@ -331,21 +361,19 @@ fn answer_op(answer: &Value) -> (OpType, Value) {
                 error["code"].as_i64().unwrap_or(0) as i32,
                 error.get("data"),
             ),
-            json!({
-                "id": id,
-                "code": error["code"],
-                "message": error["message"],
-                "population": error["data"]["population"],
-                "ran": error["data"]["ran"],
-            }),
+            {
+                let lost = error.get("data").and_then(TransportLostData::read);
+                json!({
+                    "id": id,
+                    "code": error["code"],
+                    "message": error["message"],
+                    "population": lost.as_ref().map(|l| l.population),
+                    "ran": lost.as_ref().map(|l| l.ran),
+                })
+            },
         ),
         None => (OpType::Ok, json!({ "id": id, "result": answer["result"] })),
     }
-}
-
-/// Records a fact the harness observed (a process state, a log event, a probe).
-pub fn observed(history: &History, f: &str, value: Value) {
-    history.record(Actor::Harness, OpType::Info, f, value);
 }
 
 /// Proxy log events named `event`.
@@ -357,43 +385,14 @@ pub fn events(options: &ProxyOptions, event: &str) -> Vec<Value> {
         .collect()
 }
 
-/// Ends, when dropped, every daemon this process's proxies started on the port (they carry the
-/// harness marker; nothing else is touched).
-pub struct ReapPort(pub u16);
-
-impl Drop for ReapPort {
-    fn drop(&mut self) {
-        marker::end_marked_listeners(self.0);
-    }
-}
-
-/// What a proxy scenario stands on: a private state dir, a free port for its daemon, and the
-/// reaper that ends whatever daemon the proxy started there when the scenario ends.
-pub struct Stage {
-    pub state: tempfile::TempDir,
-    pub port: u16,
-    pub _reap: ReapPort,
-}
-
-impl Default for Stage {
-    fn default() -> Self {
-        let state = tempfile::tempdir().expect("a private state dir");
-        let port = harness::free_port();
-        Self {
-            state,
-            port,
-            _reap: ReapPort(port),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reticle::mcp::jsonrpc::TRANSPORT_LOST;
 
     fn lost(ran: &str) -> Value {
-        json!({ "jsonrpc": "2.0", "id": 3, "error": { "code": -32001, "message": "the link dropped",
-                "data": { "population": "in_flight_lost", "ran": ran } } })
+        json!({ "jsonrpc": "2.0", "id": 3, "error": { "code": TRANSPORT_LOST, "message": "the link dropped",
+                "data": { "population": "in_flight_lost", "ran": ran, "reason": "stream_reset", "port": 4400 } } })
     }
 
     #[test]

@@ -9,13 +9,15 @@ use std::time::Duration;
 
 use harness::wire_page::{self, Incoming, OpenError, Responder, echo_responder};
 use harness::{BridgeClient, OwnedDaemon, SdkRig, WirePage, cli, poll};
+use reticle::wire::close::code as close;
 use serde_json::{Value, json};
 
 use super::kit::{
-    self, BOUND, Segment, control, controls_held, could_not_start, established, judged, settle,
-    worst,
+    self, BOUND, Segment, control, controls_held, could_not_start, established, first_segment,
+    judged, settle, worst,
 };
 use super::{GateEnv, Ran};
+use crate::fault;
 use crate::history::{History, Op, OpType};
 use crate::judge::{Judgement, RowOutcome, one_line, text};
 
@@ -114,7 +116,7 @@ pub async fn version_mismatch(env: &GateEnv) -> Ran {
     let history = History::new();
     let rig = match SdkRig::launch().await {
         Ok(rig) => rig,
-        Err(why) => return could_not_start(history, "hello_other_version", &why),
+        Err(why) => return could_not_start(history, fault::HELLO_OTHER_VERSION, &why),
     };
     let port = rig.port();
 
@@ -123,10 +125,10 @@ pub async fn version_mismatch(env: &GateEnv) -> Ran {
     hello["url"] = json!("http://localhost:5173/checkout");
     let mut page = match WirePage::open(port, ORIGIN).await {
         Ok(page) => page,
-        Err(err) => return could_not_start(history, "hello_other_version", &err.to_string()),
+        Err(err) => return could_not_start(history, fault::HELLO_OTHER_VERSION, &err.to_string()),
     };
     history.fault(
-        "hello_other_version",
+        fault::HELLO_OTHER_VERSION,
         true,
         json!({ "session": "skewed-page", "protocolVersion": 2, "daemonSpeaks": 1 }),
     );
@@ -160,7 +162,7 @@ pub async fn version_mismatch(env: &GateEnv) -> Ran {
         Ok(tab) => tab,
         Err(err) => {
             history.fault(
-                "sdk_hello_other_version",
+                fault::SDK_HELLO_OTHER_VERSION,
                 false,
                 json!({ "reason": err.to_string() }),
             );
@@ -175,7 +177,7 @@ pub async fn version_mismatch(env: &GateEnv) -> Ran {
     })
     .await;
     history.fault(
-        "sdk_hello_other_version",
+        fault::SDK_HELLO_OTHER_VERSION,
         rewritten.is_some(),
         json!({ "gate": rewritten }),
     );
@@ -220,42 +222,20 @@ pub async fn version_mismatch(env: &GateEnv) -> Ran {
 
 /// Judges H4.1's history.
 pub fn judge_version_mismatch(ops: &[Op]) -> Judgement {
-    settle((|| {
+    settle(|| {
         controls_held(ops)?;
-        let wire = established(ops, "hello_other_version")?;
-        let sdk = established(ops, "sdk_hello_other_version")?;
+        let wire = established(ops, fault::HELLO_OTHER_VERSION)?;
+        let sdk = established(ops, fault::SDK_HELLO_OTHER_VERSION)?;
         let mut parts = Vec::new();
-        parts.push(match wire[0].completion("hello") {
-            Some(op) if op.op_type == OpType::Fail => {
-                let reason = op.value["reason"].as_str().unwrap_or("");
-                if op.value["code"] == 1008
-                    && reason.contains("page speaks 2")
-                    && reason.contains("daemon speaks 1")
-                {
-                    Judgement::new(RowOutcome::Surfaced, format!("closed 1008 \"{reason}\""))
-                } else {
-                    Judgement::new(
-                        RowOutcome::Silent,
-                        format!(
-                            "closed {} without naming both versions: \"{}\"",
-                            op.value["code"],
-                            one_line(reason)
-                        ),
-                    )
-                }
-            }
-            Some(op) if op.op_type == OpType::Ok => Judgement::new(
-                RowOutcome::Silent,
-                "a page speaking version 2 was admitted as a session",
-            ),
-            other => Judgement::new(
-                RowOutcome::Silent,
-                format!(
-                    "the version 2 hello was neither refused nor admitted: {}",
-                    other.map(|o| text(&o.value)).unwrap_or_default()
-                ),
-            ),
-        });
+        parts.push(judge_policy_refusal(
+            wire[0].completion("hello"),
+            &["page speaks 2", "daemon speaks 1"],
+            Wording {
+                unnamed: "without naming both versions",
+                admitted: "a page speaking version 2 was admitted as a session",
+                neither: "the version 2 hello",
+            },
+        ));
         parts.push(match wire[0].completion("status") {
             Some(op)
                 if op.op_type == OpType::Ok
@@ -278,7 +258,55 @@ pub fn judge_version_mismatch(ops: &[Op]) -> Judgement {
         });
         parts.push(judge_sdk_refusal(&sdk[0]));
         Ok(worst(parts))
-    })())
+    })
+}
+
+/// How [`judge_policy_refusal`] words a hello that was not refused as it must be.
+struct Wording {
+    /// After "closed <code>", when the close did not name everything it must.
+    unnamed: &'static str,
+    /// The whole evidence when the page was admitted.
+    admitted: &'static str,
+    /// The hello, when it was neither refused nor admitted.
+    neither: &'static str,
+}
+
+/// A page's hello that must be refused: closed with the policy code and a reason naming every
+/// one of `names` is surfaced; anything else (a close that does not name them, an admission, no
+/// end at all) is silent.
+fn judge_policy_refusal(hello: Option<&Op>, names: &[&str], wording: Wording) -> Judgement {
+    match hello {
+        Some(op) if op.op_type == OpType::Fail => {
+            let reason = op.value["reason"].as_str().unwrap_or("");
+            if op.value["code"] == close::POLICY && names.iter().all(|n| reason.contains(n)) {
+                Judgement::new(
+                    RowOutcome::Surfaced,
+                    format!("closed {} \"{reason}\"", close::POLICY),
+                )
+            } else {
+                Judgement::new(
+                    RowOutcome::Silent,
+                    format!(
+                        "closed {} {}: \"{}\"",
+                        op.value["code"],
+                        wording.unnamed,
+                        one_line(reason)
+                    ),
+                )
+            }
+        }
+        Some(op) if op.op_type == OpType::Ok => {
+            Judgement::new(RowOutcome::Silent, wording.admitted)
+        }
+        other => Judgement::new(
+            RowOutcome::Silent,
+            format!(
+                "{} was neither refused nor admitted: {}",
+                wording.neither,
+                other.map(|o| text(&o.value)).unwrap_or_default()
+            ),
+        ),
+    }
 }
 
 /// The SDK half of H4.1: one warning naming the versions, and a retry scheduled well later.
@@ -343,7 +371,7 @@ pub async fn another_projects_page(_env: &GateEnv) -> Ran {
     ) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(why), _) | (_, Err(why)) => {
-            return could_not_start(history, "page_at_another_projects_port", &why);
+            return could_not_start(history, fault::PAGE_AT_ANOTHER_PROJECTS_PORT, &why);
         }
     };
     let alpha_client = BridgeClient::new(alpha.port());
@@ -388,7 +416,7 @@ pub async fn another_projects_page(_env: &GateEnv) -> Ran {
     match WirePage::open(alpha.port(), ORIGIN).await {
         Ok(mut page) => {
             history.fault(
-                "page_at_another_projects_port",
+                fault::PAGE_AT_ANOTHER_PROJECTS_PORT,
                 true,
                 json!({ "page": "beta", "port": alpha.port(), "serves": "alpha" }),
             );
@@ -396,7 +424,7 @@ pub async fn another_projects_page(_env: &GateEnv) -> Ran {
         }
         Err(err) => {
             history.fault(
-                "page_at_another_projects_port",
+                fault::PAGE_AT_ANOTHER_PROJECTS_PORT,
                 false,
                 json!({ "reason": err.to_string() }),
             );
@@ -408,45 +436,22 @@ pub async fn another_projects_page(_env: &GateEnv) -> Ran {
 
 /// Judges H4.2's history.
 pub fn judge_another_project(ops: &[Op]) -> Judgement {
-    settle((|| {
-        controls_held(ops)?;
-        let segment = established(ops, "page_at_another_projects_port")?;
-        Ok(match segment[0].completion("hello") {
-            Some(op) if op.op_type == OpType::Fail => {
-                let reason = op.value["reason"].as_str().unwrap_or("");
-                if op.value["code"] == 1008 && reason.contains("alpha") && reason.contains("beta") {
-                    Judgement::new(RowOutcome::Surfaced, format!("closed 1008 \"{reason}\""))
-                } else {
-                    Judgement::new(
-                        RowOutcome::Silent,
-                        format!(
-                            "refused {} without naming the projects: \"{}\"",
-                            op.value["code"],
-                            one_line(reason)
-                        ),
-                    )
-                }
-            }
-            Some(op) if op.op_type == OpType::Ok => Judgement::new(
-                RowOutcome::Silent,
-                "project beta's page was admitted by project alpha's daemon",
-            ),
-            other => Judgement::new(
-                RowOutcome::Silent,
-                format!(
-                    "beta's hello was neither refused nor admitted: {}",
-                    other.map(|o| text(&o.value)).unwrap_or_default()
-                ),
-            ),
-        })
-    })())
+    settle(|| {
+        let segment = first_segment(ops, fault::PAGE_AT_ANOTHER_PROJECTS_PORT)?;
+        Ok(judge_policy_refusal(
+            segment.completion("hello"),
+            &["alpha", "beta"],
+            Wording {
+                unnamed: "without naming the projects",
+                admitted: "project beta's page was admitted by project alpha's daemon",
+                neither: "beta's hello",
+            },
+        ))
+    })
 }
 
 // ------------------------------------------------------------------------------------------
 // H4.3
-
-/// The fault every H4.3 run injects: the page goes away while a command is pending at it.
-pub const LOSE_PAGE: &str = "lose_page_mid_command";
 
 /// Sends `snapshot` to `session`, waits until the daemon shows it pending, then runs `lose` (the
 /// page goes away) and records the fault and how the command ended. Shared by the real scenario
@@ -484,11 +489,15 @@ pub async fn lose_page_mid_command(
     };
     match lost {
         Ok(detail) => {
-            history.fault(LOSE_PAGE, true, detail);
+            history.fault(fault::LOSE_PAGE_MID_COMMAND, true, detail);
         }
         Err(why) => {
             task.abort();
-            history.fault(LOSE_PAGE, false, json!({ "reason": why }));
+            history.fault(
+                fault::LOSE_PAGE_MID_COMMAND,
+                false,
+                json!({ "reason": why }),
+            );
             return;
         }
     }
@@ -510,11 +519,13 @@ pub async fn tab_closed_mid_command(_env: &GateEnv) -> Ran {
     let history = History::new();
     let rig = match SdkRig::launch().await {
         Ok(rig) => rig,
-        Err(why) => return could_not_start(history, LOSE_PAGE, &why),
+        Err(why) => return could_not_start(history, fault::LOSE_PAGE_MID_COMMAND, &why),
     };
     let tab = match rig.browser.open(&rig.url("closing")).await {
         Ok(tab) => tab,
-        Err(err) => return could_not_start(history, LOSE_PAGE, &err.to_string()),
+        Err(err) => {
+            return could_not_start(history, fault::LOSE_PAGE_MID_COMMAND, &err.to_string());
+        }
     };
     kit::session_appears(&history, &rig.client, "closing", BOUND).await;
     let (op, answer) = kit::command(
@@ -534,7 +545,7 @@ pub async fn tab_closed_mid_command(_env: &GateEnv) -> Ran {
     if tab.eval::<bool>("window.__gate.hold = true").await.is_err() {
         return could_not_start(
             history,
-            LOSE_PAGE,
+            fault::LOSE_PAGE_MID_COMMAND,
             "could not make the page hold its commands",
         );
     }
@@ -563,7 +574,7 @@ pub async fn stand_in_page_blames_the_app() -> Ran {
     let history = History::new();
     let (daemon, token) = match kit::daemon(OwnedDaemon::builder()).await {
         Ok(started) => started,
-        Err(why) => return could_not_start(history, LOSE_PAGE, &why),
+        Err(why) => return could_not_start(history, fault::LOSE_PAGE_MID_COMMAND, &why),
     };
     let client = BridgeClient::new(daemon.port());
     // It answers everything but `snapshot`, which it keeps for the moment its tab closes.
@@ -572,7 +583,9 @@ pub async fn stand_in_page_blames_the_app() -> Ran {
     });
     let mut page = match WirePage::open_with(daemon.port(), ORIGIN, Some(responder)).await {
         Ok(page) => page,
-        Err(err) => return could_not_start(history, LOSE_PAGE, &err.to_string()),
+        Err(err) => {
+            return could_not_start(history, fault::LOSE_PAGE_MID_COMMAND, &err.to_string());
+        }
     };
     page.hello("stand-in", Some(&token)).await;
     kit::session_appears(&history, &client, "stand-in", BOUND).await;
@@ -598,10 +611,9 @@ pub async fn stand_in_page_blames_the_app() -> Ran {
 
 /// Judges an H4.3 history: the pending command must end as `observation_lost`.
 pub fn judge_lost_page(ops: &[Op]) -> Judgement {
-    settle((|| {
-        controls_held(ops)?;
-        let segment = established(ops, LOSE_PAGE)?;
-        let Some(done) = segment[0].completion("command") else {
+    settle(|| {
+        let segment = first_segment(ops, fault::LOSE_PAGE_MID_COMMAND)?;
+        let Some(done) = segment.completion("command") else {
             return Ok(Judgement::new(
                 RowOutcome::Silent,
                 "the pending command was never answered after the page went away",
@@ -636,7 +648,7 @@ pub fn judge_lost_page(ops: &[Op]) -> Judgement {
                 format!("the command reported success from a page that went away: {said}"),
             ),
         })
-    })())
+    })
 }
 
 // ------------------------------------------------------------------------------------------
@@ -648,14 +660,18 @@ pub fn judge_lost_page(ops: &[Op]) -> Judgement {
 pub async fn reaped_session_is_revived(_env: &GateEnv) -> Ran {
     let history = History::new();
     let (daemon, token) =
-        match kit::daemon(OwnedDaemon::builder().env("RETICLE_SESSION_IDLE_MS", "300")).await {
+        match kit::daemon(OwnedDaemon::builder().env(reticle::config::env::SESSION_IDLE_MS, "300"))
+            .await
+        {
             Ok(started) => started,
-            Err(why) => return could_not_start(history, "idle_past_reaper_bound", &why),
+            Err(why) => return could_not_start(history, fault::IDLE_PAST_REAPER_BOUND, &why),
         };
     let client = BridgeClient::new(daemon.port());
     let page = match WirePage::open_with(daemon.port(), ORIGIN, Some(echo_responder())).await {
         Ok(page) => page,
-        Err(err) => return could_not_start(history, "idle_past_reaper_bound", &err.to_string()),
+        Err(err) => {
+            return could_not_start(history, fault::IDLE_PAST_REAPER_BOUND, &err.to_string());
+        }
     };
     page.hello("quiet", Some(&token)).await;
     kit::session_appears(&history, &client, "quiet", BOUND).await;
@@ -665,7 +681,7 @@ pub async fn reaped_session_is_revived(_env: &GateEnv) -> Ran {
     })
     .await;
     history.fault(
-        "idle_past_reaper_bound",
+        fault::IDLE_PAST_REAPER_BOUND,
         idle.is_some(),
         json!({ "boundMs": 300, "session": idle }),
     );
@@ -721,10 +737,9 @@ pub async fn reaped_session_is_revived(_env: &GateEnv) -> Ran {
 
 /// Judges H4.4's history.
 pub fn judge_reaper(ops: &[Op]) -> Judgement {
-    settle((|| {
-        controls_held(ops)?;
-        let segment = established(ops, "idle_past_reaper_bound")?;
-        let Some(done) = segment[0].completion("command") else {
+    settle(|| {
+        let segment = first_segment(ops, fault::IDLE_PAST_REAPER_BOUND)?;
+        let Some(done) = segment.completion("command") else {
             return Ok(Judgement::new(
                 RowOutcome::Silent,
                 "the command to the reaped session was never answered",
@@ -754,7 +769,7 @@ pub fn judge_reaper(ops: &[Op]) -> Judgement {
                 format!("the command to the reaped session: {} {said}", v["outcome"]),
             ),
         })
-    })())
+    })
 }
 
 // ------------------------------------------------------------------------------------------
@@ -770,15 +785,18 @@ const OPAQUE: [(&str, &str); 2] = [("tauri://localhost", "tauri"), ("file://", "
 pub async fn opaque_origins_accepted(_env: &GateEnv) -> Ran {
     let history = History::new();
     let started = (
-        kit::daemon(
-            OwnedDaemon::builder().env("RETICLE_ALLOWED_ORIGINS", "tauri://localhost,file://"),
-        )
+        kit::daemon(OwnedDaemon::builder().env(
+            reticle::config::env::ALLOWED_ORIGINS,
+            "tauri://localhost,file://",
+        ))
         .await,
         OwnedDaemon::builder().try_start().await,
     );
     let ((listed, token), plain) = match started {
         (Ok(l), Ok(p)) => (l, p),
-        (Err(why), _) | (_, Err(why)) => return could_not_start(history, "opaque_origin", &why),
+        (Err(why), _) | (_, Err(why)) => {
+            return could_not_start(history, fault::OPAQUE_ORIGIN, &why);
+        }
     };
     let client = BridgeClient::new(listed.port());
     let mut pages = Vec::new();
@@ -791,7 +809,7 @@ pub async fn opaque_origins_accepted(_env: &GateEnv) -> Ran {
             held,
             json!({ "origin": origin, "answer": format!("{:?}", refused.err()) }),
         );
-        history.fault("opaque_origin", held, json!({ "origin": origin }));
+        history.fault(fault::OPAQUE_ORIGIN, held, json!({ "origin": origin }));
         if let Some(page) =
             connect_call(&history, &client, listed.port(), origin, session, &token).await
         {
@@ -807,7 +825,7 @@ pub async fn opaque_origins_accepted(_env: &GateEnv) -> Ran {
         }
     }
     history.fault(
-        "unlisted_opaque_origin",
+        fault::UNLISTED_OPAQUE_ORIGIN,
         true,
         json!({ "origin": "tauri://other" }),
     );
@@ -826,10 +844,10 @@ pub async fn opaque_origins_accepted(_env: &GateEnv) -> Ran {
 
 /// Judges H4.5's history.
 pub fn judge_opaque_origins(ops: &[Op]) -> Judgement {
-    settle((|| {
+    settle(|| {
         controls_held(ops)?;
         let mut parts = Vec::new();
-        for segment in established(ops, "opaque_origin")? {
+        for segment in established(ops, fault::OPAQUE_ORIGIN)? {
             let origin = segment.fault.value["origin"].as_str().unwrap_or("?");
             let connect = segment.completion("connect");
             let command = segment.completion("command");
@@ -862,7 +880,7 @@ pub fn judge_opaque_origins(ops: &[Op]) -> Judgement {
                 },
             );
         }
-        for segment in established(ops, "unlisted_opaque_origin")? {
+        for segment in established(ops, fault::UNLISTED_OPAQUE_ORIGIN)? {
             let origin = segment.fault.value["origin"].as_str().unwrap_or("?");
             parts.push(match segment.completion("connect").map(|o| o.op_type) {
                 Some(OpType::Fail) => Judgement::new(
@@ -876,7 +894,7 @@ pub fn judge_opaque_origins(ops: &[Op]) -> Judgement {
             });
         }
         Ok(worst(parts))
-    })())
+    })
 }
 
 // ------------------------------------------------------------------------------------------
@@ -896,12 +914,14 @@ enum Hostile {
 /// counted, never closed; after each, the bystander must still answer a command.
 pub async fn hostile_frames(_env: &GateEnv) -> Ran {
     let history = History::new();
-    let (daemon, token) =
-        match kit::daemon(OwnedDaemon::builder().env("RETICLE_MAX_EVENTS_PER_SECOND", "100")).await
-        {
-            Ok(started) => started,
-            Err(why) => return could_not_start(history, "malformed_json", &why),
-        };
+    let (daemon, token) = match kit::daemon(
+        OwnedDaemon::builder().env(reticle::config::env::MAX_EVENTS_PER_SECOND, "100"),
+    )
+    .await
+    {
+        Ok(started) => started,
+        Err(why) => return could_not_start(history, fault::MALFORMED_JSON, &why),
+    };
     let client = BridgeClient::new(daemon.port());
     let Some(bystander) = connect_call(
         &history,
@@ -915,23 +935,27 @@ pub async fn hostile_frames(_env: &GateEnv) -> Ran {
     else {
         return could_not_start(
             history,
-            "malformed_json",
+            fault::MALFORMED_JSON,
             "the bystander page was not admitted",
         );
     };
     let cases = [
-        ("malformed_json", Hostile::Text("{\"kind\":"), 1008),
         (
-            "unknown_kind",
+            fault::MALFORMED_JSON,
+            Hostile::Text("{\"kind\":"),
+            close::POLICY,
+        ),
+        (
+            fault::UNKNOWN_KIND,
             Hostile::Json(json!({"kind": "shout"})),
-            1008,
+            close::POLICY,
         ),
         (
-            "binary_frame",
+            fault::BINARY_FRAME,
             Hostile::Binary(vec![0xff, 0xfe, 0x00]),
-            1008,
+            close::POLICY,
         ),
-        ("oversized_frame", Hostile::Oversized, 1009),
+        (fault::OVERSIZED_FRAME, Hostile::Oversized, close::TOO_BIG),
     ];
     for (n, (fault, frame, code)) in cases.into_iter().enumerate() {
         let session = format!("hostile-{n}");
@@ -950,7 +974,7 @@ pub async fn hostile_frames(_env: &GateEnv) -> Ran {
             Hostile::Binary(bytes) => page.send_binary(bytes).await,
             Hostile::Oversized => {
                 let mut event = wire_page::event(&session, "signal", json!({"blob": ""}));
-                let pad = 1024 * 1024 + 1 - event.to_string().len();
+                let pad = reticle::wire::limits::MAX_FRAME_BYTES + 1 - event.to_string().len();
                 event["event"]["data"]["blob"] = json!("x".repeat(pad));
                 page.send_json(&event).await
             }
@@ -984,7 +1008,7 @@ pub async fn hostile_frames(_env: &GateEnv) -> Ran {
     match admitted_page(&client, daemon.port(), "flooder", &token).await {
         None => {
             history.fault(
-                "flood",
+                fault::FLOOD,
                 false,
                 json!({ "reason": "the flooding page was not admitted" }),
             );
@@ -1000,7 +1024,7 @@ pub async fn hostile_frames(_env: &GateEnv) -> Ran {
             });
             let sent = flooder.send_burst(frames).await;
             history.fault(
-                "flood",
+                fault::FLOOD,
                 sent,
                 json!({ "events": FLOOD, "capPerSecond": 100, "expect": "open" }),
             );
@@ -1067,15 +1091,15 @@ async fn admitted_page(
 
 /// Judges H4.6's history.
 pub fn judge_hostile_frames(ops: &[Op]) -> Judgement {
-    settle((|| {
+    settle(|| {
         controls_held(ops)?;
         let mut parts = Vec::new();
         for fault in [
-            "malformed_json",
-            "unknown_kind",
-            "binary_frame",
-            "oversized_frame",
-            "flood",
+            fault::MALFORMED_JSON,
+            fault::UNKNOWN_KIND,
+            fault::BINARY_FRAME,
+            fault::OVERSIZED_FRAME,
+            fault::FLOOD,
         ] {
             for segment in established(ops, fault)? {
                 parts.push(judge_hostile(&segment));
@@ -1096,7 +1120,7 @@ pub fn judge_hostile_frames(ops: &[Op]) -> Judgement {
             ));
         }
         Ok(worst(parts))
-    })())
+    })
 }
 
 fn judge_hostile(segment: &Segment<'_>) -> Judgement {
@@ -1169,7 +1193,7 @@ mod tests {
         let h = History::new();
         control(&h, "the live page answers a command", true, json!({}));
         h.invoke("command", json!({}));
-        h.fault(LOSE_PAGE, true, json!({}));
+        h.fault(fault::LOSE_PAGE_MID_COMMAND, true, json!({}));
         h.complete(op, "command", answer);
         h.ops()
     }
@@ -1201,7 +1225,7 @@ mod tests {
     #[test]
     fn a_flood_that_loses_uncounted_events_is_silent() {
         let h = History::new();
-        h.fault("flood", true, json!({"events": 5000}));
+        h.fault(fault::FLOOD, true, json!({"events": 5000}));
         h.complete(
             OpType::Ok,
             "frame",

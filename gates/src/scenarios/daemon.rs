@@ -1,7 +1,8 @@
 //! Hop 3 scenarios: each provokes one daemon-lifecycle row against real processes, records the
 //! fault and every CLI call in a history, and judges it. The CLI calls are what a user sees, so a
-//! call's completion is `ok` for exit 0 and `fail` otherwise, with what it printed. H3.3 needs an
-//! attached client instead: its calls go through the hop 1 and 2 [`Agent`].
+//! call's completion is `ok` for exit 0 and `fail` otherwise, with what it printed (`info` for a
+//! call killed at the harness's bound: a hang). H3.3 needs an attached client instead: its calls
+//! go through the hop 1 and 2 [`super::agent::Agent`], opened by [`warm_agent`].
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
@@ -15,24 +16,30 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-use super::agent::Agent;
-use super::stdio::unestablished;
+use super::kit::{judge_survival, judged, warm_agent};
 use super::{GateEnv, Ran, proxy_options};
+use crate::fault;
 use crate::history::{History, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};
 
 const BOUND: Duration = Duration::from_secs(15);
 
-/// Runs `reticle <args>` and records it as a client call.
+/// Runs `reticle <args>` (bounded) and records it as a client call: `ok` for exit 0, `fail` for
+/// any other exit, `info` when it did not exit within the harness's bound.
 async fn call(history: &History, env: &GateEnv, state: &std::path::Path, args: &[&str]) -> CliRan {
     let f = args.first().copied().unwrap_or("reticle");
     history.invoke(f, json!({ "args": args }));
     let ran = cli::run_with(&env.reticle, state, args).await;
-    let op = if ran.ok() { OpType::Ok } else { OpType::Fail };
+    // A call killed at the harness's bound never came back: nobody knows what it did.
+    let op = match (ran.hung, ran.ok()) {
+        (true, _) => OpType::Info,
+        (false, true) => OpType::Ok,
+        (false, false) => OpType::Fail,
+    };
     history.complete(
         op,
         f,
-        json!({ "code": ran.code, "stdout": ran.stdout, "stderr": ran.stderr }),
+        json!({ "code": ran.code, "stdout": ran.stdout, "stderr": ran.stderr, "hung": ran.hung }),
     );
     ran
 }
@@ -48,7 +55,7 @@ pub async fn serve_on_a_squatted_port(env: &GateEnv) -> Ran {
     let squatter = TcpListener::bind("127.0.0.1:0");
     let Ok(squatter) = squatter else {
         history.fault(
-            "squat_port",
+            fault::SQUAT_PORT,
             false,
             json!({ "reason": "could not bind a squatter" }),
         );
@@ -60,7 +67,7 @@ pub async fn serve_on_a_squatted_port(env: &GateEnv) -> Ran {
         .unwrap_or(0)
         .to_string();
     history.fault(
-        "squat_port",
+        fault::SQUAT_PORT,
         true,
         json!({ "port": port, "holder": std::process::id() }),
     );
@@ -84,7 +91,11 @@ pub async fn stopped_daemon_status(env: &GateEnv) -> Ran {
     let history = History::new();
     let daemon = OwnedDaemon::start().await;
     let stopped = daemon.freeze().await;
-    history.fault("sigstop_daemon", stopped, json!({ "pid": daemon.pid() }));
+    history.fault(
+        fault::SIGSTOP_DAEMON,
+        stopped,
+        json!({ "pid": daemon.pid() }),
+    );
     let port = daemon.port().to_string();
     let ran = call(
         &history,
@@ -118,33 +129,26 @@ pub async fn stopped_daemon_status(env: &GateEnv) -> Ran {
 /// while the agent is silent for forty heartbeats (four times the bound); its calls after that
 /// keep reaching the same daemon.
 pub async fn idle_while_attached(env: &GateEnv) -> Ran {
-    const FAULT: &str = "idle_bound_passed_attached";
     let history = History::new();
     let state = tempfile::tempdir().expect("state dir");
     let daemon = OwnedDaemon::builder()
         .state_dir(state.path())
-        .env("RETICLE_IDLE_SHUTDOWN_MS", "300")
-        .env("RETICLE_HEARTBEAT_MS", "30")
+        .env(reticle::config::env::IDLE_SHUTDOWN_MS, "300")
+        .env(reticle::config::env::HEARTBEAT_MS, "30")
         .start()
         .await;
     let options = proxy_options(env, daemon.port(), state.path());
-    let agent = match Agent::start(&history, options).await {
-        Ok(agent) => agent,
-        Err(why) => return unestablished(history, FAULT, &why, attached_judge),
-    };
-    if agent
-        .call_until_ok("reticle_sessions", json!({}), BOUND)
-        .await
-        .is_none()
+    let agent = match warm_agent(
+        &history,
+        options,
+        fault::IDLE_BOUND_PASSED_ATTACHED,
+        judge_survival,
+    )
+    .await
     {
-        agent.close().await;
-        return unestablished(
-            history,
-            FAULT,
-            "the link never served a call before the idle bound",
-            attached_judge,
-        );
-    }
+        Ok(agent) => agent,
+        Err(ran) => return ran,
+    };
     let log = daemon.log_path();
     let beats = || {
         std::fs::read_to_string(&log)
@@ -157,7 +161,7 @@ pub async fn idle_while_attached(env: &GateEnv) -> Ran {
         .await
         .is_some();
     history.fault(
-        FAULT,
+        fault::IDLE_BOUND_PASSED_ATTACHED,
         passed,
         json!({ "boundMs": 300, "heartbeatMs": 30, "heartbeats": beats().saturating_sub(before) }),
     );
@@ -176,7 +180,7 @@ pub async fn idle_while_attached(env: &GateEnv) -> Ran {
                 "the daemon idled out while a client stream was attached",
             );
         }
-        let verdict = attached_judge(ops);
+        let verdict = judge_survival(ops);
         if verdict.outcome != RowOutcome::Survived {
             return verdict;
         }
@@ -190,26 +194,17 @@ pub async fn idle_while_attached(env: &GateEnv) -> Ran {
     })
 }
 
-/// H3.3's judge: every call answered exactly once, and every `tools/call` after the idle bound
-/// a success.
-fn attached_judge(ops: &[crate::history::Op]) -> Judgement {
-    if let Err(hang) = judge::exactly_once(ops) {
-        return hang;
-    }
-    judge::must_survive(ops, "tools/call")
-}
-
 /// H3.4: an idle exit is logged with its reason and reported by `status` as the last exit.
 pub async fn idle_exit_is_reported(env: &GateEnv) -> Ran {
     let history = History::new();
     let mut daemon = OwnedDaemon::builder()
-        .env("RETICLE_IDLE_SHUTDOWN_MS", "200")
+        .env(reticle::config::env::IDLE_SHUTDOWN_MS, "200")
         .start()
         .await;
     let exited = poll::within(BOUND, async || daemon.has_exited().then_some(()))
         .await
         .is_some();
-    history.fault("idle_past_bound", exited, json!({ "boundMs": 200 }));
+    history.fault(fault::IDLE_PAST_BOUND, exited, json!({ "boundMs": 200 }));
     let port = daemon.port().to_string();
     let ran = call(
         &history,
@@ -244,14 +239,14 @@ pub async fn survives_caller_group_sigterm(env: &GateEnv) -> Ran {
     let mut shell = Command::new("sh");
     shell
         .args(["-c", &script])
-        .env("RETICLE_STATE_DIR", state.path())
+        .env(reticle::config::env::STATE_DIR, state.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
     marker::mark(&mut shell);
     let Ok(mut shell) = shell.spawn() else {
         history.fault(
-            "sigterm_caller_group",
+            fault::SIGTERM_CALLER_GROUP,
             false,
             json!({ "reason": "sh did not start" }),
         );
@@ -268,7 +263,7 @@ pub async fn survives_caller_group_sigterm(env: &GateEnv) -> Ran {
     })
     .await;
     history.fault(
-        "sigterm_caller_group",
+        fault::SIGTERM_CALLER_GROUP,
         signalled && shell_gone.is_some(),
         json!({ "port": port, "daemonStarted": before.is_some() }),
     );
@@ -306,7 +301,7 @@ pub async fn survives_caller_group_sigterm(env: &GateEnv) -> Ran {
 pub async fn sigkill_reads_died_silently(env: &GateEnv) -> Ran {
     let history = History::new();
     let mut control = OwnedDaemon::builder()
-        .env("RETICLE_HEARTBEAT_MS", "50")
+        .env(reticle::config::env::HEARTBEAT_MS, "50")
         .start()
         .await;
     let port = control.port().to_string();
@@ -330,7 +325,7 @@ pub async fn sigkill_reads_died_silently(env: &GateEnv) -> Ran {
     let tidy_kind = tidy["lastExit"]["kind"].as_str().unwrap_or("").to_string();
 
     let mut daemon = OwnedDaemon::builder()
-        .env("RETICLE_HEARTBEAT_MS", "50")
+        .env(reticle::config::env::HEARTBEAT_MS, "50")
         .start()
         .await;
     daemon.signal(Signal::SIGKILL);
@@ -338,7 +333,7 @@ pub async fn sigkill_reads_died_silently(env: &GateEnv) -> Ran {
         .await
         .is_some();
     history.fault(
-        "sigkill_daemon",
+        fault::SIGKILL_DAEMON,
         dead && !pid_alive(daemon.pid()),
         json!({ "pid": daemon.pid() }),
     );
@@ -389,21 +384,21 @@ pub async fn racing_daemons(env: &GateEnv) -> Ran {
             &["serve", "--foreground", "--port", &port],
         );
         command
-            .env("RETICLE_IDLE_SHUTDOWN_MS", "0")
+            .env(reticle::config::env::IDLE_SHUTDOWN_MS, "0")
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         command.spawn()
     };
     let (Ok(mut a), Ok(mut b)) = (spawn(), spawn()) else {
         history.fault(
-            "race_two_daemons",
+            fault::RACE_TWO_DAEMONS,
             false,
             json!({ "reason": "could not spawn both" }),
         );
         return judged(history, |ops| judge::must_surface(ops, "serve", &[]));
     };
     history.fault(
-        "race_two_daemons",
+        fault::RACE_TWO_DAEMONS,
         true,
         json!({ "port": port, "pids": [a.id(), b.id()] }),
     );
@@ -455,11 +450,6 @@ pub async fn racing_daemons(env: &GateEnv) -> Ran {
         }
         judge::must_surface(ops, "serve", &[&winner])
     })
-}
-
-fn judged(history: History, judge: impl FnOnce(&[crate::history::Op]) -> Judgement) -> Ran {
-    let judgement = judge(&history.ops());
-    Ran { history, judgement }
 }
 
 /// Judges with `judge` only when the history's fault was established; else inconclusive.

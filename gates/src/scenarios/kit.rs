@@ -1,16 +1,23 @@
-//! What the hop 4 and hop 5 scenarios share: recording bridge calls in a history (a command's
-//! answer classified as Jepsen would: `ok` when the page did it, `fail` when something said it
-//! did not, `info` when nobody knows), controls recorded as harness facts, splitting a history
-//! into one segment per fault, and combining the judgements of several faults into one.
+//! What every scenario shares. For all of them: the finished-scenario shapes ([`judged`],
+//! [`unestablished`], [`could_not_start`], [`settle`]), the shared judges ([`judge_survival`],
+//! [`judge_surfacing`]) and the harness's records ([`observe`], [`control`]). For hops 1 to 3:
+//! the warm agent opening ([`warm_agent`]) and [`first_invoke_after`]. For hops 4 and 5:
+//! recording bridge calls (a command's answer classified as Jepsen would: `ok` when the page did
+//! it, `fail` when something said it did not, `info` when nobody knows), splitting a history into
+//! one segment per fault, and combining the judgements of several faults into one. It provokes
+//! nothing itself.
+//!
+//! Judges are named `judge_<what they judge>` and take the history's ops.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use harness::{BridgeClient, OwnedDaemon, OwnedDaemonBuilder};
+use harness::{BridgeClient, OwnedDaemon, OwnedDaemonBuilder, ProxyOptions};
 use serde_json::{Value, json};
 
 use super::Ran;
+use super::agent::Agent;
 use crate::history::{Actor, History, Op, OpType};
-use crate::judge::{Judgement, RowOutcome};
+use crate::judge::{self, Judgement, RowOutcome};
 
 /// How long a scenario waits for anything that should happen at once (a session, a close).
 pub const BOUND: Duration = Duration::from_secs(20);
@@ -124,7 +131,7 @@ pub fn controls_held(ops: &[Op]) -> Result<(), Judgement> {
             format!(
                 "the control misbehaved, so the checker proves nothing: {} ({})",
                 op.value["what"].as_str().unwrap_or("?"),
-                crate::judge::one_line(&op.value["detail"].to_string())
+                judge::one_line(&op.value["detail"].to_string())
             ),
         )),
     }
@@ -199,11 +206,26 @@ pub fn established<'a>(ops: &'a [Op], f: &str) -> Result<Vec<Segment<'a>>, Judge
             RowOutcome::Inconclusive,
             format!(
                 "the fault `{f}` could not be established: {}",
-                crate::judge::text(&failed.fault.value)
+                judge::text(&failed.fault.value)
             ),
         ));
     }
     Ok(found)
+}
+
+/// The preconditions of a hop 4 or 5 judge over one fault: every control held, and the first
+/// `f` fault established; its segment, or the inconclusive judgement.
+pub fn first_segment<'a>(ops: &'a [Op], f: &str) -> Result<Segment<'a>, Judgement> {
+    controls_held(ops)?;
+    Ok(established(ops, f)?.swap_remove(0))
+}
+
+/// The preconditions of a hop 1 to 3 judge: every call answered exactly once, and the fault
+/// established; else the silent (a hang) or inconclusive judgement they force.
+pub fn answered_once_after_fault(ops: &[Op]) -> Result<(), Judgement> {
+    judge::exactly_once(ops)?;
+    judge::established_fault(ops)?;
+    Ok(())
 }
 
 /// Combines the judgements of several faults of one row: the worst outcome decides (silent,
@@ -225,9 +247,10 @@ pub fn worst(parts: Vec<Judgement>) -> Judgement {
     )
 }
 
-/// Resolves a judge written with `?` over the inconclusive judgements its preconditions give.
-pub fn settle(result: Result<Judgement, Judgement>) -> Judgement {
-    match result {
+/// Runs a judge written with `?` over the inconclusive judgements its preconditions give, and
+/// resolves it: what it returned, or the precondition that stopped it.
+pub fn settle(judge: impl FnOnce() -> Result<Judgement, Judgement>) -> Judgement {
+    match judge() {
         Ok(judgement) | Err(judgement) => judgement,
     }
 }
@@ -238,14 +261,87 @@ pub fn judged(history: History, judge: impl FnOnce(&[Op]) -> Judgement) -> Ran {
     Ran { history, judgement }
 }
 
+/// Records a fault that could not be set up, and judges the history with `judge` (inconclusive
+/// unless a call hung, for the judges here).
+pub fn unestablished(
+    history: History,
+    fault: &str,
+    why: &str,
+    judge: impl FnOnce(&[Op]) -> Judgement,
+) -> Ran {
+    history.fault(fault, false, json!({ "reason": why }));
+    judged(history, judge)
+}
+
 /// A scenario that could not set up (a daemon or Chromium that did not start): it records why
 /// as an unestablished fault, so the row is inconclusive and the history says so.
 pub fn could_not_start(history: History, fault: &str, why: &str) -> Ran {
-    history.fault(fault, false, json!({ "reason": why }));
-    judged(history, |ops| match crate::judge::established_fault(ops) {
-        Ok(_) => Judgement::new(RowOutcome::Inconclusive, why.to_string()),
-        Err(inconclusive) => inconclusive,
+    unestablished(history, fault, why, |ops| {
+        match judge::established_fault(ops) {
+            Ok(_) => Judgement::new(RowOutcome::Inconclusive, why.to_string()),
+            Err(inconclusive) => inconclusive,
+        }
     })
+}
+
+/// The survival judge of hops 1 to 3: every call answered exactly once, the fault established,
+/// every `tools/call` after it a success.
+pub fn judge_survival(ops: &[Op]) -> Judgement {
+    if let Err(hang) = judge::exactly_once(ops) {
+        return hang;
+    }
+    judge::must_survive(ops, "tools/call")
+}
+
+/// The surfacing judge of hops 1 and 2 when a scenario could not get as far as its call: every
+/// call answered exactly once, the fault established, a `tools/call` after it failing.
+pub fn judge_surfacing(ops: &[Op]) -> Judgement {
+    if let Err(hang) = judge::exactly_once(ops) {
+        return hang;
+    }
+    judge::must_surface(ops, "tools/call", &[])
+}
+
+/// The opening of the hop 1 to 3 scenarios that need an agent attached and served: starts
+/// `reticle mcp` as a real MCP client and calls `reticle_sessions` until one is served. When
+/// either fails, the scenario is over: the fault it was about to inject is recorded
+/// unestablished, and the history judged by `judge` comes back instead of the agent.
+pub async fn warm_agent(
+    history: &History,
+    options: ProxyOptions,
+    fault: &str,
+    judge: fn(&[Op]) -> Judgement,
+) -> Result<Agent, Ran> {
+    let agent = match Agent::start(history, options).await {
+        Ok(agent) => agent,
+        Err(why) => return Err(unestablished(history.clone(), fault, &why, judge)),
+    };
+    if agent
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await
+        .is_none()
+    {
+        agent.close().await;
+        return Err(unestablished(
+            history.clone(),
+            fault,
+            "the link never served a call before the fault",
+            judge,
+        ));
+    }
+    Ok(agent)
+}
+
+/// The first client invoke of `f` recorded at or after position `mark`.
+pub fn first_invoke_after<'a>(ops: &'a [Op], mark: usize, f: &str) -> Option<&'a Op> {
+    ops.iter().find(|o| {
+        o.index >= mark && o.actor == Actor::Client && o.op_type == OpType::Invoke && o.f == f
+    })
+}
+
+/// Milliseconds since `start`, for the record.
+pub fn ms_since(start: Instant) -> u64 {
+    start.elapsed().as_millis() as u64
 }
 
 #[cfg(test)]

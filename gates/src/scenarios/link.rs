@@ -8,74 +8,22 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness::ports::{listeners, pid_alive};
-use harness::{OwnedDaemon, free_port, poll};
+use harness::{OwnedDaemon, Stage, free_port, poll};
 use serde_json::{Value, json};
 use toxics::toxic::{Bandwidth, Latency, LimitData, ResetPeer, Slicer, SlowClose, Timeout};
 use toxics::{Direction, ToxicSpec};
 
-use super::agent::{Agent, CALL_BOUND, RawAgent, Stage, events, observed};
-use super::stdio::{first_invoke_after, judged, ms_since, unestablished};
+use super::agent::{Agent, CALL_BOUND, RawAgent, events};
+use super::kit::{
+    BOUND, answered_once_after_fault, first_invoke_after, judge_surfacing, judge_survival, judged,
+    ms_since, observe, unestablished, warm_agent,
+};
+use super::proxied::{PROBE, ProxiedDaemon};
 use super::{GateEnv, Ran, proxy_options};
+use crate::fault;
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};
-use crate::nemesis::{self, LinkProxy, Nemesis};
-
-/// How long the harness waits for a process or the link to do something it must do.
-const BOUND: Duration = Duration::from_secs(20);
-/// How long a `/status` probe through the fault proxy gets.
-const PROBE: Duration = Duration::from_millis(700);
-
-/// A daemon, a fault proxy in front of it, and the nemesis that owns the proxy.
-struct Link {
-    nemesis: Nemesis,
-    daemon: OwnedDaemon,
-    proxy: LinkProxy,
-}
-
-impl Link {
-    async fn start(daemon: harness::OwnedDaemonBuilder) -> Result<Self, String> {
-        let nemesis = Nemesis::from_env().await?;
-        let daemon = daemon.start().await;
-        let proxy = nemesis.proxy(daemon.port()).await?;
-        Ok(Self {
-            nemesis,
-            daemon,
-            proxy,
-        })
-    }
-
-    /// Installs `spec` and confirms it twice: read back from the nemesis, and a fresh `/status`
-    /// probe through the proxy failing while the daemon answers directly. Records the fault.
-    async fn inject_refusing(&self, history: &History, f: &str, spec: ToxicSpec) -> bool {
-        let installed = self.proxy.inject(&spec).await;
-        let through = nemesis::status_answers(self.proxy.port(), PROBE).await;
-        let direct = nemesis::status_answers(self.daemon.port(), PROBE).await;
-        let established = installed.is_ok() && !through && direct;
-        history.fault(
-            f,
-            established,
-            json!({ "toxic": spec, "nemesis": self.nemesis.describe(), "port": self.proxy.port(),
-                    "statusThroughTheProxy": through, "statusDirect": direct, "error": installed.err() }),
-        );
-        established
-    }
-
-    /// Removes every toxic, confirmed, and records it.
-    async fn heal(&self, history: &History) -> bool {
-        let healed = self.proxy.heal_all().await;
-        history.record(
-            Actor::Nemesis,
-            if healed.is_ok() {
-                OpType::Ok
-            } else {
-                OpType::Fail
-            },
-            "heal",
-            json!({ "error": healed.as_ref().err() }),
-        );
-        healed.is_ok()
-    }
-}
+use reticle::proxy::events as proxy_events;
 
 /// H2.1: `reset_peer` downstream while a 120 s call runs at the daemon: the SSE stream is reset
 /// (at its next keep-alive), and the call must be answered -32001 `in_flight_lost` at once,
@@ -84,32 +32,32 @@ impl Link {
 pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
     let history = History::new();
     let state = tempfile::tempdir().expect("a private state dir");
-    let link = match Link::start(
-        OwnedDaemon::builder().env(reticle::config::env::TEST_CATALOGUE, "+reticle_test_sleep"),
+    let daemon =
+        OwnedDaemon::builder().env(reticle::config::env::TEST_CATALOGUE, "+reticle_test_sleep");
+    let link = match ProxiedDaemon::start_for(
+        &history,
+        daemon,
+        fault::RESET_PEER_DOWNSTREAM,
+        judge_surfacing,
     )
     .await
     {
         Ok(link) => link,
-        Err(why) => return unestablished(history, "reset_peer_downstream", &why, surface_judge),
+        Err(ran) => return ran,
     };
     let options = proxy_options(env, link.proxy.port(), state.path())
         .env(reticle::config::env::QUEUE_WAIT_MS, "60000");
-    let agent = match Agent::start(&history, options).await {
-        Ok(agent) => Arc::new(agent),
-        Err(why) => return unestablished(history, "reset_peer_downstream", &why, surface_judge),
-    };
-    if agent
-        .call_until_ok("reticle_sessions", json!({}), BOUND)
-        .await
-        .is_none()
+    let agent = match warm_agent(
+        &history,
+        options,
+        fault::RESET_PEER_DOWNSTREAM,
+        judge_surfacing,
+    )
+    .await
     {
-        return unestablished(
-            history,
-            "reset_peer_downstream",
-            "the link never served a call before the fault",
-            surface_judge,
-        );
-    }
+        Ok(agent) => Arc::new(agent),
+        Err(ran) => return ran,
+    };
     let mark = history.ops().len();
     let caller = agent.clone();
     let slow = tokio::spawn(async move {
@@ -127,13 +75,13 @@ pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
         && link
             .inject_refusing(
                 &history,
-                "reset_peer_downstream",
+                fault::RESET_PEER_DOWNSTREAM,
                 ToxicSpec::new(ResetPeer { timeout: 0 }),
             )
             .await;
     if !running {
         history.fault(
-            "reset_peer_downstream",
+            fault::RESET_PEER_DOWNSTREAM,
             false,
             json!({ "reason": "the slow call never ran at the daemon" }),
         );
@@ -148,15 +96,11 @@ pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
     if let Ok(agent) = Arc::try_unwrap(agent) {
         agent.close().await;
     }
-    let nemesis = link.nemesis.describe();
-    link.proxy.close().await;
+    let nemesis = link.close().await;
     judged(history, move |ops| {
-        let Some(slow) = first_invoke_after(ops, mark, "tools/call") else {
-            return surface_judge(ops);
-        };
-        surfaced_then_recovered(
+        judge_surfaced_then_recovered(
             ops,
-            slow,
+            mark,
             &["dropped", "may or may not have run"],
             "in_flight_lost",
             recovered,
@@ -172,14 +116,21 @@ pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
 pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
     let history = History::new();
     let state = tempfile::tempdir().expect("a private state dir");
-    let link = match Link::start(OwnedDaemon::builder()).await {
+    let link = match ProxiedDaemon::start_for(
+        &history,
+        OwnedDaemon::builder(),
+        fault::BLACKHOLE_DAEMON,
+        judge_surfacing,
+    )
+    .await
+    {
         Ok(link) => link,
-        Err(why) => return unestablished(history, "blackhole_daemon", &why, surface_judge),
+        Err(ran) => return ran,
     };
     let injected = link
         .inject_refusing(
             &history,
-            "blackhole_daemon",
+            fault::BLACKHOLE_DAEMON,
             ToxicSpec::new(Timeout { timeout: 0 }),
         )
         .await;
@@ -188,8 +139,8 @@ pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
     let agent = match Agent::start(&history, options).await {
         Ok(agent) => agent,
         Err(why) => {
-            observed(&history, "initialize_failed", json!({ "reason": why }));
-            return judged(history, surface_judge);
+            observe(&history, "initialize_failed", json!({ "reason": why }));
+            return judged(history, judge_surfacing);
         }
     };
     let mark = history.ops().len();
@@ -201,15 +152,11 @@ pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
             .await
             .is_some();
     agent.close().await;
-    let nemesis = link.nemesis.describe();
-    link.proxy.close().await;
+    let nemesis = link.close().await;
     judged(history, move |ops| {
-        let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
-            return surface_judge(ops);
-        };
-        surfaced_then_recovered(
+        judge_surfaced_then_recovered(
             ops,
-            call,
+            mark,
             &["did not run"],
             "never_sent",
             recovered,
@@ -225,33 +172,34 @@ pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
 pub async fn post_leg_reset(env: &GateEnv) -> Ran {
     let history = History::new();
     let state = tempfile::tempdir().expect("a private state dir");
-    let link = match Link::start(OwnedDaemon::builder()).await {
+    let link = match ProxiedDaemon::start_for(
+        &history,
+        OwnedDaemon::builder(),
+        fault::RESET_PEER_UPSTREAM,
+        judge_surfacing,
+    )
+    .await
+    {
         Ok(link) => link,
-        Err(why) => return unestablished(history, "reset_peer_upstream", &why, surface_judge),
+        Err(ran) => return ran,
     };
     let options = proxy_options(env, link.proxy.port(), state.path());
-    let agent = match Agent::start(&history, options.clone()).await {
-        Ok(agent) => agent,
-        Err(why) => return unestablished(history, "reset_peer_upstream", &why, surface_judge),
-    };
-    if agent
-        .call_until_ok("reticle_sessions", json!({}), BOUND)
-        .await
-        .is_none()
+    let agent = match warm_agent(
+        &history,
+        options.clone(),
+        fault::RESET_PEER_UPSTREAM,
+        judge_surfacing,
+    )
+    .await
     {
-        agent.close().await;
-        return unestablished(
-            history,
-            "reset_peer_upstream",
-            "the link never served a call before the fault",
-            surface_judge,
-        );
-    }
-    let outages_before = events(&options, "mcp_connection_lost").len();
+        Ok(agent) => agent,
+        Err(ran) => return ran,
+    };
+    let outages_before = events(&options, proxy_events::CONNECTION_LOST).len();
     let injected = link
         .inject_refusing(
             &history,
-            "reset_peer_upstream",
+            fault::RESET_PEER_UPSTREAM,
             ToxicSpec::new(ResetPeer { timeout: 0 }).upstream(),
         )
         .await;
@@ -259,18 +207,20 @@ pub async fn post_leg_reset(env: &GateEnv) -> Ran {
     let _ = agent.call("reticle_sessions", json!({})).await;
     link.heal(&history).await;
     let next = agent.call("reticle_sessions", json!({})).await;
-    let outages = events(&options, "mcp_connection_lost").len() - outages_before;
-    observed(&history, "outages", json!({ "during": outages }));
+    let outages = events(&options, proxy_events::CONNECTION_LOST).len() - outages_before;
+    observe(&history, "outages", json!({ "during": outages }));
     agent.close().await;
-    let nemesis = link.nemesis.describe();
-    link.proxy.close().await;
+    let nemesis = link.close().await;
     let recovered = injected && next.is_ok();
     judged(history, move |ops| {
-        let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
-            return surface_judge(ops);
-        };
-        let verdict =
-            surfaced_then_recovered(ops, call, &["still up"], "post_failed", recovered, &nemesis);
+        let verdict = judge_surfaced_then_recovered(
+            ops,
+            mark,
+            &["still up"],
+            "post_failed",
+            recovered,
+            &nemesis,
+        );
         if verdict.outcome == RowOutcome::Surfaced && outages > 0 {
             return Judgement::new(
                 RowOutcome::Silent,
@@ -291,12 +241,12 @@ pub async fn squatter_on_the_port(env: &GateEnv) -> Ran {
     let Stage { state, port, _reap } = Stage::default();
     let squatter = match Squatter::start(port) {
         Ok(squatter) => squatter,
-        Err(why) => return unestablished(history, "squat_port", &why, surface_judge),
+        Err(why) => return unestablished(history, fault::SQUAT_PORT, &why, judge_surfacing),
     };
     let pid = std::process::id();
     let listening = listeners(port).iter().any(|h| h.pid == pid);
     history.fault(
-        "squat_port",
+        fault::SQUAT_PORT,
         listening,
         json!({ "port": port, "pid": pid, "note": "the gate process itself accepts and never answers" }),
     );
@@ -307,13 +257,13 @@ pub async fn squatter_on_the_port(env: &GateEnv) -> Ran {
     )
     .await;
     let initialize_ms = ms_since(started);
-    observed(
+    observe(
         &history,
         "initialize_answered",
         json!({ "ms": initialize_ms }),
     );
     let Ok(Ok(agent)) = agent else {
-        return judged(history, surface_judge);
+        return judged(history, judge_surfacing);
     };
     let mark = history.ops().len();
     let _ = agent.call("reticle_sessions", json!({})).await;
@@ -328,12 +278,9 @@ pub async fn squatter_on_the_port(env: &GateEnv) -> Ran {
             .is_some();
     agent.close().await;
     judged(history, move |ops| {
-        let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
-            return surface_judge(ops);
-        };
-        let verdict = surfaced_then_recovered(
+        let verdict = judge_surfaced_then_recovered(
             ops,
-            call,
+            mark,
             &[
                 &format!("port {port}"),
                 &format!("pid {pid}"),
@@ -409,7 +356,7 @@ pub async fn catalogue_changes_across_a_restart(env: &GateEnv) -> Ran {
         .and_then(|s| s.catalogue)
         .map(|c| c.hash);
     history.fault(
-        "restart_with_another_catalogue",
+        fault::RESTART_WITH_ANOTHER_CATALOGUE,
         !before.is_empty() && first_hash.is_some() && changed_hash != first_hash,
         json!({ "before": first_hash, "after": changed_hash, "catalogueBefore": before }),
     );
@@ -430,7 +377,7 @@ pub async fn catalogue_changes_across_a_restart(env: &GateEnv) -> Ran {
         .position(|v| v["method"] == "notifications/tools/list_changed");
     let listed_at = received.iter().position(|v| v.get("id") == Some(&listing));
     let count = notices(&raw);
-    observed(
+    observe(
         &history,
         "list_changed",
         json!({ "count": count, "noticeAt": notice_at, "listingAt": listed_at, "controlNotices": control_notices,
@@ -439,11 +386,8 @@ pub async fn catalogue_changes_across_a_restart(env: &GateEnv) -> Ran {
     let mut edited = before.clone();
     edited.push("reticle_test_echo".to_string());
     judged(history, move |ops| {
-        if let Err(hang) = judge::exactly_once(ops) {
-            return hang;
-        }
-        if let Err(inconclusive) = judge::established_fault(ops) {
-            return inconclusive;
+        if let Err(unproven) = answered_once_after_fault(ops) {
+            return unproven;
         }
         if control_notices != 0 || control != before {
             return Judgement::new(
@@ -476,23 +420,17 @@ pub async fn handshake_replayed_after_restart(env: &GateEnv) -> Ran {
     let history = History::new();
     let Stage { state, port, _reap } = Stage::default();
     let options = proxy_options(env, port, state.path());
-    let agent = match Agent::start(&history, options.clone()).await {
-        Ok(agent) => agent,
-        Err(why) => return unestablished(history, "sigkill_daemon", &why, survive_judge),
-    };
-    if agent
-        .call_until_ok("reticle_sessions", json!({}), BOUND)
-        .await
-        .is_none()
+    let agent = match warm_agent(
+        &history,
+        options.clone(),
+        fault::SIGKILL_DAEMON,
+        judge_survival,
+    )
+    .await
     {
-        agent.close().await;
-        return unestablished(
-            history,
-            "sigkill_daemon",
-            "the link never served a call before the fault",
-            survive_judge,
-        );
-    }
+        Ok(agent) => agent,
+        Err(ran) => return ran,
+    };
     let before = reticle::probe::fetch_status(port, PROBE).await;
     let killed = match &before {
         Some(status) => {
@@ -507,17 +445,19 @@ pub async fn handshake_replayed_after_restart(env: &GateEnv) -> Ran {
         None => false,
     };
     history.fault(
-        "sigkill_daemon",
+        fault::SIGKILL_DAEMON,
         killed,
         json!({ "pid": before.as_ref().map(|s| s.pid), "instance": before.as_ref().map(|s| s.instance.clone()) }),
     );
     // "Then call": once the proxy has seen the daemon go.
     let seen = poll::within(BOUND, async || {
-        events(&options, "mcp_connection_lost").into_iter().next()
+        events(&options, proxy_events::CONNECTION_LOST)
+            .into_iter()
+            .next()
     })
     .await
     .is_some();
-    observed(&history, "loss_seen", json!({ "seen": seen }));
+    observe(&history, "loss_seen", json!({ "seen": seen }));
     let result = agent.call("reticle_sessions", json!({})).await;
     let after = reticle::probe::fetch_status(port, PROBE).await;
     agent.close().await;
@@ -531,7 +471,7 @@ pub async fn handshake_replayed_after_restart(env: &GateEnv) -> Ran {
     let new_instance = after.map(|s| s.instance);
     let old_instance = before.map(|s| s.instance);
     judged(history, move |ops| {
-        let verdict = survive_judge(ops);
+        let verdict = judge_survival(ops);
         if verdict.outcome != RowOutcome::Survived {
             return verdict;
         }
@@ -679,49 +619,40 @@ pub async fn limits_on_the_link(env: &GateEnv) -> Ran {
 pub async fn rounds_on_the_link(env: &GateEnv, rounds: &[Round], patience: Duration) -> Ran {
     let history = History::new();
     let state = tempfile::tempdir().expect("a private state dir");
-    let link = match Link::start(OwnedDaemon::builder()).await {
+    let link = match ProxiedDaemon::start_for(
+        &history,
+        OwnedDaemon::builder(),
+        fault::TOXIC,
+        judge_rounds,
+    )
+    .await
+    {
         Ok(link) => link,
-        Err(why) => return unestablished(history, "toxic", &why, rounds_judge),
+        Err(ran) => return ran,
     };
     let options = proxy_options(env, link.proxy.port(), state.path())
         .env(reticle::config::env::QUEUE_WAIT_MS, "5000");
     let mut raw = RawAgent::start(&history, options);
     let call = async |raw: &mut RawAgent, n: usize| -> Option<Value> {
         if n.is_multiple_of(2) {
-            raw.call(
-                "tools/call",
-                json!({"name": "reticle_sessions", "arguments": {}}),
-                patience,
-            )
-            .await
+            raw.call_sessions(patience).await
         } else {
             raw.call("tools/list", json!({}), patience).await
         }
     };
     let served =
         |answer: &Option<Value>| answer.as_ref().is_some_and(|a| a.get("result").is_some());
-    let mut ready = raw.initialize(patience).await.is_some();
-    if ready {
-        // Warm-up: the link serves a listing and a call before any toxic (each attempt
-        // recorded; a hang ends it).
-        ready = served(&call(&mut raw, 1).await);
-    }
-    if ready {
-        ready = false;
-        for _ in 0..50 {
-            let answer = call(&mut raw, 0).await;
-            if answer.is_none() || served(&answer) {
-                ready = served(&answer);
-                break;
-            }
-        }
-    }
+    // Warm-up: the link serves a listing and a call before any toxic (each attempt recorded; a
+    // hang ends it).
+    let ready = raw.initialize(patience).await.is_some()
+        && served(&call(&mut raw, 1).await)
+        && raw.call_until_served(patience).await;
     if ready {
         'rounds: for round in rounds {
             let name = round.spec.resolved_name();
             let installed = link.proxy.inject(&round.spec).await;
             history.fault(
-                "toxic",
+                fault::TOXIC,
                 installed.is_ok(),
                 json!({ "toxic": name, "spec": round.spec, "effect": round.effect.word(),
                         "nemesis": link.nemesis.describe(), "error": installed.as_ref().err() }),
@@ -737,18 +668,7 @@ pub async fn rounds_on_the_link(env: &GateEnv, rounds: &[Round], patience: Durat
             if !link.heal(&history).await {
                 break;
             }
-            let mut back = false;
-            for _ in 0..50 {
-                let answer = call(&mut raw, 0).await;
-                if answer.is_none() {
-                    break 'rounds;
-                }
-                if served(&answer) {
-                    back = true;
-                    break;
-                }
-            }
-            if !back {
+            if !raw.call_until_served(patience).await {
                 break;
             }
         }
@@ -756,10 +676,9 @@ pub async fn rounds_on_the_link(env: &GateEnv, rounds: &[Round], patience: Durat
     raw.close_stdin();
     raw.wait_exit(BOUND).await;
     raw.settle();
-    let nemesis = link.nemesis.describe();
-    link.proxy.close().await;
+    let nemesis = link.close().await;
     judged(history, move |ops| {
-        let verdict = rounds_judge(ops);
+        let verdict = judge_rounds(ops);
         Judgement::new(
             verdict.outcome,
             format!("{} (nemesis: {nemesis})", verdict.evidence),
@@ -769,14 +688,14 @@ pub async fn rounds_on_the_link(env: &GateEnv, rounds: &[Round], patience: Durat
 
 /// Judges a history of rounds: exactly once first, then each round by its toxic's effect, then
 /// the link serving again after each heal.
-pub fn rounds_judge(ops: &[Op]) -> Judgement {
+pub fn judge_rounds(ops: &[Op]) -> Judgement {
     let calls = match judge::exactly_once(ops) {
         Ok(calls) => calls,
         Err(hang) => return hang,
     };
     let faults: Vec<&Op> = ops
         .iter()
-        .filter(|o| o.actor == Actor::Nemesis && o.f == "toxic")
+        .filter(|o| o.actor == Actor::Nemesis && o.f == fault::TOXIC)
         .collect();
     if faults.is_empty() {
         return Judgement::new(RowOutcome::Inconclusive, "no toxic was installed");
@@ -795,7 +714,10 @@ pub fn rounds_judge(ops: &[Op]) -> Judgement {
         }
         let end = faults.get(i + 1).map(|f| f.index).unwrap_or(usize::MAX);
         let heal = ops.iter().find(|o| {
-            o.index > fault.index && o.index < end && o.actor == Actor::Nemesis && o.f == "heal"
+            o.index > fault.index
+                && o.index < end
+                && o.actor == Actor::Nemesis
+                && o.f == fault::HEAL
         });
         let Some(heal) = heal.filter(|h| h.op_type == OpType::Ok) else {
             return Judgement::new(
@@ -876,7 +798,7 @@ pub fn rounds_judge(ops: &[Op]) -> Judgement {
 pub fn cuts_per_toxic(ops: &[Op]) -> Vec<(String, usize, usize)> {
     let faults: Vec<&Op> = ops
         .iter()
-        .filter(|o| o.actor == Actor::Nemesis && o.f == "toxic")
+        .filter(|o| o.actor == Actor::Nemesis && o.f == fault::TOXIC)
         .collect();
     let mut cuts = Vec::new();
     for (i, fault) in faults.iter().enumerate() {
@@ -887,7 +809,10 @@ pub fn cuts_per_toxic(ops: &[Op]) -> Vec<(String, usize, usize)> {
         let heal = ops
             .iter()
             .find(|o| {
-                o.index > fault.index && o.index < end && o.actor == Actor::Nemesis && o.f == "heal"
+                o.index > fault.index
+                    && o.index < end
+                    && o.actor == Actor::Nemesis
+                    && o.f == fault::HEAL
             })
             .map(|h| h.index)
             .unwrap_or(end);
@@ -915,21 +840,23 @@ pub fn cuts_per_toxic(ops: &[Op]) -> Vec<(String, usize, usize)> {
     cuts
 }
 
-/// A call's answer must fail with `population` and name `names`; then the link must serve again.
-fn surfaced_then_recovered(
+/// The first call made at or after `mark` must be answered failing with `population` and
+/// naming `names`; then the link must serve again. With no call made there, the row could not
+/// get as far as its call ([`judge_surfacing`]).
+fn judge_surfaced_then_recovered(
     ops: &[Op],
-    call: &Op,
+    mark: usize,
     names: &[&str],
     population: &str,
     recovered: bool,
     nemesis: &str,
 ) -> Judgement {
-    if let Err(hang) = judge::exactly_once(ops) {
-        return hang;
+    if let Err(unproven) = answered_once_after_fault(ops) {
+        return unproven;
     }
-    if let Err(inconclusive) = judge::established_fault(ops) {
-        return inconclusive;
-    }
+    let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
+        return judge_surfacing(ops);
+    };
     let verdict = judge::answer_names(ops, call, names);
     if verdict.outcome != RowOutcome::Surfaced {
         return verdict;
@@ -961,21 +888,6 @@ fn surfaced_then_recovered(
             verdict.evidence
         ),
     )
-}
-
-/// The default judge when a surfacing scenario could not get as far as its call.
-fn surface_judge(ops: &[Op]) -> Judgement {
-    if let Err(hang) = judge::exactly_once(ops) {
-        return hang;
-    }
-    judge::must_surface(ops, "tools/call", &[])
-}
-
-fn survive_judge(ops: &[Op]) -> Judgement {
-    if let Err(hang) = judge::exactly_once(ops) {
-        return hang;
-    }
-    judge::must_survive(ops, "tools/call")
 }
 
 /// A listener inside the gate process that accepts every connection and never answers.
@@ -1031,7 +943,11 @@ mod tests {
         };
         call(&h, Some(OpType::Ok), 0);
         for (toxic, effect, under, after) in spec {
-            h.fault("toxic", true, json!({ "toxic": toxic, "effect": effect }));
+            h.fault(
+                fault::TOXIC,
+                true,
+                json!({ "toxic": toxic, "effect": effect }),
+            );
             for answer in *under {
                 let code = if *answer == OpType::Ok { 0 } else { -32001 };
                 call(&h, Some(*answer), code);
@@ -1058,7 +974,7 @@ mod tests {
                 Some(OpType::Ok),
             ),
         ]);
-        let verdict = rounds_judge(&ok);
+        let verdict = judge_rounds(&ok);
         assert_eq!(verdict.outcome, RowOutcome::Survived, "{verdict:?}");
         assert!(
             verdict.evidence.contains("limit_data_downstream 1/2"),
@@ -1071,12 +987,12 @@ mod tests {
 
         // A -32001 whose call may have run is recorded `info`: still an answer, naming the link.
         let unknown = rounds(&[(
-            "reset_peer_downstream",
+            fault::RESET_PEER_DOWNSTREAM,
             "cuts",
             &[OpType::Info, OpType::Fail, OpType::Ok],
             Some(OpType::Ok),
         )]);
-        let verdict = rounds_judge(&unknown);
+        let verdict = judge_rounds(&unknown);
         assert_eq!(verdict.outcome, RowOutcome::Survived, "{verdict:?}");
         assert_eq!(
             cuts_per_toxic(&unknown),
@@ -1089,18 +1005,18 @@ mod tests {
             &[OpType::Fail],
             Some(OpType::Ok),
         )]);
-        assert_eq!(rounds_judge(&failed).outcome, RowOutcome::Surfaced);
+        assert_eq!(judge_rounds(&failed).outcome, RowOutcome::Surfaced);
 
         let hung = rounds(&[("bandwidth_upstream", "degrades", &[OpType::Ok], None)]);
-        assert_eq!(rounds_judge(&hung).outcome, RowOutcome::Silent);
+        assert_eq!(judge_rounds(&hung).outcome, RowOutcome::Silent);
 
         let dead = rounds(&[(
-            "reset_peer_upstream",
+            fault::RESET_PEER_UPSTREAM,
             "cuts",
             &[OpType::Fail],
             Some(OpType::Fail),
         )]);
-        let verdict = rounds_judge(&dead);
+        let verdict = judge_rounds(&dead);
         assert_eq!(verdict.outcome, RowOutcome::Silent);
         assert!(
             verdict.evidence.contains("never served again"),
@@ -1112,13 +1028,13 @@ mod tests {
     fn an_uninstalled_toxic_proves_nothing_and_no_toxic_at_all_too() {
         let h = History::new();
         h.fault(
-            "toxic",
+            fault::TOXIC,
             false,
             json!({ "toxic": "latency_downstream", "error": "HTTP 500" }),
         );
-        assert_eq!(rounds_judge(&h.ops()).outcome, RowOutcome::Inconclusive);
+        assert_eq!(judge_rounds(&h.ops()).outcome, RowOutcome::Inconclusive);
         assert_eq!(
-            rounds_judge(&History::new().ops()).outcome,
+            judge_rounds(&History::new().ops()).outcome,
             RowOutcome::Inconclusive
         );
     }

@@ -1,8 +1,8 @@
 //! Scenarios: for each inventory row, the code that provokes it against the real system and
 //! records a history, and the judgement of that history. One module per hop (`stdio` hop 1,
 //! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `traces` T1 to T4, `layers` L1;
-//! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `kit` what hops
-//! 4 and 5 share); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
+//! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `proxied` a
+//! daemon behind a fault proxy, `kit` what every scenario shares); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
 //! from one table, so they cannot drift).
 
 pub mod agent;
@@ -11,6 +11,7 @@ pub mod daemon;
 pub mod kit;
 pub mod layers;
 pub mod link;
+pub mod proxied;
 pub mod sdk;
 pub mod stdio;
 pub mod traces;

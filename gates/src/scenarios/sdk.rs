@@ -12,10 +12,11 @@ use harness::{McpClient, ProxyOptions, SdkRig, poll};
 use serde_json::{Value, json};
 
 use super::kit::{
-    self, BOUND, control, controls_held, could_not_start, established, judged, observe, settle,
-    worst,
+    self, BOUND, control, controls_held, could_not_start, established, first_segment, judged,
+    observe, settle, worst,
 };
 use super::{GateEnv, Ran};
+use crate::fault;
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{Judgement, RowOutcome, one_line, text};
 
@@ -105,14 +106,14 @@ pub async fn reconnect_backs_off_quietly(_env: &GateEnv) -> Ran {
     let history = History::new();
     let mut rig = match SdkRig::launch().await {
         Ok(rig) => rig,
-        Err(why) => return could_not_start(history, "stop_daemon", &why),
+        Err(why) => return could_not_start(history, fault::STOP_DAEMON, &why),
     };
     let sessions = ["backoff-a", "backoff-b"];
     let mut tabs = Vec::new();
     for session in sessions {
         match open_live(&history, &rig, session).await {
             Ok(tab) => tabs.push(tab),
-            Err(why) => return could_not_start(history, "stop_daemon", &why),
+            Err(why) => return could_not_start(history, fault::STOP_DAEMON, &why),
         }
     }
     let mut before = Vec::new();
@@ -126,7 +127,7 @@ pub async fn reconnect_backs_off_quietly(_env: &GateEnv) -> Ran {
         noticed &= saw_close(tab, *closes).await;
     }
     history.fault(
-        "stop_daemon",
+        fault::STOP_DAEMON,
         stopped && noticed,
         json!({ "port": rig.port(), "daemonStopped": stopped, "pagesSawTheClose": noticed }),
     );
@@ -243,10 +244,8 @@ fn attempts(
 
 /// Judges H5.1's history.
 pub fn judge_backoff(ops: &[Op]) -> Judgement {
-    settle((|| {
-        controls_held(ops)?;
-        let segment = established(ops, "stop_daemon")?;
-        let segment = &segment[0];
+    settle(|| {
+        let segment = &first_segment(ops, fault::STOP_DAEMON)?;
         let runs: Vec<&Op> = segment
             .after
             .iter()
@@ -361,7 +360,7 @@ pub fn judge_backoff(ops: &[Op]) -> Judgement {
             ),
         });
         Ok(worst(parts))
-    })())
+    })
 }
 
 // ------------------------------------------------------------------------------------------
@@ -374,11 +373,11 @@ pub async fn outage_warns_once(_env: &GateEnv) -> Ran {
     let history = History::new();
     let mut rig = match SdkRig::launch().await {
         Ok(rig) => rig,
-        Err(why) => return could_not_start(history, "stop_daemon", &why),
+        Err(why) => return could_not_start(history, fault::STOP_DAEMON, &why),
     };
     let tab = match open_live(&history, &rig, "outage-warn").await {
         Ok(tab) => tab,
-        Err(why) => return could_not_start(history, "stop_daemon", &why),
+        Err(why) => return could_not_start(history, fault::STOP_DAEMON, &why),
     };
     let early = tab.console_matching("warning", "lost the connection");
     control(
@@ -392,7 +391,7 @@ pub async fn outage_warns_once(_env: &GateEnv) -> Ran {
     let stopped = rig.stop_daemon(BOUND).await;
     let noticed = saw_close(&tab, closes).await;
     history.fault(
-        "stop_daemon",
+        fault::STOP_DAEMON,
         stopped && noticed,
         json!({ "port": rig.port(), "daemonStopped": stopped, "pageSawTheClose": noticed }),
     );
@@ -432,10 +431,8 @@ pub async fn outage_warns_once(_env: &GateEnv) -> Ran {
 
 /// Judges H5.2's history.
 pub fn judge_outage_warning(ops: &[Op]) -> Judgement {
-    settle((|| {
-        controls_held(ops)?;
-        let segment = established(ops, "stop_daemon")?;
-        let segment = &segment[0];
+    settle(|| {
+        let segment = &first_segment(ops, fault::STOP_DAEMON)?;
         let attempts = segment
             .observed("reconnect_attempts")
             .and_then(|o| o.value["attempts"].as_u64())
@@ -486,7 +483,7 @@ pub fn judge_outage_warning(ops: &[Op]) -> Judgement {
                 ),
             ),
         })
-    })())
+    })
 }
 
 // ------------------------------------------------------------------------------------------
@@ -596,7 +593,7 @@ async fn outage(
         complete,
     };
     for (at, event) in events.iter().enumerate() {
-        if event["type"] == reticle::verdict::window::GAP_MARKER {
+        if event["type"] == reticle::wire::KnownEventType::TransportOverflow.as_str() {
             replay
                 .markers
                 .push((at, event["data"]["dropped"].as_u64().unwrap_or(0)));
@@ -658,7 +655,7 @@ pub async fn offline_overflow_marks_the_gap(_env: &GateEnv) -> Ran {
     const QUEUE: u64 = 500;
     const EMITTED: u64 = 700;
     let history = History::new();
-    let fault = "overflow_offline_queue";
+    let fault = fault::OVERFLOW_OFFLINE_QUEUE;
     let mut rig = match SdkRig::launch().await {
         Ok(rig) => rig,
         Err(why) => return could_not_start(history, fault, &why),
@@ -712,10 +709,8 @@ pub async fn offline_overflow_marks_the_gap(_env: &GateEnv) -> Ran {
 
 /// Judges H5.3's history.
 pub fn judge_overflow(ops: &[Op]) -> Judgement {
-    settle((|| {
-        controls_held(ops)?;
-        let segment = established(ops, "overflow_offline_queue")?;
-        let segment = &segment[0];
+    settle(|| {
+        let segment = &first_segment(ops, fault::OVERFLOW_OFFLINE_QUEUE)?;
         let Some(read) = segment.completion("events") else {
             return Err(Judgement::new(
                 RowOutcome::Inconclusive,
@@ -801,7 +796,7 @@ pub fn judge_overflow(ops: &[Op]) -> Judgement {
                 ),
             }
         })
-    })())
+    })
 }
 
 // ------------------------------------------------------------------------------------------
@@ -825,7 +820,7 @@ pub const FRAMED: &str = r#"<!doctype html><title>framed</title><button>In the f
 /// frame's own probe, reported to the parent page and read by the harness.
 pub async fn sandboxed_iframe_starts(_env: &GateEnv) -> Ran {
     let history = History::new();
-    let fault = "storage_throws_in_sandboxed_frame";
+    let fault = fault::STORAGE_THROWS_IN_SANDBOXED_FRAME;
     let rig = match SdkRig::launch().await {
         Ok(rig) => rig,
         Err(why) => return could_not_start(history, fault, &why),
@@ -871,10 +866,8 @@ pub async fn sandboxed_iframe_starts(_env: &GateEnv) -> Ran {
 
 /// Judges H5.4's history.
 pub fn judge_sandboxed_frame(ops: &[Op]) -> Judgement {
-    settle((|| {
-        controls_held(ops)?;
-        let segment = established(ops, "storage_throws_in_sandboxed_frame")?;
-        let segment = &segment[0];
+    settle(|| {
+        let segment = &first_segment(ops, fault::STORAGE_THROWS_IN_SANDBOXED_FRAME)?;
         let probe = segment.fault.value["probe"].as_str().unwrap_or("?");
         match segment.completion("hello") {
             Some(op) if op.op_type == OpType::Ok => {}
@@ -916,7 +909,7 @@ pub fn judge_sandboxed_frame(ops: &[Op]) -> Judgement {
             ),
             None => Judgement::new(RowOutcome::Silent, "the frame's session was never driven"),
         })
-    })())
+    })
 }
 
 // ------------------------------------------------------------------------------------------
@@ -964,15 +957,15 @@ pub async fn stale_ref_is_refused(_env: &GateEnv) -> Ran {
     let session = "refs";
     let rig = match SdkRig::launch().await {
         Ok(rig) => rig,
-        Err(why) => return could_not_start(history, "rerender", &why),
+        Err(why) => return could_not_start(history, fault::RERENDER, &why),
     };
     let tab = match rig.browser.open(&rig.fixture_url(session)).await {
         Ok(tab) => tab,
-        Err(err) => return could_not_start(history, "rerender", &err.to_string()),
+        Err(err) => return could_not_start(history, fault::RERENDER, &err.to_string()),
     };
     kit::session_appears(&history, &rig.client, session, BOUND).await;
     let Some(stale) = target_ref(&history, &rig, session).await else {
-        return could_not_start(history, "rerender", "the target could not be queried");
+        return could_not_start(history, fault::RERENDER, "the target could not be queried");
     };
     let rendered: String = tab
         .eval(&format!(
@@ -981,7 +974,7 @@ pub async fn stale_ref_is_refused(_env: &GateEnv) -> Ran {
         .await
         .unwrap_or_default();
     history.fault(
-        "rerender",
+        fault::RERENDER,
         rendered.contains("render 2"),
         json!({ "heldRef": stale, "target": rendered }),
     );
@@ -1030,17 +1023,17 @@ pub async fn stale_ref_is_refused(_env: &GateEnv) -> Ran {
         })
         .await
         .is_some();
-    history.fault("reload", reloaded, json!({ "heldRef": held }));
+    history.fault(fault::RELOAD, reloaded, json!({ "heldRef": held }));
     act_on(&history, &rig, &tab, session, &held).await;
     judged(history, judge_stale_refs)
 }
 
 /// Judges H5.5's history.
 pub fn judge_stale_refs(ops: &[Op]) -> Judgement {
-    settle((|| {
+    settle(|| {
         controls_held(ops)?;
         let mut parts = Vec::new();
-        for fault in ["rerender", "reload"] {
+        for fault in [fault::RERENDER, fault::RELOAD] {
             for segment in established(ops, fault)? {
                 let held = segment.fault.value["heldRef"].as_str().unwrap_or("?");
                 let clicks = segment
@@ -1082,7 +1075,7 @@ pub fn judge_stale_refs(ops: &[Op]) -> Judgement {
             }
         }
         Ok(worst(parts))
-    })())
+    })
 }
 
 #[cfg(test)]
@@ -1093,7 +1086,7 @@ mod tests {
     fn an_overflow_must_be_counted_and_marked_before_the_backlog() {
         let run = |markers: Value, delivered: u64, first: u64| {
             let h = History::new();
-            h.fault("overflow_offline_queue", true, json!({}));
+            h.fault(fault::OVERFLOW_OFFLINE_QUEUE, true, json!({}));
             h.invoke("events", json!({}));
             h.complete(
                 OpType::Ok,
@@ -1124,7 +1117,7 @@ mod tests {
         assert_eq!(run(json!([]), 700, 4), RowOutcome::Inconclusive);
         // A marked gap whose verdict still blames the app is silent.
         let h = History::new();
-        h.fault("overflow_offline_queue", true, json!({}));
+        h.fault(fault::OVERFLOW_OFFLINE_QUEUE, true, json!({}));
         h.complete(
             OpType::Ok,
             "events",
@@ -1142,7 +1135,7 @@ mod tests {
     fn a_warning_per_retry_is_not_a_warning_once() {
         let run = |lines: Value| {
             let h = History::new();
-            h.fault("stop_daemon", true, json!({}));
+            h.fault(fault::STOP_DAEMON, true, json!({}));
             observe(&h, "reconnect_attempts", json!({"attempts": 3}));
             h.complete(
                 OpType::Fail,
@@ -1162,7 +1155,7 @@ mod tests {
     fn a_fixed_schedule_or_leaked_noise_is_silent() {
         let run = |gaps: [u64; 5], other: [u64; 5], console: Value| {
             let h = History::new();
-            h.fault("stop_daemon", true, json!({}));
+            h.fault(fault::STOP_DAEMON, true, json!({}));
             for (session, g) in [("a", gaps), ("b", other)] {
                 observe(
                     &h,
@@ -1181,7 +1174,7 @@ mod tests {
         assert_eq!(run([1000; 5], [1000; 5], json!([])), RowOutcome::Silent);
         // A page that reconnects sooner than the delay it reports is caught by what it measured.
         let h = History::new();
-        h.fault("stop_daemon", true, json!({}));
+        h.fault(fault::STOP_DAEMON, true, json!({}));
         for session in ["a", "b"] {
             observe(
                 &h,

@@ -6,22 +6,25 @@
 
 use std::collections::BTreeSet;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use harness::ports::{holders, listeners, pid_alive};
-use harness::{OwnedDaemon, marker, poll};
+use harness::{OwnedDaemon, Stage, marker, poll};
 use serde_json::{Value, json};
 use toxics::ToxicSpec;
 use toxics::toxic::ResetPeer;
 
-use super::agent::{Agent, RawAgent, Stage, events, observed};
+use super::agent::{RawAgent, events};
+use super::kit::{
+    BOUND, answered_once_after_fault, first_invoke_after, judge_surfacing, judge_survival, judged,
+    observe, unestablished, warm_agent,
+};
+use super::proxied::ProxiedDaemon;
 use super::{GateEnv, Ran, proxy_options};
-use crate::history::{Actor, History, Op, OpType};
+use crate::fault;
+use crate::history::{Actor, History, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};
-use crate::nemesis::{self, Nemesis};
-
-/// How long the harness waits for a process to do something it must do.
-const BOUND: Duration = Duration::from_secs(20);
+use reticle::proxy::events as proxy_events;
 
 /// H1.1: the `lsof -ti tcp:PORT | xargs kill -9` recipe, run for real mid-session, kills every
 /// process with a socket on the port (the daemon and the worker). The supervisor owns stdio and
@@ -29,23 +32,11 @@ const BOUND: Duration = Duration::from_secs(20);
 pub async fn lsof_recipe_mid_session(env: &GateEnv) -> Ran {
     let history = History::new();
     let Stage { state, port, _reap } = Stage::default();
-    let agent = match Agent::start(&history, proxy_options(env, port, state.path())).await {
+    let options = proxy_options(env, port, state.path());
+    let agent = match warm_agent(&history, options, fault::LSOF_KILL_RECIPE, judge_survival).await {
         Ok(agent) => agent,
-        Err(why) => return unestablished(history, "lsof_kill_recipe", &why, survive_judge),
+        Err(ran) => return ran,
     };
-    if agent
-        .call_until_ok("reticle_sessions", json!({}), BOUND)
-        .await
-        .is_none()
-    {
-        agent.close().await;
-        return unestablished(
-            history,
-            "lsof_kill_recipe",
-            "the link never served a call before the fault",
-            survive_judge,
-        );
-    }
     // The gate itself must hold no socket on the port, or the recipe would kill it too.
     let me = std::process::id();
     let Some(held) = poll::within(BOUND, async || {
@@ -57,15 +48,15 @@ pub async fn lsof_recipe_mid_session(env: &GateEnv) -> Ran {
         agent.close().await;
         return unestablished(
             history,
-            "lsof_kill_recipe",
+            fault::LSOF_KILL_RECIPE,
             "the gate still held a socket on the port, so running the recipe would kill it",
-            survive_judge,
+            judge_survival,
         );
     };
     let victims: BTreeSet<u32> = held.iter().map(|h| h.pid).collect();
     let daemon = listeners(port).first().map(|h| h.pid);
     let supervisor = agent.pid();
-    observed(
+    observe(
         &history,
         "port_holders",
         json!({ "port": port, "pids": victims, "daemon": daemon, "supervisor": supervisor,
@@ -82,7 +73,7 @@ pub async fn lsof_recipe_mid_session(env: &GateEnv) -> Ran {
     .await
     .is_some();
     history.fault(
-        "lsof_kill_recipe",
+        fault::LSOF_KILL_RECIPE,
         matches!(ran, Ok(s) if s.success()) && dead && daemon.is_some(),
         json!({ "recipe": recipe, "killed": victims, "daemon": daemon,
                 "ran": ran.map(|s| s.code()).map_err(|e| e.to_string()) }),
@@ -91,7 +82,7 @@ pub async fn lsof_recipe_mid_session(env: &GateEnv) -> Ran {
         let _ = agent.call("reticle_sessions", json!({})).await;
     }
     let alive = pid_alive(supervisor);
-    observed(
+    observe(
         &history,
         "supervisor",
         json!({ "pid": supervisor, "alive": alive }),
@@ -99,7 +90,7 @@ pub async fn lsof_recipe_mid_session(env: &GateEnv) -> Ran {
     agent.close().await;
     let killed: Vec<u32> = victims.into_iter().collect();
     judged(history, move |ops| {
-        let verdict = survive_judge(ops);
+        let verdict = judge_survival(ops);
         if verdict.outcome != RowOutcome::Survived {
             return verdict;
         }
@@ -125,32 +116,20 @@ pub async fn panic_in_request_handling(env: &GateEnv) -> Ran {
         .env(reticle::config::env::TEST_PANIC_METHOD, "ping")
         // The panic is the fault: its message is enough on the gate's stderr.
         .env("RUST_BACKTRACE", "0");
-    let agent = match Agent::start(&history, options.clone()).await {
-        Ok(agent) => agent,
-        Err(why) => return unestablished(history, "panic_hook", &why, survive_judge),
-    };
-    if agent
-        .call_until_ok("reticle_sessions", json!({}), BOUND)
-        .await
-        .is_none()
+    let agent = match warm_agent(&history, options.clone(), fault::PANIC_HOOK, judge_survival).await
     {
-        agent.close().await;
-        return unestablished(
-            history,
-            "panic_hook",
-            "the link never served a call before the fault",
-            survive_judge,
-        );
-    }
+        Ok(agent) => agent,
+        Err(ran) => return ran,
+    };
     let panicked = agent.ping().await;
     let logged = poll::within(Duration::from_secs(5), async || {
-        let n = events(&options, "mcp_proxy_panic").len();
+        let n = events(&options, proxy_events::PROXY_PANIC).len();
         (n >= 1).then_some(n)
     })
     .await
     .unwrap_or(0);
     history.fault(
-        "panic_hook",
+        fault::PANIC_HOOK,
         logged >= 1,
         json!({ "method": "ping", "logged": logged, "answer": panicked.as_ref().err().map(|f| f.message()) }),
     );
@@ -158,7 +137,7 @@ pub async fn panic_in_request_handling(env: &GateEnv) -> Ran {
     let _ = agent.ping().await;
     let _ = agent.call("reticle_sessions", json!({})).await;
     let alive = pid_alive(agent.pid());
-    observed(
+    observe(
         &history,
         "supervisor",
         json!({ "pid": agent.pid(), "alive": alive }),
@@ -166,7 +145,7 @@ pub async fn panic_in_request_handling(env: &GateEnv) -> Ran {
     agent.close().await;
     let code = panicked.err().and_then(|f| f.code());
     judged(history, move |ops| {
-        let verdict = survive_judge(ops);
+        let verdict = judge_survival(ops);
         if verdict.outcome != RowOutcome::Survived {
             return verdict;
         }
@@ -193,54 +172,37 @@ pub async fn panic_in_request_handling(env: &GateEnv) -> Ran {
 pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
     let history = History::new();
     let state = tempfile::tempdir().expect("a private state dir");
-    let nemesis = match Nemesis::from_env().await {
-        Ok(nemesis) => nemesis,
-        Err(why) => return unestablished(history, "wedge_port", &why, survive_judge),
-    };
-    let daemon = OwnedDaemon::start().await;
-    let link = match nemesis.proxy(daemon.port()).await {
-        Ok(link) => link,
-        Err(why) => return unestablished(history, "wedge_port", &why, survive_judge),
-    };
-    let options = proxy_options(env, link.port(), state.path())
-        .env(reticle::config::env::RECONNECT_ATTEMPTS, "2");
-    let agent = match Agent::start(&history, options.clone()).await {
-        Ok(agent) => agent,
-        Err(why) => return unestablished(history, "wedge_port", &why, survive_judge),
-    };
-    if agent
-        .call_until_ok("reticle_sessions", json!({}), BOUND)
-        .await
-        .is_none()
+    let link = match ProxiedDaemon::start_for(
+        &history,
+        OwnedDaemon::builder(),
+        fault::WEDGE_PORT,
+        judge_survival,
+    )
+    .await
     {
-        agent.close().await;
-        return unestablished(
-            history,
-            "wedge_port",
-            "the link never served a call before the fault",
-            survive_judge,
-        );
-    }
-    let upstream = link
-        .inject(&ToxicSpec::new(ResetPeer { timeout: 0 }).upstream())
-        .await;
-    let downstream = link.inject(&ToxicSpec::new(ResetPeer { timeout: 0 })).await;
-    let wedged = !nemesis::status_answers(link.port(), Duration::from_millis(700)).await;
-    let direct = nemesis::status_answers(daemon.port(), Duration::from_millis(700)).await;
-    history.fault(
-        "wedge_port",
-        upstream.is_ok() && downstream.is_ok() && wedged && direct,
-        json!({ "toxics": ["reset_peer_upstream", "reset_peer_downstream"], "port": link.port(),
-                "nemesis": link.describe(), "statusThroughTheWedge": !wedged, "statusDirect": direct,
-                "errors": [upstream.err(), downstream.err()] }),
-    );
+        Ok(link) => link,
+        Err(ran) => return ran,
+    };
+    let options = proxy_options(env, link.proxy.port(), state.path())
+        .env(reticle::config::env::RECONNECT_ATTEMPTS, "2");
+    let agent = match warm_agent(&history, options.clone(), fault::WEDGE_PORT, judge_survival).await
+    {
+        Ok(agent) => agent,
+        Err(ran) => return ran,
+    };
+    let wedge = [
+        ToxicSpec::new(ResetPeer { timeout: 0 }).upstream(),
+        ToxicSpec::new(ResetPeer { timeout: 0 }),
+    ];
+    let (wedged, detail) = link.cut(&wedge).await;
+    history.fault(fault::WEDGE_PORT, wedged, detail);
     // The dormant line is written just after the budget line: wait for both (a proxy that never
     // goes dormant costs the whole bound), then read what is there.
     let budget = || {
-        let spent = events(&options, "mcp_connection_lost")
+        let spent = events(&options, proxy_events::CONNECTION_LOST)
             .into_iter()
             .find(|e| e["stage"] == "budget_spent");
-        let dormant = events(&options, "mcp_state")
+        let dormant = events(&options, proxy_events::STATE)
             .iter()
             .any(|e| e["to"] == "dormant");
         (spent, dormant)
@@ -252,7 +214,7 @@ pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
     .await;
     let (spent, dormant) = budget();
     let alive_dormant = pid_alive(agent.pid());
-    observed(
+    observe(
         &history,
         "budget",
         json!({ "spent": spent.is_some(), "dormant": dormant, "alive": alive_dormant, "event": spent }),
@@ -260,37 +222,23 @@ pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
     let _ = agent.ping().await;
     let mark = history.ops().len();
     let _ = agent.call("reticle_sessions", json!({})).await;
-    let healed = link.heal_all().await;
-    history.record(
-        Actor::Nemesis,
-        if healed.is_ok() {
-            OpType::Ok
-        } else {
-            OpType::Fail
-        },
-        "heal",
-        json!({ "error": healed.err() }),
-    );
+    link.heal(&history).await;
     let recovered = agent
         .call_until_ok("reticle_sessions", json!({}), BOUND)
         .await
         .is_some();
     let alive = pid_alive(agent.pid());
-    observed(
+    observe(
         &history,
         "supervisor",
         json!({ "pid": agent.pid(), "alive": alive }),
     );
     agent.close().await;
-    link.close().await;
+    let nemesis = link.close().await;
     let port = options.port.to_string();
-    let nemesis = nemesis.describe();
     judged(history, move |ops| {
-        if let Err(hang) = judge::exactly_once(ops) {
-            return hang;
-        }
-        if let Err(inconclusive) = judge::established_fault(ops) {
-            return inconclusive;
+        if let Err(unproven) = answered_once_after_fault(ops) {
+            return unproven;
         }
         if spent.is_none() {
             return Judgement::new(
@@ -343,26 +291,17 @@ pub async fn stdin_closed_with_calls_in_flight(env: &GateEnv) -> Ran {
         .env(reticle::config::env::TEST_CATALOGUE, "+reticle_test_sleep");
     let mut raw = RawAgent::start(&history, options.clone());
     if raw.initialize(BOUND).await.is_none() {
-        return unestablished(history, "close_stdin", "initialize was not answered", |o| {
-            judge::exactly_once(o)
-                .err()
-                .unwrap_or_else(|| judge::must_surface(o, "tools/call", &[]))
-        });
+        return unestablished(
+            history,
+            fault::CLOSE_STDIN,
+            "initialize was not answered",
+            judge_surfacing,
+        );
     }
-    let warm = poll::within(BOUND, async || {
-        let answer = raw
-            .call(
-                "tools/call",
-                json!({"name": "reticle_sessions", "arguments": {}}),
-                BOUND,
-            )
-            .await?;
-        answer.get("result").map(|_| ())
-    })
-    .await;
+    let warm = raw.call_until_served(BOUND).await;
     let mut short = Vec::new();
     let mut long = Vec::new();
-    if warm.is_some() {
+    if warm {
         for _ in 0..3 {
             short.push(
                 raw.send(
@@ -380,7 +319,7 @@ pub async fn stdin_closed_with_calls_in_flight(env: &GateEnv) -> Ran {
             );
         }
     }
-    let in_flight = if warm.is_some() {
+    let in_flight = if warm {
         poll::within(BOUND, async || {
             let status = reticle::probe::fetch_status(port, Duration::from_millis(500)).await?;
             (status.calls_in_flight >= 6).then_some(status.calls_in_flight)
@@ -391,18 +330,18 @@ pub async fn stdin_closed_with_calls_in_flight(env: &GateEnv) -> Ran {
     };
     raw.close_stdin();
     history.fault(
-        "close_stdin",
+        fault::CLOSE_STDIN,
         in_flight.is_some(),
         json!({ "callsInFlightAtTheDaemon": in_flight, "ending": short, "endless": long }),
     );
     let exit = raw.wait_exit(BOUND).await;
     raw.settle();
     let code = exit.and_then(|s| s.code());
-    let logged: Vec<Value> = events(&options, "mcp_unanswered_at_exit")
+    let logged: Vec<Value> = events(&options, proxy_events::UNANSWERED_AT_EXIT)
         .first()
         .and_then(|e| e["ids"].as_array().cloned())
         .unwrap_or_default();
-    observed(
+    observe(
         &history,
         "proxy_exit",
         json!({ "exited": exit.is_some(), "code": code, "loggedUnanswered": logged }),
@@ -413,14 +352,11 @@ pub async fn stdin_closed_with_calls_in_flight(env: &GateEnv) -> Ran {
     idle.initialize(BOUND).await;
     idle.close_stdin();
     let idle_code = idle.wait_exit(BOUND).await.and_then(|s| s.code());
-    observed(&history, "control_idle_exit", json!({ "code": idle_code }));
+    observe(&history, "control_idle_exit", json!({ "code": idle_code }));
 
     judged(history, move |ops| {
-        if let Err(hang) = judge::exactly_once(ops) {
-            return hang;
-        }
-        if let Err(inconclusive) = judge::established_fault(ops) {
-            return inconclusive;
+        if let Err(unproven) = answered_once_after_fault(ops) {
+            return unproven;
         }
         if exit.is_none() {
             return Judgement::new(
@@ -504,9 +440,9 @@ pub async fn garbage_on_stdin(env: &GateEnv) -> Ran {
     if !listed(&control) {
         return unestablished(
             history,
-            "garbage",
+            fault::GARBAGE,
             "tools/list was not served before the garbage",
-            survive_judge,
+            judge_survival,
         );
     }
     let big_ping = format!(
@@ -536,7 +472,11 @@ pub async fn garbage_on_stdin(env: &GateEnv) -> Ran {
             raw.expect_answer("ping", json!(78));
         }
         let ok = raw.write_line(line).await;
-        history.fault("garbage", ok, json!({ "line": what, "bytes": line.len() }));
+        history.fault(
+            fault::GARBAGE,
+            ok,
+            json!({ "line": what, "bytes": line.len() }),
+        );
         if !ok {
             break;
         }
@@ -551,7 +491,7 @@ pub async fn garbage_on_stdin(env: &GateEnv) -> Ran {
         .iter()
         .filter_map(|v| Some((v["error"]["code"].as_i64()?, v["id"].clone())))
         .collect();
-    observed(
+    observe(
         &history,
         "garbage_answers",
         json!({ "errors": errors, "alive": alive }),
@@ -593,41 +533,4 @@ pub async fn garbage_on_stdin(env: &GateEnv) -> Ran {
             ),
         )
     })
-}
-
-/// The survival judge of hop 1: every call answered exactly once, the fault established, every
-/// `tools/call` after it a success.
-fn survive_judge(ops: &[Op]) -> Judgement {
-    if let Err(hang) = judge::exactly_once(ops) {
-        return hang;
-    }
-    judge::must_survive(ops, "tools/call")
-}
-
-/// The first invoke of `f` recorded at or after position `mark`.
-pub(crate) fn first_invoke_after<'a>(ops: &'a [Op], mark: usize, f: &str) -> Option<&'a Op> {
-    ops.iter().find(|o| {
-        o.index >= mark && o.actor == Actor::Client && o.op_type == OpType::Invoke && o.f == f
-    })
-}
-
-/// Records a fault that could not be set up, and judges (inconclusive unless a call hung).
-pub(crate) fn unestablished(
-    history: History,
-    fault: &str,
-    why: &str,
-    judge: impl FnOnce(&[Op]) -> Judgement,
-) -> Ran {
-    history.fault(fault, false, json!({ "reason": why }));
-    judged(history, judge)
-}
-
-pub(crate) fn judged(history: History, judge: impl FnOnce(&[Op]) -> Judgement) -> Ran {
-    let judgement = judge(&history.ops());
-    Ran { history, judgement }
-}
-
-/// Milliseconds since `start`, for the record.
-pub(crate) fn ms_since(start: Instant) -> u64 {
-    start.elapsed().as_millis() as u64
 }

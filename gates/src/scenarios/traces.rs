@@ -41,24 +41,25 @@ struct TracedRun {
 static RUN: OnceCell<TracedRun> = OnceCell::const_new();
 
 pub async fn t1_one_root_per_call(env: &GateEnv) -> Ran {
-    judge(env, Invariant::T1).await
+    run_invariant(env, Invariant::T1).await
 }
 
 pub async fn t2_no_orphan_span(env: &GateEnv) -> Ran {
-    judge(env, Invariant::T2).await
+    run_invariant(env, Invariant::T2).await
 }
 
 pub async fn t3_settle_on_every_call(env: &GateEnv) -> Ran {
-    judge(env, Invariant::T3).await
+    run_invariant(env, Invariant::T3).await
 }
 
 pub async fn t4_no_failure_without_error(env: &GateEnv) -> Ran {
-    judge(env, Invariant::T4).await
+    run_invariant(env, Invariant::T4).await
 }
 
-async fn judge(env: &GateEnv, invariant: Invariant) -> Ran {
+/// The traced run (made once per process) judged for `invariant`.
+async fn run_invariant(env: &GateEnv, invariant: Invariant) -> Ran {
     let run = RUN.get_or_init(|| traced_run(env)).await;
-    let judgement = settle(verdict(run, invariant));
+    let judgement = settle(|| judge_invariant(run, invariant));
     Ran {
         history: run.history.clone(),
         judgement,
@@ -68,7 +69,7 @@ async fn judge(env: &GateEnv, invariant: Invariant) -> Ran {
 /// The row's outcome: inconclusive unless the checker is calibrated, the controls held and
 /// every call was answered; silent when the invariant is broken (a hidden failure); survived
 /// otherwise.
-fn verdict(run: &TracedRun, invariant: Invariant) -> Result<Judgement, Judgement> {
+fn judge_invariant(run: &TracedRun, invariant: Invariant) -> Result<Judgement, Judgement> {
     if !run.calibration.is_empty() {
         return Err(Judgement::new(
             RowOutcome::Inconclusive,
@@ -173,8 +174,11 @@ struct Stack {
 
 async fn start(history: &History, project: &std::path::Path) -> Result<Stack, String> {
     let daemon = OwnedDaemon::builder()
-        .env("RETICLE_TRACE", "1")
-        .env("RETICLE_PROJECT_DIR", project.to_string_lossy().to_string())
+        .env(reticle::config::env::TRACE, "1")
+        .env(
+            reticle::config::env::PROJECT_DIR,
+            project.to_string_lossy().to_string(),
+        )
         .try_start()
         .await?;
     let app = FixtureApp::start().await;
@@ -381,6 +385,7 @@ async fn collected(history: &History, daemon: &OwnedDaemon) -> (TraceReport, usi
 mod tests {
     use super::*;
     use crate::trace::{Span, check};
+    use reticle::wire::trace::span::{BROWSER_COMMAND, SETTLE, TOOL_HANDLER};
 
     fn span(name: &str, id: &str, parent: Option<&str>, depth: u64, call: &str) -> Span {
         Span {
@@ -411,9 +416,9 @@ mod tests {
 
     fn traced_call(call: &str) -> Vec<Span> {
         vec![
-            span("tool.handler", &format!("{call}r"), None, 0, call),
+            span(TOOL_HANDLER, &format!("{call}r"), None, 0, call),
             span(
-                "settle",
+                SETTLE,
                 &format!("{call}s"),
                 Some(&format!("{call}r")),
                 1,
@@ -428,32 +433,32 @@ mod tests {
         let healthy = run(&[OpType::Ok, OpType::Fail], &both);
         for invariant in [Invariant::T1, Invariant::T2, Invariant::T3, Invariant::T4] {
             assert_eq!(
-                settle(verdict(&healthy, invariant)).outcome,
+                settle(|| judge_invariant(&healthy, invariant)).outcome,
                 RowOutcome::Survived
             );
         }
         // Negative control: the agent made two calls and only one left a trace.
         let untraced = run(&[OpType::Ok, OpType::Ok], &traced_call("c1"));
-        let judged = settle(verdict(&untraced, Invariant::T1));
+        let judged = settle(|| judge_invariant(&untraced, Invariant::T1));
         assert_eq!(judged.outcome, RowOutcome::Silent, "{}", judged.evidence);
     }
 
     #[test]
     fn a_broken_invariant_is_silent_and_a_dead_transport_or_uncalibrated_checker_proves_nothing() {
         let mut orphaned = traced_call("c1");
-        orphaned.push(span("browser.command", "b", Some("never-closed"), 1, "c1"));
-        let judged = settle(verdict(&run(&[OpType::Ok], &orphaned), Invariant::T2));
+        orphaned.push(span(BROWSER_COMMAND, "b", Some("never-closed"), 1, "c1"));
+        let judged = settle(|| judge_invariant(&run(&[OpType::Ok], &orphaned), Invariant::T2));
         assert_eq!(judged.outcome, RowOutcome::Silent, "{}", judged.evidence);
 
         let lost = run(&[OpType::Info], &traced_call("c1"));
         assert_eq!(
-            settle(verdict(&lost, Invariant::T1)).outcome,
+            settle(|| judge_invariant(&lost, Invariant::T1)).outcome,
             RowOutcome::Inconclusive
         );
         let mut uncalibrated = run(&[OpType::Ok], &traced_call("c1"));
         uncalibrated.calibration = vec!["a hung call passed".into()];
         assert_eq!(
-            settle(verdict(&uncalibrated, Invariant::T3)).outcome,
+            settle(|| judge_invariant(&uncalibrated, Invariant::T3)).outcome,
             RowOutcome::Inconclusive
         );
     }

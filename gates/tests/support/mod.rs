@@ -1,7 +1,7 @@
 //! Shared pieces of the MCP tests (a row's gate scenario is run by `common::row_meets_target`):
 //! an in-test HTTP-aware relay for the faults a TCP toxic cannot express (one leg of the link
-//! blackholed or flapping by request), a raw SSE reader on a daemon, a reaper for daemons a
-//! test's proxy started, and proxy-log helpers.
+//! blackholed or flapping by request), a raw SSE reader on a daemon, and proxy-log helpers (the
+//! reaper for daemons a test's proxy started is `harness::ReapPort`).
 #![allow(dead_code)]
 
 pub mod relay;
@@ -9,19 +9,10 @@ pub mod tools;
 
 use std::time::Duration;
 
-use harness::{marker, poll};
+use harness::poll;
 use serde_json::Value;
 
 pub const BOUND: Duration = Duration::from_secs(20);
-
-/// Ends, when dropped, every daemon this test's proxies started on the port.
-pub struct Reap(pub u16);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        marker::end_marked_listeners(self.0);
-    }
-}
 
 /// The daemon answering on the port, waiting for one.
 pub async fn daemon_on(port: u16) -> reticle::wire::StatusReport {

@@ -1,7 +1,7 @@
 //! One bridge socket from upgrade to close: a pending-handshake place, the hello within its
 //! bound, admission, then a read loop (events through the rate cap into the session's buffer,
 //! results to their pending commands) beside a writer task fed by the session. Every way out
-//! sends the close code and reason of its [`Refusal`], or none when the page left first.
+//! sends the close code and reason of its [`CloseReason`], or none when the page left first.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,9 +13,9 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::rate::RateCap;
 use super::registry::Bridge;
-use super::session::{Identity, Link, Outbound, Session};
+use super::session::{Identity, Outbound, Session, SocketLink};
 use crate::wire::messages::{self, FrameClues};
-use crate::wire::{DecodeError, EventMessage, Message, Refusal};
+use crate::wire::{CloseReason, DecodeError, EventMessage, Message};
 
 /// How long the writer gets to put a close frame on the wire once the socket is done.
 const CLOSE_BOUND: std::time::Duration = std::time::Duration::from_secs(1);
@@ -23,7 +23,7 @@ const CLOSE_BOUND: std::time::Duration = std::time::Duration::from_secs(1);
 /// What the first frame turned out to be.
 enum First {
     Text(String),
-    Refuse(Refusal),
+    Refuse(CloseReason),
     Gone,
 }
 
@@ -34,7 +34,7 @@ enum End {
     /// A newer socket took the session; the close frame is already queued.
     Replaced,
     /// The bridge refuses to go on.
-    Refuse(Refusal),
+    Refuse(CloseReason),
 }
 
 /// Serves one upgraded socket.
@@ -44,7 +44,7 @@ pub async fn serve(bridge: Bridge, mut socket: WebSocket, origin: Option<String>
         refuse(
             &bridge,
             &mut socket,
-            Refusal::TooManyHandshakes,
+            CloseReason::TooManyHandshakes,
             None,
             origin.as_deref(),
         )
@@ -52,9 +52,9 @@ pub async fn serve(bridge: Bridge, mut socket: WebSocket, origin: Option<String>
         return;
     };
     let first = tokio::select! {
-        _ = bridge.shutdown().cancelled() => First::Refuse(Refusal::ShuttingDown),
+        _ = bridge.shutdown().cancelled() => First::Refuse(CloseReason::ShuttingDown),
         read = tokio::time::timeout(bridge.config().hello_timeout, first_text(&mut socket)) => {
-            read.unwrap_or(First::Refuse(Refusal::HelloTimeout))
+            read.unwrap_or(First::Refuse(CloseReason::HelloTimeout))
         }
     };
     let text = match first {
@@ -72,7 +72,7 @@ pub async fn serve(bridge: Bridge, mut socket: WebSocket, origin: Option<String>
             refuse(
                 &bridge,
                 &mut socket,
-                Refusal::HelloFirst,
+                CloseReason::HelloFirst,
                 Some(&clues),
                 origin.as_deref(),
             )
@@ -126,7 +126,7 @@ pub async fn serve(bridge: Bridge, mut socket: WebSocket, origin: Option<String>
         }
     };
     if let End::Refuse(refusal) = &end
-        && !matches!(refusal, Refusal::ShuttingDown)
+        && !matches!(refusal, CloseReason::ShuttingDown)
     {
         let clues = FrameClues {
             session_id: Some(session.id().to_string()),
@@ -153,7 +153,7 @@ async fn first_text(socket: &mut WebSocket) -> First {
             None => return First::Gone,
             Some(Err(err)) => {
                 return if too_big(err) {
-                    First::Refuse(Refusal::TooBig)
+                    First::Refuse(CloseReason::TooBig)
                 } else {
                     First::Gone
                 };
@@ -162,9 +162,9 @@ async fn first_text(socket: &mut WebSocket) -> First {
             Some(Ok(Frame::Binary(bytes))) => {
                 return match String::from_utf8(bytes.to_vec()) {
                     Ok(text) => First::Text(text),
-                    Err(_) => {
-                        First::Refuse(Refusal::Invalid("a binary frame that is not UTF-8".into()))
-                    }
+                    Err(_) => First::Refuse(CloseReason::Invalid(
+                        "a binary frame that is not UTF-8".into(),
+                    )),
                 };
             }
             Some(Ok(Frame::Close(_))) => return First::Gone,
@@ -177,11 +177,11 @@ async fn first_text(socket: &mut WebSocket) -> First {
 async fn refuse(
     bridge: &Bridge,
     socket: &mut WebSocket,
-    refusal: Refusal,
+    refusal: CloseReason,
     clues: Option<&FrameClues>,
     origin: Option<&str>,
 ) {
-    if !matches!(refusal, Refusal::ShuttingDown) {
+    if !matches!(refusal, CloseReason::ShuttingDown) {
         let clues = clues.cloned().unwrap_or_default();
         bridge.note_refusal(
             refusal.code(),
@@ -195,7 +195,7 @@ async fn refuse(
     let _ = tokio::time::timeout(CLOSE_BOUND, socket.send(frame)).await;
 }
 
-fn close_frame(refusal: &Refusal) -> Frame {
+fn close_frame(refusal: &CloseReason) -> Frame {
     Frame::Close(Some(CloseFrame {
         code: refusal.code(),
         reason: refusal.reason().into(),
@@ -203,11 +203,11 @@ fn close_frame(refusal: &Refusal) -> Frame {
 }
 
 /// The refusal a decode error earns.
-pub fn refusal_for(err: DecodeError) -> Refusal {
+pub fn refusal_for(err: DecodeError) -> CloseReason {
     match err {
-        DecodeError::Version { page } => Refusal::VersionMismatch { page },
-        DecodeError::NotJson => Refusal::Invalid("not JSON".into()),
-        other => Refusal::Invalid(other.to_string()),
+        DecodeError::Version { page } => CloseReason::VersionMismatch { page },
+        DecodeError::NotJson => CloseReason::Invalid("not JSON".into()),
+        other => CloseReason::Invalid(other.to_string()),
     }
 }
 
@@ -224,21 +224,21 @@ fn too_big(err: axum::Error) -> bool {
 async fn read(
     bridge: &Bridge,
     session: &Arc<Session>,
-    link: &Link,
+    link: &SocketLink,
     mut stream: SplitStream<WebSocket>,
 ) -> End {
     let mut cap = RateCap::new(bridge.config().max_events_per_second, Instant::now());
     loop {
         let frame = tokio::select! {
             _ = link.cancel.cancelled() => return End::Replaced,
-            _ = bridge.shutdown().cancelled() => return End::Refuse(Refusal::ShuttingDown),
+            _ = bridge.shutdown().cancelled() => return End::Refuse(CloseReason::ShuttingDown),
             frame = stream.next() => frame,
         };
         let text = match frame {
             None => return End::PageLeft("the connection dropped"),
             Some(Err(err)) => {
                 return if too_big(err) {
-                    End::Refuse(Refusal::TooBig)
+                    End::Refuse(CloseReason::TooBig)
                 } else {
                     End::PageLeft("the connection failed")
                 };
@@ -247,7 +247,7 @@ async fn read(
             Some(Ok(Frame::Binary(bytes))) => match axum::extract::ws::Utf8Bytes::try_from(bytes) {
                 Ok(text) => text,
                 Err(_) => {
-                    return End::Refuse(Refusal::Invalid(
+                    return End::Refuse(CloseReason::Invalid(
                         "a binary frame that is not UTF-8".into(),
                     ));
                 }
@@ -278,8 +278,8 @@ async fn read(
                     focused: None,
                 });
             }
-            Ok(Message::Hello(_)) => return End::Refuse(Refusal::SecondHello),
-            Ok(Message::Command(_)) => return End::Refuse(Refusal::WrongDirection),
+            Ok(Message::Hello(_)) => return End::Refuse(CloseReason::SecondHello),
+            Ok(Message::Command(_)) => return End::Refuse(CloseReason::WrongDirection),
             Err(err) => return End::Refuse(refusal_for(err)),
         }
     }

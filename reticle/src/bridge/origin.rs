@@ -4,7 +4,7 @@
 //! `null`); a missing Origin, or `null`, only when the daemon has a token (which the hello must
 //! then carry). This module judges; the caller refuses.
 
-use crate::http::guard::host_is_loopback;
+use crate::plane::host_is_loopback;
 
 /// Why an origin was let in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

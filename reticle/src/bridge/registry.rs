@@ -12,13 +12,13 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::config::BridgeConfig;
-use super::session::{Answer, CommandError, Cursor, EventsRead, Identity, Link, Session};
+use super::session::{Answer, CommandError, Cursor, EventsRead, Identity, Session, SocketLink};
 use crate::auth::PairingToken;
 use crate::daemon::activity::Holder;
 use crate::daemon::{Activity, DaemonLog};
 use crate::wire::limits::{MAX_PENDING_HANDSHAKES, MAX_SESSIONS};
 use crate::wire::messages::{FrameClues, clip};
-use crate::wire::{Hello, Refusal, RefusedPage, SessionSummary};
+use crate::wire::{CloseReason, Hello, RefusedPage, SessionSummary};
 
 /// How many refusals `/status` remembers.
 pub const REFUSALS_KEPT: usize = 16;
@@ -344,11 +344,11 @@ impl Bridge {
     pub(crate) fn new_link(
         &self,
     ) -> (
-        Link,
+        SocketLink,
         tokio::sync::mpsc::UnboundedReceiver<super::session::Outbound>,
     ) {
         let (outbound, receiver) = tokio::sync::mpsc::unbounded_channel();
-        let link = Link {
+        let link = SocketLink {
             id: self.inner.next_link.fetch_add(1, Ordering::SeqCst),
             outbound,
             cancel: CancellationToken::new(),
@@ -358,7 +358,11 @@ impl Bridge {
 
     /// Admits a hello on `link`: checks the token, the session limit, and replaces a socket
     /// already carrying the same id.
-    pub(crate) fn admit(&self, hello: &Hello, link: Link) -> Result<Arc<Session>, Refusal> {
+    pub(crate) fn admit(
+        &self,
+        hello: &Hello,
+        link: SocketLink,
+    ) -> Result<Arc<Session>, CloseReason> {
         self.check_token(hello)?;
         let identity = Identity {
             url: hello.url.clone(),
@@ -382,7 +386,7 @@ impl Bridge {
             return Ok(existing);
         }
         if sessions.len() >= MAX_SESSIONS {
-            return Err(Refusal::SessionLimit);
+            return Err(CloseReason::SessionLimit);
         }
         let life = self.inner.next_life.fetch_add(1, Ordering::SeqCst);
         let session = Arc::new(Session::new(
@@ -409,7 +413,7 @@ impl Bridge {
         Ok(session)
     }
 
-    fn check_token(&self, hello: &Hello) -> Result<(), Refusal> {
+    fn check_token(&self, hello: &Hello) -> Result<(), CloseReason> {
         let Some(token) = &self.inner.token else {
             return Ok(());
         };
@@ -420,14 +424,14 @@ impl Bridge {
         if let Some(theirs) = &hello.project_id {
             let served = lock(&self.inner.served_projects);
             if !served.is_empty() && !served.contains(theirs) {
-                return Err(Refusal::AuthFailed(format!(
+                return Err(CloseReason::AuthFailed(format!(
                     "this daemon serves project {}, not {}; run `reticle stop` and retry",
                     clip(&served.join(","), 24),
                     clip(theirs, 24)
                 )));
             }
         }
-        Err(Refusal::AuthFailed(match presented {
+        Err(CloseReason::AuthFailed(match presented {
             None => "the hello carried no token; pass the pairing token to connect()".into(),
             Some(_) => "wrong token; pass this daemon's pairing token to connect()".into(),
         }))

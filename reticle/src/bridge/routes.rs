@@ -2,7 +2,8 @@
 //! not the HTTP guard: a page cannot send headers, its token travels in the hello). The
 //! `/bridge/*` routes drive sessions over plain HTTP for gates and benches; they are mounted
 //! only under `RETICLE_HARNESS_ROUTES` (an agent reaches pages through tool calls alone) and sit
-//! behind the HTTP guard like `/status`.
+//! behind the HTTP guard like `/status`. Each handler takes only the bridge (`State<Bridge>`);
+//! the router that mounts them is [`crate::http`]'s, which this room must not import.
 
 use std::time::Duration;
 
@@ -16,20 +17,19 @@ use serde_json::{Value, json};
 
 use super::connection;
 use super::origin;
+use super::registry::Bridge;
 use super::registry::{BridgeError, ResolveError};
 use super::session::{Cursor, Reply};
-use crate::http::AppState;
-use crate::http::errors::refusal;
-use crate::wire::limits::MAX_MESSAGE_BYTES;
+use crate::plane::refusal;
+use crate::wire::limits::MAX_FRAME_BYTES;
 use crate::wire::messages::FrameClues;
 
 /// `GET /reticle`: judges the Origin, then upgrades to the bridge socket.
 pub async fn socket_upgrade(
-    State(state): State<AppState>,
+    State(bridge): State<Bridge>,
     headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Response {
-    let bridge = state.bridge.clone();
     let origin = headers
         .get(header::ORIGIN)
         .and_then(|v| v.to_str().ok())
@@ -49,15 +49,14 @@ pub async fn socket_upgrade(
         return refusal(StatusCode::FORBIDDEN, &sentence);
     }
     upgrade
-        .max_message_size(MAX_MESSAGE_BYTES)
-        .max_frame_size(MAX_MESSAGE_BYTES)
+        .max_message_size(MAX_FRAME_BYTES)
+        .max_frame_size(MAX_FRAME_BYTES)
         .on_upgrade(move |socket| connection::serve(bridge, socket, origin))
 }
 
 /// `GET /bridge/sessions`: every connected session with its counters and head cursor.
-pub async fn sessions_index(State(state): State<AppState>) -> Json<Value> {
-    let sessions: Vec<Value> = state
-        .bridge
+pub async fn sessions_index(State(bridge): State<Bridge>) -> Json<Value> {
+    let sessions: Vec<Value> = bridge
         .sessions()
         .iter()
         .map(|s| {
@@ -76,8 +75,8 @@ pub async fn sessions_index(State(state): State<AppState>) -> Json<Value> {
         .collect();
     Json(json!({
         "sessions": sessions,
-        "pendingHandshakes": state.bridge.pending_handshakes(),
-        "refused": state.bridge.refused(),
+        "pendingHandshakes": bridge.pending_handshakes(),
+        "refused": bridge.refused(),
     }))
 }
 
@@ -99,12 +98,11 @@ pub struct CommandRequest {
 /// `POST /bridge/commands`: runs one command and says how it ended: `answered` (with the
 /// page's `ok`), `observation_lost`, `timed_out`, or a resolve failure (404).
 pub async fn commands_create(
-    State(state): State<AppState>,
+    State(bridge): State<Bridge>,
     Json(request): Json<CommandRequest>,
 ) -> Response {
     let bound = request.timeout_ms.map(Duration::from_millis);
-    let outcome = state
-        .bridge
+    let outcome = bridge
         .command(
             request.session.as_deref(),
             &request.name,
@@ -162,17 +160,14 @@ pub struct EventsQuery {
 
 /// `GET /bridge/events`: a session's events from a cursor, saying how many were evicted.
 pub async fn events_index(
-    State(state): State<AppState>,
+    State(bridge): State<Bridge>,
     Query(query): Query<EventsQuery>,
 ) -> Response {
     let since = match query.since.as_deref().map(str::parse::<Cursor>).transpose() {
         Ok(since) => since,
         Err(sentence) => return refusal(StatusCode::BAD_REQUEST, &sentence),
     };
-    match state
-        .bridge
-        .events_since(query.session.as_deref(), since, query.limit)
-    {
+    match bridge.events_since(query.session.as_deref(), since, query.limit) {
         Ok(read) => Json(read).into_response(),
         Err(err) => resolve_refusal(&err),
     }

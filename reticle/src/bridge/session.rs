@@ -16,7 +16,9 @@ use tokio_util::sync::CancellationToken;
 use super::ring::{Ring, RingLimits, RingRead, StoredEvent};
 use crate::daemon::activity::Attachment;
 use crate::wire::limits::MAX_ID_CHARS;
-use crate::wire::{Command, CommandName, CommandResult, Event, KnownEventType, Message, Refusal};
+use crate::wire::{
+    CloseReason, Command, CommandName, CommandResult, Event, KnownEventType, Message,
+};
 
 /// What the writer half of a socket is asked to send.
 #[derive(Debug)]
@@ -24,12 +26,12 @@ pub enum Outbound {
     /// A text frame.
     Text(String),
     /// A close frame, after which the writer stops.
-    Close(Refusal),
+    Close(CloseReason),
 }
 
 /// One socket carrying a session.
 #[derive(Debug, Clone)]
-pub struct Link {
+pub struct SocketLink {
     /// Unique across the daemon's life, so a stale socket cannot detach its replacement.
     pub id: u64,
     /// Frames for the socket's writer.
@@ -197,7 +199,7 @@ pub struct Session {
     last_agent: Mutex<Instant>,
     idle: AtomicBool,
     closed: AtomicBool,
-    link: Mutex<Option<Link>>,
+    link: Mutex<Option<SocketLink>>,
     pending: Mutex<HashMap<String, Pending>>,
     next_command: AtomicU64,
     ring: Mutex<Ring>,
@@ -233,7 +235,7 @@ impl Session {
         id: String,
         life: u64,
         identity: Identity,
-        link: Link,
+        link: SocketLink,
         ring: RingLimits,
         attachment: Attachment,
     ) -> Self {
@@ -570,13 +572,13 @@ impl Session {
     }
 
     /// Swaps in a newer socket; the old one is closed and its pending commands are lost.
-    pub(crate) fn replace_link(&self, link: Link, identity: Identity) {
+    pub(crate) fn replace_link(&self, link: SocketLink, identity: Identity) {
         let old = lock(&self.link).replace(link);
         self.links.fetch_add(1, Ordering::Relaxed);
         self.refresh(identity);
         *lock(&self.last_seen) = Instant::now();
         if let Some(old) = old {
-            let _ = old.outbound.send(Outbound::Close(Refusal::Replaced));
+            let _ = old.outbound.send(Outbound::Close(CloseReason::Replaced));
             old.cancel.cancel();
             self.fail_where(
                 |p| p.link == old.id,
@@ -639,7 +641,7 @@ mod tests {
     fn session() -> (Arc<Session>, mpsc::UnboundedReceiver<Outbound>, Activity) {
         let activity = Activity::new();
         let (outbound, receiver) = mpsc::unbounded_channel();
-        let link = Link {
+        let link = SocketLink {
             id: 1,
             outbound,
             cancel: CancellationToken::new(),

@@ -4,10 +4,10 @@
 use serde::Serialize;
 
 use super::Exit;
-use super::describe::foreign_holder;
 use crate::daemon::StateDir;
 use crate::daemon::lock;
 use crate::probe::holders::pid_alive;
+use crate::probe::obstacles::foreign_holder;
 use crate::probe::{PortPresence, probe};
 
 /// One finding.

@@ -3,10 +3,11 @@
 //! connection to the port (an agent's `reticle mcp`) is never touched.
 
 use super::Exit;
-use super::describe::{Termination, recorded_daemon, terminate};
+use super::describe::{Termination, terminate};
 use super::stop::clear_stale_records;
 use crate::daemon::StateDir;
 use crate::probe::holders::listeners;
+use crate::probe::obstacles::recorded_daemon;
 use crate::probe::{PortPresence, probe};
 
 pub async fn kill(port: u16, force: bool) -> Result<(), Exit> {

@@ -4,20 +4,21 @@
 use std::time::{Duration, Instant};
 
 use super::Exit;
-use super::describe::foreign_holder;
 use crate::config::{self, env};
-use crate::daemon::run::{self, Settings, read_tail};
+use crate::daemon::StateDir;
+use crate::daemon::run::{self, Settings};
 use crate::daemon::spawn::spawn_detached;
-use crate::daemon::{StateDir, events};
+use crate::http;
+use crate::probe::obstacles::{foreign_holder, start_failure};
 use crate::probe::{PortPresence, fetch_status, probe};
 
 const POLL: Duration = Duration::from_millis(5);
 const STATUS_BOUND: Duration = Duration::from_millis(250);
 
-/// Runs the daemon in this process until it ends.
+/// Runs the daemon in this process, serving the HTTP router, until it ends.
 pub async fn foreground(port: u16) -> Result<(), Exit> {
     let settings = Settings::from_env(port).map_err(|err| Exit::usage(err.to_string()))?;
-    match run::run(settings).await {
+    match run::run(settings, http::router).await {
         Ok(_) => Ok(()),
         Err(reason) => Err(Exit::failure(reason)),
     }
@@ -79,14 +80,4 @@ pub async fn detached(port: u16) -> Result<(), Exit> {
         }
         tokio::time::sleep(POLL).await;
     }
-}
-
-/// The reason a life logged for failing to start, if it did.
-pub(crate) fn start_failure(log: &std::path::Path, instance: &str) -> Option<String> {
-    read_tail(log).lines().rev().find_map(|line| {
-        let value: serde_json::Value = serde_json::from_str(line).ok()?;
-        (value["event"] == events::START_FAILED && value["instance"] == instance)
-            .then(|| value["reason"].as_str().map(str::to_string))
-            .flatten()
-    })
 }

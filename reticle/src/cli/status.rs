@@ -4,12 +4,12 @@
 use serde::Serialize;
 
 use super::Exit;
-use super::describe::foreign_holder;
 use crate::daemon::StateDir;
 use crate::daemon::life::{self, LastExit};
-use crate::daemon::run::read_tail;
+use crate::daemon::log::read_tail;
 use crate::daemon::state::PortFiles;
 use crate::probe::holders::{PortHolder, pid_alive};
+use crate::probe::obstacles::foreign_holder;
 use crate::probe::{PortPresence, probe};
 use crate::wire::StatusReport;
 

@@ -2,11 +2,12 @@
 //! clear stale records; exit 0 only when the port is free. Never signals a non-Reticle process.
 
 use super::Exit;
-use super::describe::{Termination, foreign_holder, recorded_daemon, terminate};
+use super::describe::{Termination, terminate};
 use crate::daemon::StateDir;
 use crate::daemon::lock;
 use crate::daemon::state::PortFiles;
 use crate::probe::holders::{listeners, pid_alive};
+use crate::probe::obstacles::{foreign_holder, recorded_daemon};
 use crate::probe::{PortPresence, probe};
 
 pub async fn stop(port: u16) -> Result<(), Exit> {

@@ -1,6 +1,7 @@
 //! The daemon log: one JSON object per line, `{"t": <RFC 3339>, "event": ..., "pid": ...,
 //! "instance": ..., ...fields}`, appended and rolled to `<log>.1` past [`ROLL_BYTES`].
-//! This module writes lines; it must not interpret them (that is [`super::life`]).
+//! This module writes lines and reads the tail back as text ([`read_tail`]); it must not
+//! interpret them (that is [`super::life`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -8,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde_json::{Map, Value};
+
+use super::life::TAIL_BYTES;
 
 /// A log past this size is moved aside to `<log>.1` before the next line.
 pub const ROLL_BYTES: u64 = 8 * 1024 * 1024;
@@ -91,6 +94,27 @@ impl DaemonLog {
 
 fn open_append(path: &Path) -> io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
+}
+
+/// The last [`TAIL_BYTES`] of a file, from a line boundary.
+pub fn read_tail(path: &std::path::Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = len.saturating_sub(TAIL_BYTES);
+    let _ = file.seek(SeekFrom::Start(start));
+    let mut bytes = Vec::new();
+    let _ = file.read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if start > 0 {
+        text.split_once('\n')
+            .map(|(_, rest)| rest.to_string())
+            .unwrap_or_default()
+    } else {
+        text
+    }
 }
 
 #[cfg(test)]

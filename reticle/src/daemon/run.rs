@@ -1,24 +1,35 @@
-//! The foreground daemon: claim the port (lock, then bind), record the life, serve until a signal
-//! or idle shutdown, then write the exit line and let go. Every way out of a start writes a
-//! `daemon_start_failed` line naming the obstacle; every way out of a life writes `daemon_exit`.
+//! The foreground daemon: claim the port (lock, then bind), record the life, assemble the rooms
+//! (bridge, MCP endpoint, tools) into one [`AppState`], serve the router the caller hands in until
+//! a signal or idle shutdown, then write the exit line and let go. Every way out of a start writes
+//! a `daemon_start_failed` line naming the obstacle; every way out of a life writes `daemon_exit`.
+//!
+//! This is the one place the rooms are put together; each handler draws only its own substate
+//! from [`AppState`] (the `FromRef` impls below). It must not know the routes: the router is a
+//! parameter, so nothing here imports `http`.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use axum::Router;
+use axum::extract::FromRef;
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio_util::sync::CancellationToken;
 
 use super::life;
 use super::lock::{LockError, LockHolder, PortLock};
+use super::log::read_tail;
 use super::state::{PortFiles, StateDir};
-use super::{Activity, DaemonLog, events};
+use super::{Activity, DaemonInfo, DaemonLog, events};
 use crate::auth::PairingToken;
 use crate::bridge::{Bridge, BridgeConfig};
 use crate::config::{self, ConfigError, env};
-use crate::http::{self, AppState, DaemonInfo};
+use crate::mcp::McpState;
+use crate::plane::is_loopback;
 use crate::probe::holders::{self, pid_alive};
+use crate::tools::{Catalogue, ToolContext, ToolHost};
 
 /// How long in-flight requests get to finish once shutdown begins.
 const DRAIN_BOUND: Duration = Duration::from_secs(2);
@@ -62,6 +73,52 @@ impl Settings {
     }
 }
 
+/// The rooms of one daemon life, assembled: what the router serves. A handler takes the substate
+/// it needs (`State<Bridge>`, `State<McpState>`, `State<ToolContext>`), not this whole.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub info: Arc<DaemonInfo>,
+    pub activity: Activity,
+    /// The pairing token; `None` when none could be provisioned (then only loopback is served).
+    pub token: Option<PairingToken>,
+    /// Cancelled when the daemon begins to shut down: long-lived streams (SSE, WebSocket) end
+    /// on it, so draining never waits on a client.
+    pub shutdown: CancellationToken,
+    /// The bridge: connected pages and the API that drives them.
+    pub bridge: Bridge,
+    /// The MCP endpoint: catalogue and open protocol sessions.
+    pub mcp: McpState,
+    /// The tool layer's host: call accounting, per-session memory, where tools may write.
+    pub tools: Arc<ToolHost>,
+}
+
+impl FromRef<AppState> for Bridge {
+    fn from_ref(state: &AppState) -> Self {
+        state.bridge.clone()
+    }
+}
+
+impl FromRef<AppState> for McpState {
+    fn from_ref(state: &AppState) -> Self {
+        state.mcp.clone()
+    }
+}
+
+/// What a tool call can reach.
+impl FromRef<AppState> for ToolContext {
+    fn from_ref(state: &AppState) -> Self {
+        ToolContext {
+            info: state.info.clone(),
+            activity: state.activity.clone(),
+            bridge: state.bridge.clone(),
+            host: state.tools.clone(),
+        }
+    }
+}
+
+/// Builds the router over an assembled daemon life (the CLI hands in `http::router`).
+pub type RouterOver = fn(AppState) -> Router;
+
 /// Why a life ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExitReason {
@@ -71,8 +128,8 @@ pub enum ExitReason {
 
 static PANIC_LOG: OnceLock<Arc<DaemonLog>> = OnceLock::new();
 
-/// Runs a daemon life. `Err` carries the sentence naming why it could not start.
-pub async fn run(settings: Settings) -> Result<ExitReason, String> {
+/// Runs a daemon life serving `router`. `Err` carries the sentence naming why it could not start.
+pub async fn run(settings: Settings, router: RouterOver) -> Result<ExitReason, String> {
     if let Some(problem) = settings.state.problem() {
         return Err(problem);
     }
@@ -114,7 +171,7 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
         Err(err) => return Err(fail(err.to_string())),
     };
     note_predecessors(&log, &files, acquired.previous.as_ref());
-    if !http::guard::is_loopback(settings.host) && std::env::var(env::TOKEN).is_err() {
+    if !is_loopback(settings.host) && std::env::var(env::TOKEN).is_err() {
         acquired.lock.release();
         return Err(fail(format!(
             "{}={} binds beyond loopback, which needs a pairing token: set {} (any secret of up to 512 characters) or leave {} unset",
@@ -163,7 +220,7 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
             "idleShutdownMs": settings.idle_shutdown.as_millis() as u64,
         }),
     );
-    let catalogue = match crate::tools::Catalogue::from_env() {
+    let catalogue = match Catalogue::from_env() {
         Ok(catalogue) => catalogue,
         Err(reason) => {
             acquired.lock.release();
@@ -178,7 +235,7 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
             return Err(fail(err.to_string()));
         }
     };
-    let shutdown = tokio_util::sync::CancellationToken::new();
+    let shutdown = CancellationToken::new();
     let bridge = Bridge::new(
         bridge_config,
         token.clone(),
@@ -186,10 +243,7 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
         shutdown.clone(),
         Some(log.clone()),
     );
-    let tools = match crate::tools::ToolHost::from_env(
-        settings.state.root().to_path_buf(),
-        Some(log.clone()),
-    ) {
+    let tools = match ToolHost::from_env(settings.state.root().to_path_buf(), Some(log.clone())) {
         Ok(host) => Arc::new(host),
         Err(reason) => {
             acquired.lock.release();
@@ -214,9 +268,9 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
         }),
         activity: activity.clone(),
         token,
-        shutdown,
+        shutdown: shutdown.clone(),
         bridge,
-        mcp: crate::mcp::McpState::new(catalogue, Some(log.clone())),
+        mcp: McpState::new(catalogue, Some(log.clone()), shutdown),
         tools,
     };
     let life_started = Instant::now();
@@ -229,6 +283,7 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
         listener,
         signals,
         state,
+        router,
         &log,
         &activity,
         settings.idle_shutdown,
@@ -256,13 +311,14 @@ async fn serve(
     listener: TcpListener,
     mut signals: TerminatingSignals,
     state: AppState,
+    router: RouterOver,
     log: &Arc<DaemonLog>,
     activity: &Activity,
     idle_bound: Duration,
 ) -> ExitReason {
     let shutdown = state.shutdown.clone();
     let bridge = state.bridge.clone();
-    let app = http::router(state).into_make_service_with_connect_info::<SocketAddr>();
+    let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
     let draining = shutdown.clone();
     let server = axum::serve(listener, app)
         .with_graceful_shutdown(async move { draining.cancelled().await });
@@ -358,27 +414,6 @@ fn note_predecessors(log: &DaemonLog, files: &PortFiles, lock_holder: Option<&Lo
                 "lastHeard": heard.format(&time::format_description::well_known::Rfc3339).ok(),
             }),
         );
-    }
-}
-
-/// The last [`life::TAIL_BYTES`] of a file, from a line boundary.
-pub fn read_tail(path: &std::path::Path) -> String {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut file) = std::fs::File::open(path) else {
-        return String::new();
-    };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let start = len.saturating_sub(life::TAIL_BYTES);
-    let _ = file.seek(SeekFrom::Start(start));
-    let mut bytes = Vec::new();
-    let _ = file.read_to_end(&mut bytes);
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    if start > 0 {
-        text.split_once('\n')
-            .map(|(_, rest)| rest.to_string())
-            .unwrap_or_default()
-    } else {
-        text
     }
 }
 

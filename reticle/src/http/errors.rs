@@ -1,18 +1,10 @@
-//! The one error writer of the HTTP plane: `{"error": <sentence>, "status": <code>}`.
+//! The router's fallback: anything that is not a route, refused with the one refusal body
+//! ([`crate::plane::refusal`]).
 
-use axum::Json;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use axum::response::Response;
 
-/// A refusal with its status and a sentence saying why.
-pub fn refusal(status: StatusCode, sentence: &str) -> Response {
-    (
-        status,
-        Json(json!({ "error": sentence, "status": status.as_u16() })),
-    )
-        .into_response()
-}
+use crate::plane::refusal;
 
 /// Anything that is not a route.
 pub async fn not_found() -> Response {

@@ -3,8 +3,8 @@
 use axum::Json;
 use axum::extract::State;
 
-use super::AppState;
 use crate::daemon::activity::Holder;
+use crate::daemon::run::AppState;
 use crate::wire::StatusReport;
 
 /// Answers who this daemon is and what is connected to it.

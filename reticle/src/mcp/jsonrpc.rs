@@ -1,7 +1,9 @@
-//! JSON-RPC 2.0 framing, shared by the daemon's MCP endpoint and the `reticle mcp` proxy: how one
-//! message is classified, the error codes, and the error objects. It parses and builds values; it
-//! must not route messages or perform I/O.
+//! JSON-RPC 2.0 framing, shared by the daemon's MCP endpoint, the `reticle mcp` proxy and the
+//! harness's clients: how one message is classified, the error codes, the error objects, and the
+//! typed `data` of a [`TRANSPORT_LOST`] answer. It parses and builds values; it must not route
+//! messages or perform I/O.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 /// The text was not JSON.
@@ -20,6 +22,48 @@ pub const REQUEST_CANCELLED: i32 = -32800;
 /// The link to the daemon was lost or never established: nothing failed inside the call itself.
 /// Only the proxy produces this code; the message says whether the call ran and what to do.
 pub const TRANSPORT_LOST: i32 = -32001;
+
+/// The `data` of a [`TRANSPORT_LOST`] answer: built by the proxy, read by every client that
+/// classifies answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransportLostData {
+    pub population: LostPopulation,
+    pub ran: Ran,
+    /// The drop reason or obstacle, in the proxy's words.
+    pub reason: String,
+    pub port: u16,
+}
+
+impl TransportLostData {
+    /// Reads the `data` of an error answer; `None` when it is not a transport-lost shape.
+    pub fn read(data: &Value) -> Option<Self> {
+        serde_json::from_value(data.clone()).ok()
+    }
+}
+
+/// Which of the unanswered populations a [`TRANSPORT_LOST`] answer belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LostPopulation {
+    /// Sent, then the stream dropped before the answer: it may have run.
+    InFlightLost,
+    /// Never sent: no daemon session could be had in time. It did not run.
+    NeverSent,
+    /// Its POST failed while the stream stayed up.
+    PostFailed,
+    /// Still owed when stdin closed and the drain bound ran out.
+    OwedAtExit,
+}
+
+/// Whether a call answered [`TRANSPORT_LOST`] ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ran {
+    /// It certainly did not run.
+    No,
+    /// It may or may not have run.
+    Unknown,
+}
 
 /// What kind of message a valid JSON-RPC object is.
 #[derive(Debug, Clone, PartialEq)]
@@ -190,6 +234,33 @@ pub fn id_key(id: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transport_lost_data_keeps_its_wire_words_and_order() {
+        let data = TransportLostData {
+            population: LostPopulation::InFlightLost,
+            ran: Ran::Unknown,
+            reason: "sse_ended".into(),
+            port: 4400,
+        };
+        let line = serde_json::to_string(&data).unwrap();
+        assert_eq!(
+            line,
+            r#"{"population":"in_flight_lost","ran":"unknown","reason":"sse_ended","port":4400}"#
+        );
+        assert_eq!(
+            TransportLostData::read(&serde_json::from_str(&line).unwrap()),
+            Some(data)
+        );
+        for (population, word) in [
+            (LostPopulation::NeverSent, "never_sent"),
+            (LostPopulation::PostFailed, "post_failed"),
+            (LostPopulation::OwedAtExit, "owed_at_exit"),
+        ] {
+            assert_eq!(serde_json::to_value(population).unwrap(), word);
+        }
+        assert_eq!(serde_json::to_value(Ran::No).unwrap(), "no");
+    }
 
     fn code(text: &str) -> i32 {
         parse(text).unwrap_err().code

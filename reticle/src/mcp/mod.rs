@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use crate::daemon::DaemonLog;
 use crate::tools::Catalogue;
@@ -38,10 +39,11 @@ pub const MESSAGE_EVENT: &str = "message";
 pub const SESSION_EVENT: &str = "reticle-session";
 /// Sent on every stream before a planned shutdown: `{"reason"}`.
 pub const SHUTDOWN_EVENT: &str = "reticle-shutdown";
-/// The largest message a POST may carry.
-pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+/// The largest MCP message body a POST to [`MESSAGE_PATH`] may carry.
+pub const MAX_MCP_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-/// The MCP side of the daemon: its catalogue and its open protocol sessions.
+/// The MCP side of the daemon: its catalogue, its open protocol sessions, and the shutdown their
+/// streams end on.
 #[derive(Debug, Clone)]
 pub struct McpState {
     inner: Arc<Inner>,
@@ -57,18 +59,30 @@ struct Inner {
     log: Option<Arc<DaemonLog>>,
     /// Tool calls started and not yet answered.
     in_flight: AtomicUsize,
+    /// Cancelled when the daemon begins to shut down: every open stream ends on it.
+    shutdown: CancellationToken,
 }
 
 impl McpState {
-    pub fn new(catalogue: Catalogue, log: Option<Arc<DaemonLog>>) -> Self {
+    pub fn new(
+        catalogue: Catalogue,
+        log: Option<Arc<DaemonLog>>,
+        shutdown: CancellationToken,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 catalogue: RwLock::new(Arc::new(catalogue)),
                 sessions: Mutex::new(HashMap::new()),
                 log,
                 in_flight: AtomicUsize::new(0),
+                shutdown,
             }),
         }
+    }
+
+    /// Cancelled when the daemon begins to shut down.
+    pub fn shutdown(&self) -> &CancellationToken {
+        &self.inner.shutdown
     }
 
     /// The catalogue in force.

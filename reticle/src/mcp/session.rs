@@ -36,7 +36,8 @@ pub struct ProtocolSession {
     running: Mutex<HashMap<String, AbortHandle>>,
 }
 
-type Refusal = (i32, String);
+/// A JSON-RPC error answer: its code and message.
+type RpcFailure = (i32, String);
 
 impl ProtocolSession {
     pub fn new(id: String, outbound: mpsc::Sender<String>) -> Self {
@@ -102,7 +103,7 @@ impl ProtocolSession {
         mcp: &McpState,
         ctx: &ToolContext,
     ) {
-        let answer: Result<Value, Refusal> = match method {
+        let answer: Result<Value, RpcFailure> = match method {
             "initialize" => self.initialize(params),
             "ping" => Ok(json!({})),
             _ if !self.initialized() => {
@@ -130,7 +131,7 @@ impl ProtocolSession {
         self.send(answer_line(&id, answer)).await;
     }
 
-    fn initialize(&self, params: Option<&Value>) -> Result<Value, Refusal> {
+    fn initialize(&self, params: Option<&Value>) -> Result<Value, RpcFailure> {
         let params = protocol::read_initialize(params).map_err(|e| (INVALID_PARAMS, e))?;
         let asked = params.protocol_version.as_str();
         if let Ok(mut negotiated) = self.negotiated.lock() {
@@ -244,7 +245,7 @@ fn call_answer_line(id: &Value, answer: Result<Value, (i32, String, Option<Value
     .to_string()
 }
 
-fn answer_line(id: &Value, answer: Result<Value, Refusal>) -> String {
+fn answer_line(id: &Value, answer: Result<Value, RpcFailure>) -> String {
     match answer {
         Ok(result) => jsonrpc::result_response(id, result),
         Err((code, reason)) => jsonrpc::error_response(id, code, &reason, None),
@@ -252,7 +253,7 @@ fn answer_line(id: &Value, answer: Result<Value, Refusal>) -> String {
     .to_string()
 }
 
-fn list_tools(params: Option<&Value>, mcp: &McpState) -> Result<Value, Refusal> {
+fn list_tools(params: Option<&Value>, mcp: &McpState) -> Result<Value, RpcFailure> {
     if let Some(params) = params
         && !params.is_object()
     {
@@ -263,7 +264,7 @@ fn list_tools(params: Option<&Value>, mcp: &McpState) -> Result<Value, Refusal> 
     serde_json::to_value(result).map_err(|e| (INTERNAL_ERROR, e.to_string()))
 }
 
-fn read_call(params: Option<&Value>) -> Result<CallToolRequestParams, Refusal> {
+fn read_call(params: Option<&Value>) -> Result<CallToolRequestParams, RpcFailure> {
     let params = params.ok_or((
         INVALID_PARAMS,
         "tools/call needs params with the tool's name and its arguments".to_string(),
@@ -280,6 +281,7 @@ fn read_call(params: Option<&Value>) -> Result<CallToolRequestParams, Refusal> {
 mod tests {
     use super::*;
     use crate::tools::Catalogue;
+    use tokio_util::sync::CancellationToken;
 
     fn setup(
         catalogue: Catalogue,
@@ -293,7 +295,12 @@ mod tests {
         let session = Arc::new(ProtocolSession::new("s1".into(), tx));
         let dir = std::env::temp_dir().join(format!("reticle-session-test-{}", std::process::id()));
         let ctx = ToolContext::detached(&dir);
-        (session, rx, McpState::new(catalogue, None), ctx)
+        (
+            session,
+            rx,
+            McpState::new(catalogue, None, CancellationToken::new()),
+            ctx,
+        )
     }
 
     async fn ask(

@@ -2,7 +2,9 @@
 //! the POST path, then `reticle-session`, then one `message` event per answer, keep-alive
 //! comments in between) and `POST /mcp/message?sessionId=..` hands one message to its session.
 //! Each open stream keeps the daemon from idling (an `Agent` attachment) and ends, after a
-//! `reticle-shutdown` event, when the daemon starts to shut down.
+//! `reticle-shutdown` event, when the daemon starts to shut down. Each handler takes only the
+//! MCP endpoint's state (`State<McpState>`) and what a tool call can reach (`State<ToolContext>`);
+//! the router that mounts them is [`crate::http`]'s, which this room must not import.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -21,8 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::session::ProtocolSession;
 use super::{ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, McpState, SESSION_EVENT, SHUTDOWN_EVENT};
 use crate::daemon::activity::{Attachment, Holder};
-use crate::http::AppState;
-use crate::http::errors::refusal;
+use crate::plane::refusal;
 use crate::tools::ToolContext;
 
 /// How often an idle stream carries a keep-alive comment (the proxy treats a long silence as a
@@ -33,27 +34,26 @@ const OUTBOUND_BOUND: usize = 1024;
 
 /// `GET /mcp/sse`: opens a stream with a fresh protocol session.
 pub async fn mcp_sse_open(
-    State(state): State<AppState>,
+    State(mcp): State<McpState>,
+    State(ctx): State<ToolContext>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let id = uuid::Uuid::new_v4().to_string();
     let (tx, rx) = mpsc::channel(OUTBOUND_BOUND);
-    state
-        .mcp
-        .register(std::sync::Arc::new(ProtocolSession::new(id.clone(), tx)));
-    state.mcp.log(
+    mcp.register(std::sync::Arc::new(ProtocolSession::new(id.clone(), tx)));
+    mcp.log(
         "mcp_client_connected",
-        json!({ "session": id, "streams": state.mcp.session_count() }),
+        json!({ "session": id, "streams": mcp.session_count() }),
     );
     let guard = StreamGuard {
-        mcp: state.mcp.clone(),
+        mcp: mcp.clone(),
         id: id.clone(),
         opened: Instant::now(),
-        _agent: state.activity.attach(Holder::Agent),
+        _agent: ctx.activity.attach(Holder::Agent),
     };
     let info = json!({
         "session": id,
-        "instance": state.info.instance,
-        "catalogue": state.mcp.catalogue().summary(),
+        "instance": ctx.info.instance,
+        "catalogue": mcp.catalogue().summary(),
     });
     let head = stream::iter([
         Event::default()
@@ -63,7 +63,7 @@ pub async fn mcp_sse_open(
     ])
     .map(Ok);
     let tail = stream::unfold(
-        Some((rx, guard, state.shutdown.clone())),
+        Some((rx, guard, mcp.shutdown().clone())),
         |open: Option<(mpsc::Receiver<String>, StreamGuard, CancellationToken)>| async move {
             let (mut rx, guard, shutdown) = open?;
             tokio::select! {
@@ -85,7 +85,8 @@ pub async fn mcp_sse_open(
 /// `POST /mcp/message?sessionId=..`: one JSON-RPC message for an open session; 202 once handled
 /// (protocol methods) or started (tool calls). The answer goes on the session's stream.
 pub async fn mcp_message_post(
-    State(state): State<AppState>,
+    State(mcp): State<McpState>,
+    State(ctx): State<ToolContext>,
     Query(query): Query<HashMap<String, String>>,
     body: Bytes,
 ) -> Response {
@@ -95,7 +96,7 @@ pub async fn mcp_message_post(
             "missing sessionId: post to the path the stream's endpoint event named",
         );
     };
-    let Some(session) = state.mcp.session(id) else {
+    let Some(session) = mcp.session(id) else {
         return refusal(
             StatusCode::NOT_FOUND,
             &format!(
@@ -103,8 +104,7 @@ pub async fn mcp_message_post(
             ),
         );
     };
-    let ctx: ToolContext = state.tool_context();
-    session.receive(&body, &state.mcp, &ctx).await;
+    session.receive(&body, &mcp, &ctx).await;
     StatusCode::ACCEPTED.into_response()
 }
 

@@ -1,9 +1,12 @@
 //! Client-side truth about a port, for the CLI, the proxy and the harness: is a Reticle daemon
-//! answering there, is something else holding it, or is it free; and which processes hold it.
+//! answering there, is something else holding it, or is it free; which processes hold it; and,
+//! in [`obstacles`], the sentences naming what stands in the way (a foreign holder, a daemon
+//! that failed to start).
 //! Probes are bounded and read-only; this module must never signal a process.
 
 pub mod holders;
+pub mod obstacles;
 pub mod presence;
 
 pub use holders::{PortHolder, SocketRole, holders, listeners};
-pub use presence::{PortPresence, fetch_status, probe};
+pub use presence::{PortPresence, PresenceKind, fetch_status, probe};

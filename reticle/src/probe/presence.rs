@@ -1,10 +1,12 @@
 //! Three-valued port presence: `daemon` (answers `/status` as Reticle), `foreign` (accepts TCP
-//! but does not answer as Reticle: a squatter, or a stopped or wedged daemon) or `free`.
+//! but does not answer as Reticle: a squatter, or a stopped or wedged daemon) or `free`; and
+//! [`PresenceKind`], the same three words without the daemon's status, for messages that carry
+//! only the word (the proxy worker's reports).
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::wire::StatusReport;
 
@@ -26,12 +28,37 @@ pub enum PortPresence {
 }
 
 impl PortPresence {
+    /// Which of the three it is.
+    pub fn kind(&self) -> PresenceKind {
+        match self {
+            PortPresence::Daemon { .. } => PresenceKind::Daemon,
+            PortPresence::Foreign => PresenceKind::Foreign,
+            PortPresence::Free => PresenceKind::Free,
+        }
+    }
+
     /// The vocabulary word: `daemon`, `foreign` or `free`.
     pub fn word(&self) -> &'static str {
+        self.kind().word()
+    }
+}
+
+/// What holds a port, as a word alone (serialized as `daemon`, `foreign` or `free`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PresenceKind {
+    Daemon,
+    Foreign,
+    Free,
+}
+
+impl PresenceKind {
+    /// The vocabulary word: `daemon`, `foreign` or `free`.
+    pub fn word(self) -> &'static str {
         match self {
-            PortPresence::Daemon { .. } => "daemon",
-            PortPresence::Foreign => "foreign",
-            PortPresence::Free => "free",
+            PresenceKind::Daemon => "daemon",
+            PresenceKind::Foreign => "foreign",
+            PresenceKind::Free => "free",
         }
     }
 }

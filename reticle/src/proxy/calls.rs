@@ -4,11 +4,12 @@
 //! comes first; a late answer for a call no longer in the book is dropped, never delivered twice.
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
+use tokio::time::Instant;
 
-use crate::mcp::jsonrpc::{self, TRANSPORT_LOST};
+use crate::mcp::jsonrpc::{self, LostPopulation, Ran, TRANSPORT_LOST, TransportLostData};
 
 /// Where a call is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,36 +113,11 @@ impl Book {
     }
 }
 
-/// Which of the unanswered populations a -32001 answer belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Population {
-    /// Sent, then the stream dropped before the answer: it may have run.
-    InFlightLost,
-    /// Never sent: no daemon session could be had in time. It did not run.
-    NeverSent,
-    /// Its POST failed while the stream stayed up.
-    PostFailed,
-    /// Still owed when stdin closed and the drain bound ran out.
-    OwedAtExit,
-}
-
-impl Population {
-    pub fn word(self) -> &'static str {
-        match self {
-            Population::InFlightLost => "in_flight_lost",
-            Population::NeverSent => "never_sent",
-            Population::PostFailed => "post_failed",
-            Population::OwedAtExit => "owed_at_exit",
-        }
-    }
-}
-
 /// A -32001 answer: what happened, whether the call ran, and what to do.
 #[derive(Debug, Clone)]
 pub struct LinkLoss {
-    pub population: Population,
-    /// `no` or `unknown`.
-    pub ran: &'static str,
+    pub population: LostPopulation,
+    pub ran: Ran,
     pub message: String,
     pub reason: String,
 }
@@ -151,8 +127,8 @@ impl LinkLoss {
     pub fn in_flight(port: u16, reason: &str, detail: &str) -> Self {
         let what = describe_drop(reason, detail);
         Self {
-            population: Population::InFlightLost,
-            ran: "unknown",
+            population: LostPopulation::InFlightLost,
+            ran: Ran::Unknown,
             message: format!(
                 "the link to the Reticle daemon on port {port} dropped ({what}) after this call was sent and before its answer came back, so it may or may not have run. \
 Reticle is reconnecting by itself. Retry it; if it changes the app and is not safe to repeat, check the app's state first."
@@ -171,8 +147,8 @@ Reticle is reconnecting by itself. Retry it; if it changes the app and is not sa
             None => format!("Reticle could not reach or start a daemon on port {port}"),
         };
         Self {
-            population: Population::NeverSent,
-            ran: "no",
+            population: LostPopulation::NeverSent,
+            ran: Ran::No,
             message: format!(
                 "this call was never sent and did not run: {when} ({obstacle}). \
 Retry it: the next call starts a daemon if the port is free. If it keeps failing, `reticle doctor --port {port}` names every obstacle."
@@ -184,17 +160,17 @@ Retry it: the next call starts a daemon if the port is free. If it keeps failing
     /// The POST carrying it failed while the stream stayed up.
     pub fn post_failed(port: u16, reason: &str, reached: Option<bool>) -> Self {
         let ran = if reached == Some(false) {
-            "no"
+            Ran::No
         } else {
-            "unknown"
+            Ran::Unknown
         };
-        let whether = if ran == "no" {
+        let whether = if ran == Ran::No {
             "It did not run."
         } else {
             "It may not have reached the daemon; if it changes the app and is not safe to repeat, check the app's state before retrying."
         };
         Self {
-            population: Population::PostFailed,
+            population: LostPopulation::PostFailed,
             ran,
             message: format!(
                 "the daemon on port {port} did not take this call: {reason}. The link itself is still up. {whether} Retry it."
@@ -206,8 +182,8 @@ Retry it: the next call starts a daemon if the port is free. If it keeps failing
     /// Still owed when the agent closed stdin and the drain bound ran out.
     pub fn owed_at_exit(port: u16, sent: bool, drain: Duration) -> Self {
         Self {
-            population: Population::OwedAtExit,
-            ran: if sent { "unknown" } else { "no" },
+            population: LostPopulation::OwedAtExit,
+            ran: if sent { Ran::Unknown } else { Ran::No },
             message: format!(
                 "stdin closed and this call was still unanswered after {} ms, so `reticle mcp` (port {port}) is exiting without its answer; {}",
                 drain.as_millis(),
@@ -227,12 +203,13 @@ Retry it: the next call starts a daemon if the port is free. If it keeps failing
             id,
             TRANSPORT_LOST,
             &self.message,
-            Some(json!({
-                "population": self.population.word(),
-                "ran": self.ran,
-                "reason": self.reason,
-                "port": port,
-            })),
+            serde_json::to_value(TransportLostData {
+                population: self.population,
+                ran: self.ran,
+                reason: self.reason.clone(),
+                port,
+            })
+            .ok(),
         )
     }
 }
@@ -257,6 +234,8 @@ fn describe_drop(reason: &str, detail: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn call(id: Value, state: CallState) -> Call {

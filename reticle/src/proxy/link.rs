@@ -4,12 +4,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::probe::PresenceKind;
 use crate::wire::CatalogueSummary;
 
 /// Supervisor → worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
-pub enum Command {
+pub enum LinkCommand {
     /// Make one attempt to reach a daemon and open a stream. `spawn`: start a daemon if the port
     /// is free. The attempt's id becomes the session's epoch.
     Connect { attempt: u64, spawn: bool },
@@ -30,11 +31,11 @@ pub enum Report {
         /// The pid of a daemon this attempt started, if it started one.
         spawned: Option<u32>,
     },
-    /// The attempt failed. `presence` is `free`, `foreign` or `daemon`; `obstacle` a sentence;
+    /// The attempt failed. `presence`: what held the port; `obstacle` a sentence;
     /// `definitive` when retrying soon cannot help (a squatter, a daemon that cannot start).
     Unreachable {
         attempt: u64,
-        presence: String,
+        presence: PresenceKind,
         obstacle: String,
         definitive: bool,
     },
@@ -81,7 +82,7 @@ mod tests {
 
     #[test]
     fn messages_round_trip_as_tagged_lines() {
-        let command = Command::Post {
+        let command = LinkCommand::Post {
             epoch: 3,
             seq: 9,
             body: "{\"a\":\"b\\n\"}".into(),
@@ -89,7 +90,7 @@ mod tests {
         let line = serde_json::to_string(&command).unwrap();
         assert!(line.starts_with("{\"op\":\"post\""), "{line}");
         assert!(!line.contains('\n'));
-        assert_eq!(serde_json::from_str::<Command>(&line).unwrap(), command);
+        assert_eq!(serde_json::from_str::<LinkCommand>(&line).unwrap(), command);
         let report = Report::Dropped {
             epoch: 3,
             reason: "sse_ended".into(),

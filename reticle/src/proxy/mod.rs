@@ -10,16 +10,21 @@
 //! then in flight, each answered -32001.
 //!
 //! # Layout
-//! - [`supervisor`]: the actor on stdio, its states and the three populations of lost calls.
+//! - [`supervisor`]: the actor on stdio, its states and the populations of lost calls.
+//! - [`replay`]: the handshake replayed into every daemon session (a pure state machine).
 //! - [`worker`]: probe, spawn, wait, stream, POST.
 //! - [`link`]: the pipe protocol between them.
 //! - [`calls`]: the book of owed calls and the -32001 sentences.
+//! - [`events`]: the proxy log's event names.
 //! - [`lines`], [`sse`]: bounded stdin framing and the SSE frame parser (pure).
-//! - [`settings`]: bounds and the environment that tunes them.
+//! - [`settings`]: bounds and the environment that tunes them; [`boot`]: both processes' start.
 
+pub mod boot;
 pub mod calls;
+pub mod events;
 pub mod lines;
 pub mod link;
+pub mod replay;
 pub mod settings;
 pub mod sse;
 pub mod supervisor;

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::config::{self, ConfigError, env};
 
 /// The longest stdin line the proxy reads; a longer one is dropped and answered -32600.
-pub const MAX_LINE_BYTES: usize = crate::mcp::MAX_MESSAGE_BYTES;
+pub const MAX_LINE_BYTES: usize = crate::mcp::MAX_MCP_BODY_BYTES;
 /// First reconnect delay; doubles per attempt up to [`BACKOFF_CAP`], with jitter.
 pub const BACKOFF_BASE: Duration = Duration::from_millis(50);
 pub const BACKOFF_CAP: Duration = Duration::from_secs(2);

@@ -15,17 +15,19 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::link::{BEAT_EVERY, Command, Report};
+use super::boot::boot;
+use super::events;
+use super::link::{BEAT_EVERY, LinkCommand, Report};
 use super::settings::{POST_BOUND, STREAM_HANDSHAKE, STREAM_STALL, Settings};
 use super::sse::{Frame, SseParser};
-use crate::cli::describe::foreign_holder;
-use crate::cli::serve::start_failure;
 use crate::daemon::StateDir;
 use crate::daemon::spawn::spawn_detached;
 use crate::mcp::{
     ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH,
 };
-use crate::probe::{PortPresence, fetch_status, probe};
+use crate::probe::obstacles::foreign_holder;
+use crate::probe::obstacles::start_failure;
+use crate::probe::{PortPresence, PresenceKind, fetch_status, probe};
 use crate::wire::CatalogueSummary;
 
 /// Writes reports to stdout synchronously, one line each, so a `posting` report is in the pipe
@@ -70,22 +72,9 @@ type Shared = Arc<Mutex<Option<Live>>>;
 
 /// Runs the worker until its stdin closes.
 pub fn run(port: u16) -> ExitCode {
-    let settings = match Settings::from_env(port) {
-        Ok(settings) => settings,
-        Err(err) => {
-            eprintln!("reticle mcp-worker: {err}");
-            return ExitCode::from(2);
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("reticle mcp-worker: cannot start the async runtime: {err}");
-            return ExitCode::FAILURE;
-        }
+    let (settings, runtime) = match boot("reticle mcp-worker", port) {
+        Ok(booted) => booted,
+        Err(code) => return code,
     };
     runtime.block_on(serve(settings));
     ExitCode::SUCCESS
@@ -93,7 +82,7 @@ pub fn run(port: u16) -> ExitCode {
 
 async fn serve(settings: Settings) {
     let reports = Reports;
-    let (commands_tx, mut commands) = mpsc::unbounded_channel::<Command>();
+    let (commands_tx, mut commands) = mpsc::unbounded_channel::<LinkCommand>();
     std::thread::spawn(move || read_commands(commands_tx));
     let beats = reports;
     tokio::spawn(async move {
@@ -109,7 +98,7 @@ async fn serve(settings: Settings) {
     let shared: Shared = Arc::new(Mutex::new(None));
     while let Some(command) = commands.recv().await {
         match command {
-            Command::Connect { attempt, spawn } => {
+            LinkCommand::Connect { attempt, spawn } => {
                 if let Some(live) = lock(&shared).take() {
                     live.cancel.cancel();
                 }
@@ -121,7 +110,7 @@ async fn serve(settings: Settings) {
                     shared.clone(),
                 ));
             }
-            Command::Post { epoch, seq, body } => {
+            LinkCommand::Post { epoch, seq, body } => {
                 let refused = match lock(&shared).as_ref() {
                     Some(live) if live.epoch == epoch => live.posts.send((seq, body)).is_err(),
                     _ => true,
@@ -146,11 +135,11 @@ fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Option<Live>> {
     shared.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn read_commands(tx: mpsc::UnboundedSender<Command>) {
+fn read_commands(tx: mpsc::UnboundedSender<LinkCommand>) {
     let stdin = std::io::stdin();
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
-        match serde_json::from_str::<Command>(&line) {
+        match serde_json::from_str::<LinkCommand>(&line) {
             Ok(command) => {
                 if tx.send(command).is_err() {
                     break;
@@ -177,7 +166,7 @@ struct Established {
 
 /// Why an attempt failed.
 struct Unreachable {
-    presence: &'static str,
+    presence: PresenceKind,
     obstacle: String,
     definitive: bool,
 }
@@ -194,7 +183,7 @@ async fn connect(
         Err(u) => {
             let _ = reports.send(Report::Unreachable {
                 attempt,
-                presence: u.presence.into(),
+                presence: u.presence,
                 obstacle: u.obstacle,
                 definitive: u.definitive,
             });
@@ -281,14 +270,14 @@ async fn establish(
         PortPresence::Foreign => {
             let files = StateDir::from_env().port_files(port);
             return Err(Unreachable {
-                presence: "foreign",
+                presence: PresenceKind::Foreign,
                 obstacle: foreign_holder(port, &files).0,
                 definitive: true,
             });
         }
         PortPresence::Free if !spawn => {
             return Err(Unreachable {
-                presence: "free",
+                presence: PresenceKind::Free,
                 obstacle: format!(
                     "nothing listens on port {port}: no Reticle daemon is running there"
                 ),
@@ -300,7 +289,7 @@ async fn establish(
     open_stream(port, spawned)
         .await
         .map_err(|obstacle| Unreachable {
-            presence: "daemon",
+            presence: PresenceKind::Daemon,
             obstacle,
             definitive: false,
         })
@@ -311,7 +300,7 @@ async fn establish(
 async fn start_daemon(settings: &Settings, reports: &Reports) -> Result<u32, Unreachable> {
     let port = settings.port;
     let definitive = |obstacle: String| Unreachable {
-        presence: "free",
+        presence: PresenceKind::Free,
         obstacle,
         definitive: true,
     };
@@ -326,7 +315,7 @@ async fn start_daemon(settings: &Settings, reports: &Reports) -> Result<u32, Unr
     let mut child = spawn_detached(port, &instance)
         .map_err(|err| definitive(format!("cannot start a daemon process: {err}")))?;
     let _ = reports.send(Report::Log {
-        event: "mcp_daemon_spawned".into(),
+        event: events::DAEMON_SPAWNED.into(),
         fields: json!({ "port": port, "daemonPid": child.id(), "daemonInstance": instance }),
     });
     let deadline = Instant::now() + settings.ready_timeout;

@@ -22,6 +22,7 @@ use crate::verdict::decide::Context;
 use crate::verdict::predicate::Predicate;
 use crate::verdict::{Evaluation, Verified, decide, wait_until};
 use crate::wire::CommandName;
+use crate::wire::trace::span;
 
 /// What act and act_sequence say about themselves.
 pub const PROVES_NOTHING: &str = "this only dispatched the action; it proves nothing about the app: check the outcome with reticle_assert (since this cursor) or use reticle_act_and_wait";
@@ -270,7 +271,7 @@ pub(super) async fn act_and_wait(call: &Call<'_>, a: ActAndWaitArgs) -> Result<V
             )),
         ),
     };
-    let span = tracing::info_span!("predicate.wait", ok = Empty, error = Empty);
+    let span = tracing::info_span!(span::PREDICATE_WAIT, ok = Empty, error = Empty);
     let (evaluation, window, waited_ms, timed_out) = match early {
         Some(evaluation) => {
             let window = crate::verdict::Observation::window(&mut page);

@@ -24,6 +24,7 @@ use super::names::{Standing, ToolName};
 use super::refusal::Refusal;
 use super::{act, look, meta, observe, session_family, sessions, testing, verify};
 use crate::bridge::{ResolveError, Session};
+use crate::wire::trace::span;
 
 /// The largest arguments object a call may carry, serialized.
 pub const MAX_ARGUMENT_BYTES: usize = 64 * 1024;
@@ -107,7 +108,7 @@ pub(super) fn run_routed<'a>(
     route: Route,
 ) -> BoxFuture<'a, Result<CallToolResult, ToolRefusal>> {
     let root = tracing::info_span!(
-        "tool.handler",
+        span::TOOL_HANDLER,
         tool = clip(name, 80).as_str(),
         ok = Empty,
         error = Empty
@@ -319,7 +320,7 @@ async fn dispatch(call: &Call<'_>, parsed: Parsed) -> Result<Value, Refusal> {
 /// Finds the session a call is for: the explicit id, else the only one, else the clearly most
 /// recent; while the daemon is young, waits briefly for a first page rather than refusing.
 async fn resolve(ctx: &ToolContext, explicit: Option<&str>) -> Result<Arc<Session>, Refusal> {
-    let span = tracing::info_span!("session.resolve", ok = Empty, error = Empty);
+    let span = tracing::info_span!(span::SESSION_RESOLVE, ok = Empty, error = Empty);
     let outcome = async {
         let bridge = &ctx.bridge;
         let mut found = bridge.resolve(explicit);
@@ -451,7 +452,7 @@ impl Drop for SettleGuard<'_> {
         self.ctx.host.stats.end(self.refused || unwinding);
         let settle = tracing::info_span!(
             parent: &self.root,
-            "settle",
+            span::SETTLE,
             ms = self.started.elapsed().as_millis() as u64,
             ok = Empty,
             error = Empty

@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::bridge::{Bridge, Cursor};
 use crate::config::env;
-use crate::daemon::{Activity, DaemonLog};
-use crate::http::DaemonInfo;
+use crate::daemon::{Activity, DaemonInfo, DaemonLog};
 
 /// How long the first calls of a daemon life wait for a first page to connect.
 pub const DEFAULT_FIRST_SESSION_WAIT: Duration = Duration::from_secs(3);

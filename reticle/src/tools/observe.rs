@@ -15,7 +15,7 @@ use super::verify::cursor_arg;
 use crate::bridge::registry::MAX_READ_EVENTS;
 use crate::bridge::ring::StoredEvent;
 use crate::bridge::{Cursor, Session};
-use crate::verdict::window::GAP_MARKER;
+use crate::wire::{EventType, KnownEventType as K};
 
 /// A read window's events and what it lost.
 struct Read {
@@ -96,7 +96,7 @@ fn read(
     }
     let gaps: Vec<u64> = events
         .iter()
-        .filter(|e| e.kind.as_str() == GAP_MARKER)
+        .filter(|e| e.kind == K::TransportOverflow)
         .map(|e| e.data.get("dropped").and_then(Value::as_u64).unwrap_or(0))
         .collect();
     let complete = read.evicted == 0 && !read.life_changed && gaps.is_empty();
@@ -132,14 +132,15 @@ fn event_value(e: &StoredEvent) -> Value {
     v
 }
 
-fn matches_filter(kind: &str, filters: &[String]) -> bool {
+fn matches_filter(kind: &EventType, filters: &[String]) -> bool {
+    let name = kind.as_str();
     filters.iter().any(|f| {
         let f = f.as_str();
-        kind == f
-            || kind.starts_with(&format!("{f}."))
-            || (f == "error" && kind == "error.uncaught")
-            || (f == "console" && kind == "error.uncaught")
-            || (f == "page" && kind == "page.health")
+        name == f
+            || name.starts_with(&format!("{f}."))
+            || (f == "error" && *kind == K::ErrorUncaught)
+            || (f == "console" && *kind == K::ErrorUncaught)
+            || (f == "page" && *kind == K::PageHealth)
     })
 }
 
@@ -162,7 +163,7 @@ pub(super) fn observe(call: &Call<'_>, a: ObserveArgs) -> Result<Value, Refusal>
         .filter(|e| {
             a.filters
                 .as_ref()
-                .is_none_or(|f| matches_filter(e.kind.as_str(), f))
+                .is_none_or(|f| matches_filter(&e.kind, f))
         })
         .collect();
     for e in &kept {
@@ -198,20 +199,20 @@ pub(super) fn network(call: &Call<'_>, a: NetworkArgs) -> Result<Value, Refusal>
     let done: HashSet<String> = read
         .events
         .iter()
-        .filter(|e| e.kind.as_str() == "net.request")
+        .filter(|e| e.kind == K::NetRequest)
         .filter_map(|e| e.data.get("id").map(Value::to_string))
         .collect();
     let mut all: Vec<Value> = Vec::new();
     for e in &read.events {
         let d = &e.data;
-        match e.kind.as_str() {
-            "net.request" => all.push(json!({
+        match e.kind.known() {
+            Some(K::NetRequest) => all.push(json!({
                 "seq": e.seq, "t": e.t,
                 "method": d.get("method"), "url": d.get("url"), "status": d.get("status"),
                 "ok": d.get("ok"), "durationMs": d.get("durationMs"), "initiator": d.get("initiator"),
                 "error": d.get("error"),
             })),
-            "net.pending" if !d.get("id").map(Value::to_string).is_some_and(|i| done.contains(&i)) => {
+            Some(K::NetPending) if !d.get("id").map(Value::to_string).is_some_and(|i| done.contains(&i)) => {
                 all.push(json!({
                     "seq": e.seq, "t": e.t, "method": d.get("method"), "url": d.get("url"),
                     "inFlight": true, "initiator": d.get("initiator"),
@@ -262,17 +263,6 @@ pub(super) fn network(call: &Call<'_>, a: NetworkArgs) -> Result<Value, Refusal>
     Ok(answer)
 }
 
-fn level_of(kind: &str) -> Option<&'static str> {
-    Some(match kind {
-        "console.log" => "log",
-        "console.info" => "info",
-        "console.debug" => "debug",
-        "console.warn" => "warn",
-        "console.error" | "error.uncaught" => "error",
-        _ => return None,
-    })
-}
-
 pub(super) fn console(call: &Call<'_>, a: ConsoleArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
     let read = read(
@@ -285,7 +275,7 @@ pub(super) fn console(call: &Call<'_>, a: ConsoleArgs) -> Result<Value, Refusal>
     let mut by_level: BTreeMap<&str, u64> = BTreeMap::new();
     let mut all = Vec::new();
     for e in &read.events {
-        if let Some(level) = level_of(e.kind.as_str()) {
+        if let Some(level) = e.kind.known().and_then(K::console_level) {
             *by_level.entry(level).or_default() += 1;
             all.push((level, e));
         }

@@ -16,14 +16,16 @@ use crate::bridge::{Bridge, CommandError, Cursor, Reply, Session};
 use crate::verdict::predicate::ElementQuery;
 use crate::verdict::probe::{ElementFacts, PageProbe, Read, StateFacts};
 use crate::verdict::{CaptureLoss, Observation, ObservedEvent, Window};
-use crate::wire::CommandName;
+use crate::wire::trace::span;
+use crate::wire::{CommandName, EventFamily};
 
 /// The default bound of one command.
 pub const COMMAND_BOUND: Duration = Duration::from_secs(8);
 /// How long a wait gives a page whose connection dropped to come back under the same id.
 pub const RECONNECT_GRACE: Duration = Duration::from_millis(2500);
-/// Event types that count as the page doing something (for quiet time).
-pub const ACTIVITY_PREFIXES: &[&str] = &["dom.", "net.", "route."];
+/// Event families that count as the page doing something (for quiet time).
+pub const ACTIVITY_FAMILIES: &[EventFamily] =
+    &[EventFamily::Dom, EventFamily::Net, EventFamily::Route];
 
 /// A command's outcome as the tool layer sees it.
 #[derive(Debug)]
@@ -45,7 +47,7 @@ pub async fn command(
     bound: Duration,
 ) -> Outcome {
     let span = tracing::info_span!(
-        "browser.command",
+        span::BROWSER_COMMAND,
         command = name.as_str(),
         ok = tracing::field::Empty,
         error = tracing::field::Empty
@@ -128,7 +130,7 @@ pub fn observed(events: &[StoredEvent]) -> Vec<ObservedEvent> {
         .map(|e| ObservedEvent {
             cursor: e.seq,
             t: e.t,
-            kind: e.kind.as_str().to_string(),
+            kind: e.kind.clone(),
             data: Value::Object(e.data.clone()),
         })
         .collect()
@@ -138,8 +140,9 @@ pub fn observed(events: &[StoredEvent]) -> Vec<ObservedEvent> {
 pub fn quiet_for(session: &Session) -> u64 {
     let now = session.clock_ms();
     let last = session.last_event_t(|e| {
-        let kind = e.kind.as_str();
-        ACTIVITY_PREFIXES.iter().any(|p| kind.starts_with(p))
+        e.kind
+            .family()
+            .is_some_and(|f| ACTIVITY_FAMILIES.contains(&f))
     });
     now.saturating_sub(last.unwrap_or(0))
 }

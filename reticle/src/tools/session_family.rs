@@ -9,7 +9,7 @@ use super::args::{SessionAction, SessionFamilyArgs, YieldMode};
 use super::chokepoint::Call;
 use super::page::ask;
 use super::refusal::Refusal;
-use crate::wire::CommandName;
+use crate::wire::{CommandName, KnownEventType as K};
 
 pub(super) async fn session(call: &Call<'_>, a: SessionFamilyArgs) -> Result<Value, Refusal> {
     let action = a.action.as_str();
@@ -71,7 +71,7 @@ pub(super) async fn session(call: &Call<'_>, a: SessionFamilyArgs) -> Result<Val
             let messages: Vec<Value> = read
                 .events
                 .iter()
-                .filter(|e| matches!(e.kind.as_str(), "human.mark" | "human.control"))
+                .filter(|e| matches!(e.kind.known(), Some(K::HumanMark | K::HumanControl)))
                 .map(|e| json!({ "seq": e.seq, "t": e.t, "type": e.kind.as_str(), "data": e.data }))
                 .collect();
             call.ctx

@@ -19,6 +19,8 @@ use super::refusal::Refusal;
 use crate::bridge::{Cursor, Session};
 use crate::verdict::decide::Context;
 use crate::verdict::{Verdict, Window, decide, wait_until};
+use crate::wire::trace::span;
+use crate::wire::{EventFamily, KnownEventType as K};
 
 /// How long wait_for waits by default.
 pub const DEFAULT_WAIT_FOR: Duration = Duration::from_millis(4000);
@@ -78,15 +80,15 @@ pub(super) fn digest(window: &Window) -> Value {
     let mut route = None;
     for e in &window.events {
         *by_type.entry(e.kind.as_str()).or_default() += 1;
-        match e.kind.as_str() {
-            "net.request" => {
+        match e.kind.known() {
+            Some(K::NetRequest) => {
                 net += 1;
                 let ok = e.data.get("ok").and_then(Value::as_bool).unwrap_or(true);
                 if !ok {
                     failed += 1;
                 }
             }
-            "signal" => {
+            Some(K::Signal) => {
                 if let Some(name) = e.data.get("name").and_then(Value::as_str)
                     && !signals.contains(&name)
                     && signals.len() < 20
@@ -94,9 +96,9 @@ pub(super) fn digest(window: &Window) -> Value {
                     signals.push(name);
                 }
             }
-            "console.error" | "error.uncaught" => console_errors += 1,
-            "route.change" => route = e.data.get("to").cloned(),
-            kind if kind.starts_with("dom.") => {
+            Some(K::ConsoleError | K::ErrorUncaught) => console_errors += 1,
+            Some(K::RouteChange) => route = e.data.get("to").cloned(),
+            _ if e.kind.in_family(EventFamily::Dom) => {
                 dom += e.data.get("count").and_then(Value::as_u64).unwrap_or(1);
             }
             _ => {}
@@ -133,7 +135,7 @@ async fn waited(
     let predicate = predicate_of(call.tool.as_str(), "predicate", &a.predicate.0)?;
     let since = window_start(call, session, a.since.as_deref())?;
     let mut page = LivePage::new(call.ctx.bridge.clone(), Arc::clone(session), since);
-    let span = tracing::info_span!("predicate.wait", ok = Empty, error = Empty);
+    let span = tracing::info_span!(span::PREDICATE_WAIT, ok = Empty, error = Empty);
     let result = wait_until(&predicate, &mut page, bound(a.timeout_ms, default_wait))
         .instrument(span.clone())
         .await;

@@ -193,7 +193,8 @@ mod tests {
     use crate::verdict::evaluate::evaluate;
     use crate::verdict::evaluate::tests::{FixedPage, event};
     use crate::verdict::predicate::parse;
-    use crate::verdict::window::{GAP_MARKER, Window};
+    use crate::verdict::window::Window;
+    use crate::wire::KnownEventType;
     use serde_json::{Value, json};
 
     async fn verdict_of(
@@ -214,7 +215,13 @@ mod tests {
 
     #[tokio::test]
     async fn true_is_yes_false_is_no_with_evidence() {
-        let w = || Window::new(vec![event("signal", json!({"name":"saved"}))], 0, 0);
+        let w = || {
+            Window::new(
+                vec![event(KnownEventType::Signal, json!({"name":"saved"}))],
+                0,
+                0,
+            )
+        };
         let page = &mut FixedPage::default();
         let yes = verdict_of(json!({"kind":"signal","name":"saved"}), w(), page, None).await;
         assert_eq!(
@@ -259,7 +266,14 @@ mod tests {
             (Verified::Unknown, VerdictReason::ObservationLost)
         );
 
-        let gap = Window::new(vec![event(GAP_MARKER, json!({"dropped": 4}))], 0, 0);
+        let gap = Window::new(
+            vec![event(
+                KnownEventType::TransportOverflow,
+                json!({"dropped": 4}),
+            )],
+            0,
+            0,
+        );
         let page = &mut FixedPage::default();
         let unclean = verdict_of(json!({"kind":"signal","name":"saved"}), gap, page, None).await;
         assert_eq!(

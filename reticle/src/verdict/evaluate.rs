@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use super::predicate::{NetMatch, Predicate, StateExpect};
 use super::probe::{PageProbe, Read};
 use super::window::{ObservedEvent, Window};
+use crate::wire::KnownEventType;
 
 /// The three values of one evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -113,7 +114,7 @@ async fn evaluate_inner<P: PageProbe + Send>(
             data_matches,
         } => {
             let seen = window
-                .of("signal")
+                .of(KnownEventType::Signal)
                 .filter(|e| e.data.get("name").and_then(Value::as_str) == Some(name.as_str()))
                 .filter(|e| {
                     data_matches
@@ -125,22 +126,16 @@ async fn evaluate_inner<P: PageProbe + Send>(
         }
         Predicate::Net(m) => {
             let seen = window
-                .of("net.request")
+                .of(KnownEventType::NetRequest)
                 .filter(|e| net_matches(m, e))
                 .count() as u64;
             counted(kind, &describe_net(m), seen, m.count, m.absent)
         }
         Predicate::Console { level, absent } => {
-            let types: &[&str] = if level == "error" {
-                &["console.error", "error.uncaught"]
-            } else {
-                &[]
-            };
-            let own = format!("console.{level}");
             let seen = window
                 .events
                 .iter()
-                .filter(|e| e.kind == own || types.contains(&e.kind.as_str()))
+                .filter(|e| e.kind.known().and_then(KnownEventType::console_level) == Some(level))
                 .count() as u64;
             counted(
                 kind,
@@ -400,9 +395,12 @@ fn describe_net(m: &NetMatch) -> String {
 /// Requests that reported `net.pending` and no `net.request` with the same id.
 fn requests_in_flight(window: &Window) -> usize {
     let id = |e: &ObservedEvent| e.data.get("id").map(Value::to_string);
-    let done: std::collections::HashSet<String> = window.of("net.request").filter_map(id).collect();
+    let done: std::collections::HashSet<String> = window
+        .of(KnownEventType::NetRequest)
+        .filter_map(id)
+        .collect();
     window
-        .of("net.pending")
+        .of(KnownEventType::NetPending)
         .filter_map(id)
         .filter(|i| !done.contains(i))
         .count()
@@ -475,7 +473,7 @@ pub(crate) mod tests {
         }
     }
 
-    pub fn event(kind: &str, data: Value) -> ObservedEvent {
+    pub fn event(kind: KnownEventType, data: Value) -> ObservedEvent {
         ObservedEvent {
             cursor: 0,
             t: 0,
@@ -492,12 +490,15 @@ pub(crate) mod tests {
     async fn window_kinds_count_and_absence() {
         let w = Window::new(
             vec![
-                event("signal", json!({"name":"saved","data":{"id":3}})),
                 event(
-                    "net.request",
+                    KnownEventType::Signal,
+                    json!({"name":"saved","data":{"id":3}}),
+                ),
+                event(
+                    KnownEventType::NetRequest,
                     json!({"id":1,"method":"POST","url":"/api/login","status":500,"ok":false}),
                 ),
-                event("console.error", json!({"message":"boom"})),
+                event(KnownEventType::ConsoleError, json!({"message":"boom"})),
             ],
             0,
             1000,

@@ -107,6 +107,7 @@ mod tests {
     use crate::verdict::evaluate::tests::{FixedPage, event};
     use crate::verdict::predicate::{ElementQuery, parse};
     use crate::verdict::probe::{ElementFacts, Read, StateFacts};
+    use crate::wire::KnownEventType;
     use serde_json::json;
 
     /// A scripted source: events appear one per `changed`, the page can be lost.
@@ -172,8 +173,8 @@ mod tests {
     async fn waits_for_the_event_that_makes_it_hold() {
         let p = parse(&json!({"kind":"signal","name":"saved"})).unwrap();
         let mut s = script(vec![
-            event("signal", json!({"name":"other"})),
-            event("signal", json!({"name":"saved"})),
+            event(KnownEventType::Signal, json!({"name":"other"})),
+            event(KnownEventType::Signal, json!({"name":"saved"})),
         ]);
         let waited = wait_until(&p, &mut s, Duration::from_secs(5)).await;
         assert_eq!(waited.evaluation.status, Status::Pass);
@@ -184,7 +185,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_bound_of_zero_evaluates_once_and_the_bound_ends_a_wait() {
         let p = parse(&json!({"kind":"signal","name":"saved"})).unwrap();
-        let mut s = script(vec![event("signal", json!({"name":"saved"}))]);
+        let mut s = script(vec![event(KnownEventType::Signal, json!({"name":"saved"}))]);
         let once = wait_until(&p, &mut s, Duration::ZERO).await;
         assert_eq!(once.evaluation.status, Status::Fail);
         assert_eq!(s.changes, 0);
@@ -215,7 +216,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_exceeded_count_cannot_be_undone_so_the_wait_ends_early() {
         let p = parse(&json!({"kind":"console","level":"error","absent":true})).unwrap();
-        let mut s = script(vec![event("console.error", json!({"message":"x"}))]);
+        let mut s = script(vec![event(
+            KnownEventType::ConsoleError,
+            json!({"message":"x"}),
+        )]);
         let waited = wait_until(&p, &mut s, Duration::from_secs(60)).await;
         assert!(waited.evaluation.contradicted);
         assert!(!waited.timed_out);

@@ -5,6 +5,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::wire::{EventType, KnownEventType};
+
 /// One event as the evaluator sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ObservedEvent {
@@ -13,7 +15,7 @@ pub struct ObservedEvent {
     /// Milliseconds on the session's clock.
     pub t: u64,
     /// The protocol 1 event type (`signal`, `net.request`, `console.error`, `route.change`, ...).
-    pub kind: String,
+    pub kind: EventType,
     pub data: Value,
 }
 
@@ -40,9 +42,6 @@ impl CaptureLoss {
     }
 }
 
-/// The event type of the SDK's gap marker.
-pub const GAP_MARKER: &str = "transport.overflow";
-
 /// Events of a window, oldest first, with what was lost from it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Window {
@@ -61,7 +60,7 @@ impl Window {
         }
         let mut kept = Vec::with_capacity(events.len());
         for event in events {
-            if event.kind == GAP_MARKER {
+            if event.kind == KnownEventType::TransportOverflow {
                 let dropped = event
                     .data
                     .get("dropped")
@@ -80,7 +79,7 @@ impl Window {
     }
 
     /// Events of one type.
-    pub fn of<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a ObservedEvent> + 'a {
+    pub fn of(&self, kind: KnownEventType) -> impl Iterator<Item = &ObservedEvent> {
         self.events.iter().filter(move |e| e.kind == kind)
     }
 
@@ -100,13 +99,13 @@ mod tests {
             ObservedEvent {
                 cursor: 1,
                 t: 1,
-                kind: GAP_MARKER.into(),
+                kind: KnownEventType::TransportOverflow.into(),
                 data: json!({"dropped": 7}),
             },
             ObservedEvent {
                 cursor: 2,
                 t: 2,
-                kind: "signal".into(),
+                kind: KnownEventType::Signal.into(),
                 data: json!({"name": "s"}),
             },
         ];

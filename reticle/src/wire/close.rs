@@ -1,4 +1,4 @@
-//! Why the bridge closes a socket: each refusal has its WebSocket close code and a reason that
+//! Why the bridge closes a socket: each [`CloseReason`] has its WebSocket close code and a reason that
 //! fits the 123-byte limit. The bridge decides when; this module only names and encodes.
 
 use std::fmt;
@@ -15,11 +15,13 @@ pub mod code {
     pub const TOO_BIG: u16 = 1009;
     /// A capacity refusal: too many sessions or pending handshakes; try again later.
     pub const TRY_AGAIN_LATER: u16 = 1013;
+    /// Every code above, for readers that must know them all (the SDK drift test).
+    pub const ALL: &[u16] = &[GOING_AWAY, POLICY, TOO_BIG, TRY_AGAIN_LATER];
 }
 
 /// Every reason the bridge ends a socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub enum CloseReason {
     /// More than [`super::limits::MAX_PENDING_HANDSHAKES`] sockets awaited their hello.
     TooManyHandshakes,
     /// [`super::limits::MAX_SESSIONS`] sessions were connected and this hello named a new id.
@@ -38,7 +40,7 @@ pub enum Refusal {
     VersionMismatch { page: String },
     /// The hello's token was missing or wrong; carries the sentence saying which.
     AuthFailed(String),
-    /// A frame over [`super::limits::MAX_MESSAGE_BYTES`].
+    /// A frame over [`super::limits::MAX_FRAME_BYTES`].
     TooBig,
     /// A newer socket said hello with this socket's session id.
     Replaced,
@@ -46,39 +48,39 @@ pub enum Refusal {
     ShuttingDown,
 }
 
-impl Refusal {
+impl CloseReason {
     /// The close code.
     pub fn code(&self) -> u16 {
         match self {
-            Refusal::TooManyHandshakes | Refusal::SessionLimit => code::TRY_AGAIN_LATER,
-            Refusal::TooBig => code::TOO_BIG,
-            Refusal::ShuttingDown => code::GOING_AWAY,
-            Refusal::HelloTimeout
-            | Refusal::HelloFirst
-            | Refusal::SecondHello
-            | Refusal::WrongDirection
-            | Refusal::Invalid(_)
-            | Refusal::VersionMismatch { .. }
-            | Refusal::AuthFailed(_)
-            | Refusal::Replaced => code::POLICY,
+            CloseReason::TooManyHandshakes | CloseReason::SessionLimit => code::TRY_AGAIN_LATER,
+            CloseReason::TooBig => code::TOO_BIG,
+            CloseReason::ShuttingDown => code::GOING_AWAY,
+            CloseReason::HelloTimeout
+            | CloseReason::HelloFirst
+            | CloseReason::SecondHello
+            | CloseReason::WrongDirection
+            | CloseReason::Invalid(_)
+            | CloseReason::VersionMismatch { .. }
+            | CloseReason::AuthFailed(_)
+            | CloseReason::Replaced => code::POLICY,
         }
     }
 
     /// A short stable word for logs and `/status`.
     pub fn word(&self) -> &'static str {
         match self {
-            Refusal::TooManyHandshakes => "too_many_handshakes",
-            Refusal::SessionLimit => "session_limit",
-            Refusal::HelloTimeout => "hello_timeout",
-            Refusal::HelloFirst => "hello_first",
-            Refusal::SecondHello => "second_hello",
-            Refusal::WrongDirection => "wrong_direction",
-            Refusal::Invalid(_) => "invalid_message",
-            Refusal::VersionMismatch { .. } => "version_mismatch",
-            Refusal::AuthFailed(_) => "auth_failed",
-            Refusal::TooBig => "too_big",
-            Refusal::Replaced => "replaced",
-            Refusal::ShuttingDown => "shutting_down",
+            CloseReason::TooManyHandshakes => "too_many_handshakes",
+            CloseReason::SessionLimit => "session_limit",
+            CloseReason::HelloTimeout => "hello_timeout",
+            CloseReason::HelloFirst => "hello_first",
+            CloseReason::SecondHello => "second_hello",
+            CloseReason::WrongDirection => "wrong_direction",
+            CloseReason::Invalid(_) => "invalid_message",
+            CloseReason::VersionMismatch { .. } => "version_mismatch",
+            CloseReason::AuthFailed(_) => "auth_failed",
+            CloseReason::TooBig => "too_big",
+            CloseReason::Replaced => "replaced",
+            CloseReason::ShuttingDown => "shutting_down",
         }
     }
 
@@ -88,26 +90,34 @@ impl Refusal {
     }
 }
 
-impl fmt::Display for Refusal {
+impl fmt::Display for CloseReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Refusal::TooManyHandshakes => f.write_str("too many pending handshakes; retry later"),
-            Refusal::SessionLimit => f.write_str("session limit reached; close a tab and retry"),
-            Refusal::HelloTimeout => f.write_str("hello timeout: no hello within 5 s"),
-            Refusal::HelloFirst => f.write_str("invalid message: the first frame must be a hello"),
-            Refusal::SecondHello => {
+            CloseReason::TooManyHandshakes => {
+                f.write_str("too many pending handshakes; retry later")
+            }
+            CloseReason::SessionLimit => {
+                f.write_str("session limit reached; close a tab and retry")
+            }
+            CloseReason::HelloTimeout => f.write_str("hello timeout: no hello within 5 s"),
+            CloseReason::HelloFirst => {
+                f.write_str("invalid message: the first frame must be a hello")
+            }
+            CloseReason::SecondHello => {
                 f.write_str("hello already received on this socket for another session")
             }
-            Refusal::WrongDirection => f.write_str("invalid message: pages may not send commands"),
-            Refusal::Invalid(detail) => write!(f, "invalid message: {detail}"),
-            Refusal::VersionMismatch { page } => write!(
+            CloseReason::WrongDirection => {
+                f.write_str("invalid message: pages may not send commands")
+            }
+            CloseReason::Invalid(detail) => write!(f, "invalid message: {detail}"),
+            CloseReason::VersionMismatch { page } => write!(
                 f,
                 "protocol version mismatch: page speaks {page}, daemon speaks {PROTOCOL_VERSION}"
             ),
-            Refusal::AuthFailed(sentence) => write!(f, "authentication failed: {sentence}"),
-            Refusal::TooBig => f.write_str("message too big: over 1 MiB"),
-            Refusal::Replaced => f.write_str("session replaced by a newer connection"),
-            Refusal::ShuttingDown => f.write_str("daemon shutting down"),
+            CloseReason::AuthFailed(sentence) => write!(f, "authentication failed: {sentence}"),
+            CloseReason::TooBig => f.write_str("message too big: over 1 MiB"),
+            CloseReason::Replaced => f.write_str("session replaced by a newer connection"),
+            CloseReason::ShuttingDown => f.write_str("daemon shutting down"),
         }
     }
 }
@@ -137,18 +147,18 @@ mod tests {
     fn every_reason_fits_the_close_frame_even_with_long_details() {
         let long = "é".repeat(500);
         let all = [
-            Refusal::TooManyHandshakes,
-            Refusal::SessionLimit,
-            Refusal::HelloTimeout,
-            Refusal::HelloFirst,
-            Refusal::SecondHello,
-            Refusal::WrongDirection,
-            Refusal::Invalid(long.clone()),
-            Refusal::VersionMismatch { page: long.clone() },
-            Refusal::AuthFailed(long),
-            Refusal::TooBig,
-            Refusal::Replaced,
-            Refusal::ShuttingDown,
+            CloseReason::TooManyHandshakes,
+            CloseReason::SessionLimit,
+            CloseReason::HelloTimeout,
+            CloseReason::HelloFirst,
+            CloseReason::SecondHello,
+            CloseReason::WrongDirection,
+            CloseReason::Invalid(long.clone()),
+            CloseReason::VersionMismatch { page: long.clone() },
+            CloseReason::AuthFailed(long),
+            CloseReason::TooBig,
+            CloseReason::Replaced,
+            CloseReason::ShuttingDown,
         ];
         for refusal in all {
             let reason = refusal.reason();
@@ -159,9 +169,12 @@ mod tests {
 
     #[test]
     fn a_version_mismatch_names_both_versions() {
-        let reason = Refusal::VersionMismatch { page: "2".into() }.reason();
+        let reason = CloseReason::VersionMismatch { page: "2".into() }.reason();
         assert!(reason.contains("page speaks 2"), "{reason}");
         assert!(reason.contains("daemon speaks 1"), "{reason}");
-        assert_eq!(Refusal::VersionMismatch { page: "2".into() }.code(), 1008);
+        assert_eq!(
+            CloseReason::VersionMismatch { page: "2".into() }.code(),
+            1008
+        );
     }
 }

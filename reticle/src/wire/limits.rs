@@ -6,8 +6,8 @@ use std::time::Duration;
 /// The one protocol version this daemon speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
 
-/// Largest frame (and message) the bridge reads; larger is closed 1009.
-pub const MAX_MESSAGE_BYTES: usize = 1024 * 1024;
+/// Largest bridge WebSocket frame (and message) the bridge reads; larger is closed 1009.
+pub const MAX_FRAME_BYTES: usize = 1024 * 1024;
 /// Longest session id, command id, command name, ref, adapter name and project id.
 pub const MAX_ID_CHARS: usize = 128;
 /// Longest page URL in a hello.

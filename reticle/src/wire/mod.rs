@@ -6,14 +6,16 @@
 //! - [`vocabulary`]: protocol 1's command names and event types.
 //! - [`limits`]: protocol 1's version, limits and transport bounds.
 //! - [`close`]: why the bridge closes a socket, with its close code and reason.
+//! - [`trace`]: the trace line's event, keys and span names (read by trace checkers).
 
 pub mod close;
 pub mod limits;
 pub mod messages;
 pub mod status;
+pub mod trace;
 pub mod vocabulary;
 
-pub use close::Refusal;
+pub use close::CloseReason;
 pub use messages::{Command, CommandResult, DecodeError, Event, EventMessage, Hello, Message};
 pub use status::{CatalogueSummary, RefusedPage, SessionSummary, StatusReport};
-pub use vocabulary::{CommandName, EventType, KnownEventType};
+pub use vocabulary::{CommandName, EventFamily, EventType, KnownEventType};

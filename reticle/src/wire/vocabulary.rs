@@ -1,5 +1,5 @@
-//! Protocol 1's vocabulary: the command names a page answers and the event types a page
-//! reports. An event type outside the list is kept as [`EventType::Other`] (stored and counted,
+//! Protocol 1's vocabulary: the command names a page answers, the event types a page reports and
+//! the families they group in (the part of a type before its dot). An event type outside the list is kept as [`EventType::Other`] (stored and counted,
 //! never a reason to drop the page); a command name outside the list is the caller's to send.
 
 use std::fmt;
@@ -18,7 +18,7 @@ macro_rules! vocabulary {
             pub const ALL: &'static [$name] = &[$($name::$variant,)*];
 
             /// The wire spelling.
-            pub fn as_str(&self) -> &'static str {
+            pub const fn as_str(&self) -> &'static str {
                 match self { $($name::$variant => $wire,)* }
             }
 
@@ -98,6 +98,50 @@ vocabulary! {
     }
 }
 
+vocabulary! {
+    /// The families event types group in: a type `<family>.<what>` belongs to `<family>`.
+    EventFamily {
+        Dom = "dom",
+        Net = "net",
+        Route = "route",
+        Console = "console",
+        Error = "error",
+        Visible = "visible",
+        Anim = "anim",
+        Scroll = "scroll",
+        Reveal = "reveal",
+        State = "state",
+        Storage = "storage",
+        Page = "page",
+        Flow = "flow",
+        Transport = "transport",
+        Human = "human",
+        Render = "render",
+        Focus = "focus",
+        Sdk = "sdk",
+    }
+}
+
+impl KnownEventType {
+    /// The console level an event counts at: `console.<level>` at its own level, an uncaught
+    /// error at `error`; other types at none.
+    pub fn console_level(self) -> Option<&'static str> {
+        match self {
+            KnownEventType::ErrorUncaught => KnownEventType::ConsoleError.console_level(),
+            _ => match split_family(self.as_str()) {
+                Some((EventFamily::Console, level)) => Some(level),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// The family of the event type `text` and what follows its dot, when the family is named.
+fn split_family(text: &str) -> Option<(EventFamily, &str)> {
+    let (family, member) = text.split_once('.')?;
+    Some((EventFamily::from_wire(family)?, member))
+}
+
 impl AsRef<str> for CommandName {
     fn as_ref(&self) -> &str {
         self.as_str()
@@ -148,6 +192,24 @@ impl EventType {
         matches!(self, EventType::Known(_))
     }
 
+    /// The protocol 1 type, when the daemon knows it.
+    pub fn known(&self) -> Option<KnownEventType> {
+        match self {
+            EventType::Known(known) => Some(*known),
+            EventType::Other(_) => None,
+        }
+    }
+
+    /// Whether this type is `<family>.<something>`, known or not.
+    pub fn in_family(&self, family: EventFamily) -> bool {
+        self.family() == Some(family)
+    }
+
+    /// The family this type is in, known type or not (`dom.future` is in [`EventFamily::Dom`]).
+    pub fn family(&self) -> Option<EventFamily> {
+        split_family(self.as_str()).map(|(family, _)| family)
+    }
+
     /// Evidence worth keeping under a flood: network, errors and warnings, routes, signals,
     /// storage, and the SDK's own loss markers. These get a reserve above the rate cap.
     pub fn is_high_value(&self) -> bool {
@@ -171,6 +233,12 @@ impl EventType {
                     | K::BlindSpot
             )
         )
+    }
+}
+
+impl PartialEq<KnownEventType> for EventType {
+    fn eq(&self, known: &KnownEventType) -> bool {
+        self.known() == Some(*known)
     }
 }
 
@@ -220,5 +288,26 @@ mod tests {
             "an unknown type is written back verbatim"
         );
         assert!("nope".parse::<CommandName>().is_err());
+    }
+
+    #[test]
+    fn every_dotted_known_type_belongs_to_a_named_family() {
+        for known in KnownEventType::ALL {
+            let dotted = known.as_str().contains('.');
+            assert_eq!(
+                EventType::Known(*known).family().is_some(),
+                dotted,
+                "{known:?}"
+            );
+        }
+        assert!(EventType::parse("dom.future").in_family(EventFamily::Dom));
+        assert!(!EventType::parse("domino").in_family(EventFamily::Dom));
+    }
+
+    #[test]
+    fn console_levels_follow_the_console_family_and_uncaught_errors_count_as_errors() {
+        assert_eq!(KnownEventType::ConsoleWarn.console_level(), Some("warn"));
+        assert_eq!(KnownEventType::ErrorUncaught.console_level(), Some("error"));
+        assert_eq!(KnownEventType::Signal.console_level(), None);
     }
 }

@@ -34,7 +34,7 @@ pub struct Merged {
 
 /// Why an existing config was left alone.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
+pub enum ConfigRefusal {
     #[error("is not valid JSON ({detail})")]
     NotJson { detail: String },
     #[error("holds {found} where a JSON object is expected")]
@@ -51,19 +51,19 @@ pub fn merge(
     existing: Option<&str>,
     servers_key: &str,
     fields: &Map<String, Value>,
-) -> Result<Merged, Refusal> {
+) -> Result<Merged, ConfigRefusal> {
     let (mut document, change_if_new) = match existing {
         None => (Map::new(), Change::Created),
         Some(text) if text.trim().is_empty() => (Map::new(), Change::Added),
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(document)) => (document, Change::Added),
             Ok(other) => {
-                return Err(Refusal::NotAnObject {
+                return Err(ConfigRefusal::NotAnObject {
                     found: kind_of(&other),
                 });
             }
             Err(err) => {
-                return Err(Refusal::NotJson {
+                return Err(ConfigRefusal::NotJson {
                     detail: err.to_string(),
                 });
             }
@@ -73,7 +73,7 @@ pub fn merge(
         .entry(servers_key.to_string())
         .or_insert_with(|| Value::Object(Map::new()));
     let Value::Object(servers) = servers else {
-        return Err(Refusal::ServersNotAnObject {
+        return Err(ConfigRefusal::ServersNotAnObject {
             key: servers_key.to_string(),
             found: kind_of(servers),
         });
@@ -96,7 +96,7 @@ pub fn merge(
             }
         }
         Some(other) => {
-            return Err(Refusal::EntryNotAnObject {
+            return Err(ConfigRefusal::EntryNotAnObject {
                 key: servers_key.to_string(),
                 found: kind_of(other),
             });
@@ -139,7 +139,7 @@ mod tests {
     use crate::cli::init::clients::Client;
     use serde_json::json;
 
-    fn merge_for(client: Client, existing: Option<&str>) -> Result<Merged, Refusal> {
+    fn merge_for(client: Client, existing: Option<&str>) -> Result<Merged, ConfigRefusal> {
         merge(existing, client.servers_key(), &client.entry_fields(4401))
     }
 
@@ -230,14 +230,14 @@ mod tests {
     #[test]
     fn malformed_json_is_refused_with_where_it_breaks() {
         let refusal = merge_for(Client::ClaudeCode, Some("{\"mcpServers\": {,}")).unwrap_err();
-        let Refusal::NotJson { detail } = &refusal else {
+        let ConfigRefusal::NotJson { detail } = &refusal else {
             panic!("{refusal:?}")
         };
         assert!(detail.contains("line 1"), "{detail}");
         // Comments (which VS Code tolerates) are not JSON either: refused, never overwritten.
         assert!(matches!(
             merge_for(Client::VsCode, Some("// mine\n{}")),
-            Err(Refusal::NotJson { .. })
+            Err(ConfigRefusal::NotJson { .. })
         ));
     }
 
@@ -245,11 +245,11 @@ mod tests {
     fn a_document_that_is_not_an_object_is_refused() {
         assert_eq!(
             merge_for(Client::Cursor, Some("[1, 2]")).unwrap_err(),
-            Refusal::NotAnObject { found: "an array" }
+            ConfigRefusal::NotAnObject { found: "an array" }
         );
         assert_eq!(
             merge_for(Client::Cursor, Some("null")).unwrap_err(),
-            Refusal::NotAnObject { found: "null" }
+            ConfigRefusal::NotAnObject { found: "null" }
         );
     }
 
@@ -264,7 +264,7 @@ mod tests {
             merge_for(Client::VsCode, Some(r#"{"servers": {"reticle": "on"}}"#)).unwrap_err();
         assert_eq!(
             refusal,
-            Refusal::EntryNotAnObject {
+            ConfigRefusal::EntryNotAnObject {
                 key: "servers".into(),
                 found: "a string"
             }

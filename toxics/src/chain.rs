@@ -1,4 +1,4 @@
-//! The link: one direction of one connection, a chain of stages from the source socket to the
+//! The toxic chain: one direction of one connection, a chain of stages from the source socket to the
 //! destination socket, each stage a task running one toxic on its [`Stub`].
 //!
 //! ```text
@@ -37,8 +37,8 @@ struct Stage {
     join: JoinHandle<Stub>,
 }
 
-/// One direction of a connection.
-pub(crate) struct Link {
+/// The toxics on one direction of a connection, each a running stage.
+pub(crate) struct ToxicChain {
     /// The connection both directions share.
     conn: Arc<ConnShared>,
     /// Stage 0 is the head; the last stage writes the destination.
@@ -47,7 +47,7 @@ pub(crate) struct Link {
     dead: bool,
 }
 
-impl Link {
+impl ToxicChain {
     /// Start a link carrying `chain`, in order.
     pub(crate) fn start(
         conn: Arc<ConnShared>,

@@ -1,0 +1,508 @@
+//! The layering check: dependencies between the rooms of `reticle/src` point one way. Every `.rs`
+//! file is mapped to its room (its top-level module; `daemon::run` counts as a room of its own,
+//! because it is where the daemon assembles the rooms above the rest of `daemon`), every
+//! `crate::…` and `super::…` path in it (use lines and inline paths, comments and literals
+//! skipped) is resolved to the room it names, and an edge the rank table does not allow fails the
+//! test with file, line and edge. Plain string parsing, no dependency; it must not judge
+//! anything but room-to-room edges.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Which room may import which: the one rank table. A room not listed here fails the check, so a
+/// new room must be placed before it is used. Reading bottom to top:
+const RANKS: &[(&str, &[&str])] = &[
+    // The bottom: the one contract (protocol vocabulary, limits, close codes, trace names), then
+    // the pure logic that speaks it and knows no other room.
+    ("wire", &[]),
+    ("config", &[]),
+    ("store", &[]),
+    ("verdict", &["wire"]),
+    // What the rooms serving on the daemon's HTTP plane share (loopback, the refusal body): a
+    // leaf, so the bridge and the MCP endpoint need not reach up into `http` for it.
+    ("plane", &[]),
+    ("auth", &["config", "wire"]),
+    // The process: state dir, lock, log, activity, heartbeat; not the assembly (`daemon::run`).
+    ("daemon", &["config", "wire"]),
+    ("trace", &["config", "wire", "daemon"]),
+    // Client-side truth about a port, shared by the CLI and the proxy.
+    ("probe", &["config", "wire", "daemon"]),
+    // The rooms that serve, each taking only the state it needs: the tools drive the bridge, the
+    // MCP endpoint runs tools.
+    ("bridge", &["config", "wire", "auth", "daemon", "plane"]),
+    (
+        "tools",
+        &["config", "wire", "store", "verdict", "daemon", "bridge"],
+    ),
+    ("mcp", &["config", "wire", "daemon", "plane", "tools"]),
+    // The stdio proxy shares `wire`, `mcp` (JSON-RPC, the handshake) and `probe` with the
+    // daemon, never the CLI.
+    ("proxy", &["config", "wire", "daemon", "probe", "mcp"]),
+    // The one place that assembles the rooms into a daemon life; it is handed the router, so it
+    // never imports `http`.
+    (
+        "daemon::run",
+        &[
+            "config", "wire", "store", "verdict", "plane", "auth", "daemon", "trace", "probe",
+            "bridge", "tools", "mcp",
+        ],
+    ),
+    // The top: the router and the command line, imported by nothing but the entry.
+    (
+        "http",
+        &[
+            "config",
+            "wire",
+            "plane",
+            "auth",
+            "daemon",
+            "bridge",
+            "tools",
+            "mcp",
+            "daemon::run",
+        ],
+    ),
+    (
+        "cli",
+        &[
+            "config",
+            "wire",
+            "store",
+            "plane",
+            "auth",
+            "daemon",
+            "trace",
+            "probe",
+            "bridge",
+            "tools",
+            "mcp",
+            "proxy",
+            "daemon::run",
+            "http",
+        ],
+    ),
+];
+
+/// The crate root (`lib.rs`) declares the rooms; it may name any of them.
+const ROOT: &str = "lib";
+
+/// One edge the rank table does not allow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Violation {
+    file: String,
+    line: usize,
+    from: String,
+    to: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}: room `{}` refers to room `{}`",
+            self.file, self.line, self.from, self.to
+        )
+    }
+}
+
+fn allowed(from: &str) -> Option<&'static [&'static str]> {
+    RANKS
+        .iter()
+        .find(|(room, _)| *room == from)
+        .map(|(_, may)| *may)
+}
+
+/// The room a module path belongs to.
+fn room_of(path: &[String]) -> String {
+    match path {
+        [] => ROOT.to_string(),
+        [first, second, ..] if first == "daemon" && second == "run" => "daemon::run".to_string(),
+        [first, ..] => first.clone(),
+    }
+}
+
+/// The module path of a file under `src/`: `daemon/run.rs` is `daemon::run`, `bridge/mod.rs` is
+/// `bridge`, `lib.rs` is the root.
+fn module_path(relative: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = relative
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = parts.pop() {
+        let stem = last.trim_end_matches(".rs");
+        if stem != "mod" && stem != "lib" {
+            parts.push(stem.to_string());
+        }
+    }
+    parts
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Word(String),
+    PathSep,
+    Punct(char),
+}
+
+/// Code tokens with their line, comments and string/char literals dropped.
+fn tokens(source: &str) -> Vec<(Token, usize)> {
+    let chars: Vec<char> = source.chars().collect();
+    let mut out = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    let count_lines =
+        |from: usize, to: usize| chars[from..to].iter().filter(|c| **c == '\n').count();
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c.is_whitespace() {
+            i += 1;
+        } else if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let start = i;
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            line += count_lines(start, i);
+        } else if c == '"' {
+            let start = i;
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            line += count_lines(start, i.min(chars.len()));
+        } else if c == '\'' {
+            if next == Some('\\') {
+                i += 2;
+                while i < chars.len() && chars[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if chars.get(i + 2) == Some(&'\'') {
+                i += 3;
+            } else {
+                // A lifetime or label: skip the quote, the name follows as a word.
+                i += 1;
+            }
+        } else if c.is_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            let raw_quote = chars.get(i).copied();
+            let hashes = chars[i..].iter().take_while(|c| **c == '#').count();
+            let is_raw = matches!(word.as_str(), "r" | "br" | "cr")
+                && (raw_quote == Some('"') || (hashes > 0 && chars.get(i + hashes) == Some(&'"')));
+            if is_raw {
+                let open = i;
+                let close: String = std::iter::once('"')
+                    .chain(std::iter::repeat_n('#', hashes))
+                    .collect();
+                i += hashes + 1;
+                let rest: String = chars[i..].iter().collect();
+                i += rest.find(&close).map_or(rest.chars().count(), |at| {
+                    rest[..at].chars().count() + close.chars().count()
+                });
+                line += count_lines(open, i.min(chars.len()));
+            } else if matches!(word.as_str(), "b" | "c") && raw_quote == Some('"') {
+                // A byte or C string: the quote is handled as a string next round.
+            } else if matches!(word.as_str(), "b") && raw_quote == Some('\'') {
+                // A byte char: handled as a char next round.
+            } else {
+                out.push((Token::Word(word), line));
+            }
+        } else if c == ':' && next == Some(':') {
+            out.push((Token::PathSep, line));
+            i += 2;
+        } else {
+            out.push((Token::Punct(c), line));
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Parses the path tree starting at `at` (just past `crate::` or the last `super::`), appending
+/// every path it names (from `prefix`) to `paths`; returns where it stopped.
+fn path_tree(
+    toks: &[(Token, usize)],
+    mut at: usize,
+    prefix: Vec<String>,
+    paths: &mut Vec<Vec<String>>,
+) -> usize {
+    let mut path = prefix;
+    loop {
+        match toks.get(at).map(|(t, _)| t) {
+            Some(Token::Word(w)) => {
+                if w != "self" {
+                    path.push(w.clone());
+                }
+                at += 1;
+                if toks.get(at).map(|(t, _)| t) == Some(&Token::PathSep) {
+                    at += 1;
+                    continue;
+                }
+                paths.push(path);
+                return at;
+            }
+            Some(Token::Punct('{')) => {
+                at += 1;
+                loop {
+                    match toks.get(at).map(|(t, _)| t) {
+                        Some(Token::Punct('}')) => return at + 1,
+                        Some(Token::Punct(',')) => at += 1,
+                        None => return at,
+                        _ => {
+                            let before = at;
+                            at = path_tree(toks, at, path.clone(), paths);
+                            // Skip an `as name` rename, and anything not a path.
+                            while let Some((t, _)) = toks.get(at) {
+                                if matches!(t, Token::Punct(',') | Token::Punct('}')) {
+                                    break;
+                                }
+                                at += 1;
+                            }
+                            if at == before {
+                                at += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {
+                // `*`, a turbofish or the end: the path so far is what is named.
+                paths.push(path);
+                return at;
+            }
+        }
+    }
+}
+
+/// Every edge a file at `module` (its module path) draws, as (line, target module path).
+fn references(source: &str, module: &[String]) -> Vec<(usize, Vec<String>)> {
+    let toks = tokens(source);
+    let mut found = Vec::new();
+    // Inline modules (`mod tests { .. }`) with the brace depth they opened at.
+    let mut inline: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0;
+    let mut i = 0;
+    while i < toks.len() {
+        let (tok, line) = &toks[i];
+        let here = || {
+            let mut m = module.to_vec();
+            m.extend(inline.iter().map(|(name, _)| name.clone()));
+            m
+        };
+        match tok {
+            Token::Punct('{') => depth += 1,
+            Token::Punct('}') => {
+                depth -= 1;
+                if inline.last().is_some_and(|(_, d)| *d == depth) {
+                    inline.pop();
+                }
+            }
+            Token::Word(w) if w == "mod" => {
+                if let (Some((Token::Word(name), _)), Some((Token::Punct('{'), _))) =
+                    (toks.get(i + 1), toks.get(i + 2))
+                {
+                    inline.push((name.clone(), depth));
+                }
+            }
+            Token::Word(w) if w == "crate" || w == "super" => {
+                let after_dollar = i > 0 && toks[i - 1].0 == Token::Punct('$');
+                if !after_dollar && toks.get(i + 1).map(|(t, _)| t) == Some(&Token::PathSep) {
+                    let mut base = if w == "crate" { Vec::new() } else { here() };
+                    let mut at = i;
+                    if w == "crate" {
+                        at += 2;
+                    } else {
+                        while toks.get(at).map(|(t, _)| t) == Some(&Token::Word("super".into()))
+                            && toks.get(at + 1).map(|(t, _)| t) == Some(&Token::PathSep)
+                        {
+                            base.pop();
+                            at += 2;
+                        }
+                    }
+                    let mut paths = Vec::new();
+                    let end = path_tree(&toks, at, base, &mut paths);
+                    found.extend(paths.into_iter().map(|p| (*line, p)));
+                    // Braces of a use group are consumed by the tree, not counted as blocks.
+                    i = end;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found
+}
+
+/// The edges of one file that the rank table does not allow.
+fn check_source(file: &str, module: &[String], source: &str) -> Vec<Violation> {
+    let from = room_of(module);
+    let may = allowed(&from);
+    let mut out = Vec::new();
+    for (line, target) in references(source, module) {
+        // A crate-root item (`crate::VERSION`) is no room.
+        let Some(first) = target.first() else {
+            continue;
+        };
+        if first.starts_with(char::is_uppercase) {
+            continue;
+        }
+        let to = room_of(&target);
+        let ok = to == from
+            || from == ROOT
+            || may.is_some_and(|may| may.contains(&to.as_str()) && allowed(&to).is_some());
+        if !ok {
+            out.push(Violation {
+                file: file.to_string(),
+                line,
+                from: from.clone(),
+                to,
+            });
+        }
+    }
+    out
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn rooms_import_only_what_the_rank_table_allows() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut violations = Vec::new();
+    let mut edges: BTreeSet<(String, String)> = BTreeSet::new();
+    for path in files {
+        let relative = path.strip_prefix(&src).expect("under src");
+        // The binary's entry is its own crate: it imports `reticle::cli`, nothing else.
+        if relative == Path::new("main.rs") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&path).expect("readable source");
+        let module = module_path(relative);
+        let name = format!("reticle/src/{}", relative.display());
+        for (_, target) in references(&source, &module) {
+            if target
+                .first()
+                .is_some_and(|f| !f.starts_with(char::is_uppercase))
+            {
+                edges.insert((room_of(&module), room_of(&target)));
+            }
+        }
+        violations.extend(check_source(&name, &module, &source));
+    }
+    assert!(
+        edges.len() > 20,
+        "the checker found too few edges to be reading the tree: {edges:?}"
+    );
+    assert!(
+        violations.is_empty(),
+        "back-imports (see the rank table in reticle/tests/layering.rs):\n{}",
+        violations
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn a_back_import_into_http_is_reported_with_file_line_and_edge() {
+    let source = "//! A tool.\n\nuse crate::bridge::Bridge;\nuse crate::http::AppState;\n";
+    let module = module_path(Path::new("tools/context.rs"));
+    let found = check_source("reticle/src/tools/context.rs", &module, source);
+    assert_eq!(
+        found,
+        vec![Violation {
+            file: "reticle/src/tools/context.rs".into(),
+            line: 4,
+            from: "tools".into(),
+            to: "http".into(),
+        }]
+    );
+}
+
+#[test]
+fn grouped_inline_and_super_paths_are_all_resolved() {
+    let source = r#"
+use crate::{wire::Limits, cli::{Exit, describe}};
+// crate::http::ignored in a comment
+const S: &str = "crate::http::ignored in a string";
+fn f() { let _ = crate::proxy::run(); }
+mod tests {
+    use super::*;
+    use super::super::super::cli::Exit;
+}
+"#;
+    let module = module_path(Path::new("bridge/routes.rs"));
+    let found: Vec<(usize, String)> = check_source("x.rs", &module, source)
+        .into_iter()
+        .map(|v| (v.line, v.to))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (2, "cli".to_string()),
+            (2, "cli".to_string()),
+            (5, "proxy".to_string()),
+            (8, "cli".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn daemon_run_is_its_own_room_and_a_room_outside_the_table_is_refused() {
+    let run = module_path(Path::new("daemon/run.rs"));
+    assert!(check_source("run.rs", &run, "use crate::bridge::Bridge;").is_empty());
+    let state = module_path(Path::new("daemon/state.rs"));
+    assert_eq!(
+        check_source("state.rs", &state, "use crate::bridge::Bridge;")[0].to,
+        "bridge"
+    );
+    assert_eq!(
+        check_source("state.rs", &state, "use super::run::Settings;")[0].to,
+        "daemon::run"
+    );
+    let unknown = module_path(Path::new("newroom/mod.rs"));
+    assert_eq!(
+        check_source("n.rs", &unknown, "use crate::wire::Limits;")[0].from,
+        "newroom"
+    );
+}
