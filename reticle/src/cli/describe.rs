@@ -1,12 +1,12 @@
 //! Shared sentences and facts for the commands: who holds a foreign port, which pid Reticle has on
 //! record for it, how to end a process within a bound. Commands print; this module only finds out
-//! and, in [`terminate`], signals the one pid it is given.
+//! and, in [`terminate`], signals the one process it is handed (through its pidfd).
 
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 
+use super::target::ProcessHandle;
 use crate::daemon::lock;
 use crate::daemon::state::PortFiles;
 use crate::probe::holders::{self, PortHolder, pid_alive};
@@ -57,14 +57,14 @@ pub enum Termination {
 
 /// SIGTERM (and SIGCONT, so a stopped process can act on it), then SIGKILL after [`GRACE`].
 /// Done when the pid is gone and nothing listens on `port`.
-pub async fn terminate(pid: u32, port: u16) -> Termination {
-    let target = Pid::from_raw(pid as i32);
-    let _ = kill(target, Signal::SIGTERM);
-    let _ = kill(target, Signal::SIGCONT);
+pub async fn terminate(target: &ProcessHandle, port: u16) -> Termination {
+    let pid = target.pid;
+    let _ = target.signal(Signal::SIGTERM);
+    let _ = target.signal(Signal::SIGCONT);
     if wait_gone(pid, port, GRACE).await {
         return Termination::Terminated;
     }
-    let _ = kill(target, Signal::SIGKILL);
+    let _ = target.signal(Signal::SIGKILL);
     if wait_gone(pid, port, KILL_GRACE).await {
         Termination::Killed
     } else {

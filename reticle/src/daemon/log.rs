@@ -1,8 +1,9 @@
 //! The daemon log: one JSON object per line, `{"t": <RFC 3339>, "event": ..., "pid": ...,
-//! "instance": ..., ...fields}`, appended and rolled to `<log>.1` past [`ROLL_BYTES`].
+//! "instance": ..., ...fields}`, appended (0600, never through a link) and rolled to `<log>.1`
+//! past [`ROLL_BYTES`].
 //! This module writes lines; it must not interpret them (that is [`super::life`]).
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -90,7 +91,7 @@ impl DaemonLog {
 }
 
 fn open_append(path: &Path) -> io::Result<File> {
-    OpenOptions::new().create(true).append(true).open(path)
+    crate::store::private::open_append(path)
 }
 
 #[cfg(test)]

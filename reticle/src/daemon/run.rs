@@ -1,6 +1,7 @@
 //! The foreground daemon: claim the port (lock, then bind), record the life, serve until a signal
 //! or idle shutdown, then write the exit line and let go. Every way out of a start writes a
-//! `daemon_start_failed` line naming the obstacle; every way out of a life writes `daemon_exit`.
+//! `daemon_start_failed` line naming the obstacle (a pairing token that cannot be had is one: a
+//! daemon never runs without a token); every way out of a life writes `daemon_exit`.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, OnceLock};
@@ -15,6 +16,7 @@ use super::lock::{LockError, LockHolder, PortLock};
 use super::state::{PortFiles, StateDir};
 use super::{Activity, DaemonLog, events};
 use crate::auth::PairingToken;
+use crate::auth::token::{TOKEN_FILE, TokenSource};
 use crate::bridge::{Bridge, BridgeConfig};
 use crate::config::{self, ConfigError, env};
 use crate::http::{self, AppState, DaemonInfo};
@@ -114,7 +116,14 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
         Err(err) => return Err(fail(err.to_string())),
     };
     note_predecessors(&log, &files, acquired.previous.as_ref());
-    if !http::guard::is_loopback(settings.host) && std::env::var(env::TOKEN).is_err() {
+    let token = match PairingToken::load_or_provision(settings.state.root()) {
+        Ok(loaded) => loaded,
+        Err(err) => {
+            acquired.lock.release();
+            return Err(fail(err.to_string()));
+        }
+    };
+    if !http::guard::is_loopback(settings.host) && token.source != TokenSource::Environment {
         acquired.lock.release();
         return Err(fail(format!(
             "{}={} binds beyond loopback, which needs a pairing token: set {} (any secret of up to 512 characters) or leave {} unset",
@@ -124,6 +133,13 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
             env::HOST
         )));
     }
+    if let TokenSource::Tightened(mode) = token.source {
+        log.event(
+            "pairing_token_tightened",
+            json!({ "file": settings.state.root().join(TOKEN_FILE), "wasMode": format!("{mode:o}"), "nowMode": "600" }),
+        );
+    }
+    let token = Some(token.token);
     let signals = match TerminatingSignals::install() {
         Ok(signals) => signals,
         Err(err) => {
@@ -140,17 +156,7 @@ pub async fn run(settings: Settings) -> Result<ExitReason, String> {
             return Err(fail(bind_obstacle(settings.port, &err)));
         }
     };
-    let _ = std::fs::write(&files.pid, std::process::id().to_string());
-    let token = match PairingToken::load_or_provision(settings.state.root()) {
-        Ok(token) => Some(token),
-        Err(err) => {
-            log.event(
-                "pairing_token_unavailable",
-                json!({ "reason": err.to_string(), "effect": "only loopback clients are served" }),
-            );
-            None
-        }
-    };
+    let _ = files.record_pid(std::process::id());
     let _ = PANIC_LOG.set(log.clone());
     install_panic_hook();
     log.event(
@@ -364,7 +370,7 @@ fn note_predecessors(log: &DaemonLog, files: &PortFiles, lock_holder: Option<&Lo
 /// The last [`life::TAIL_BYTES`] of a file, from a line boundary.
 pub fn read_tail(path: &std::path::Path) -> String {
     use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut file) = std::fs::File::open(path) else {
+    let Ok(mut file) = crate::store::private::open_read(path) else {
         return String::new();
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
