@@ -25,6 +25,9 @@ pub enum Hop {
     Bridge,
     Sdk,
     Invariant,
+    /// Who may reach the daemon, its files and what it keeps: local processes, other users,
+    /// pages, the LAN.
+    Security,
 }
 
 impl Hop {
@@ -37,6 +40,7 @@ impl Hop {
             Hop::Bridge => "4 bridge",
             Hop::Sdk => "5 sdk",
             Hop::Invariant => "all",
+            Hop::Security => "security",
         }
     }
 }
@@ -354,6 +358,62 @@ pub const INVENTORY: &[Row] = &[
         "nine of eleven",
         Survived,
         "the gate table in docs/system-map.md names a gate for every layer",
+    ),
+    row(
+        "S1",
+        Security,
+        "`reticle stop` signals whatever pid a `/status` answer names",
+        "signals it",
+        Surfaced,
+        "a fake /status naming a bystander; stop refuses naming the port and the bystander lives (control: a real daemon is stopped)",
+    ),
+    row(
+        "S2",
+        Security,
+        "bad token material (oversized or malformed file, empty RETICLE_TOKEN) starts a daemon with no token",
+        "runs open",
+        Surfaced,
+        "serve with each; it fails naming the file or the variable, and no page without a token is admitted",
+    ),
+    row(
+        "S3",
+        Security,
+        "a shared, foreign or linked state dir (no HOME falls back to /tmp; links are followed)",
+        "accepted",
+        Surfaced,
+        "serve with a 0777 dir, with no HOME, with its log linked to another file; each fails naming the fix and the file is untouched",
+    ),
+    row(
+        "S4",
+        Security,
+        "the token file is written non-atomically, kept readable, raced by two provisioners",
+        "racy, 0644 kept",
+        Surfaced,
+        "a 0644 token is tightened and logged; two daemons racing on a fresh dir both admit the file's token",
+    ),
+    row(
+        "S5",
+        Security,
+        "`reticle init` widens a private config and leaves runtime folders unignored",
+        "0600 becomes 0644",
+        Survived,
+        "init twice over a 0600 .mcp.json; it stays 0600 and .gitignore holds .reticle/ once",
+    ),
+    row(
+        "S6",
+        Security,
+        "capsules persist typed passwords readable by others",
+        "raw arguments, 0644",
+        Survived,
+        "a red act_and_wait filling a password field; the capsule holds no secret and is 0600",
+    ),
+    row(
+        "S7",
+        Security,
+        "the event ring holds parsed JSON far larger than the frames it counts",
+        "gigabytes for 32 sessions",
+        Survived,
+        "4 sessions × 12 worst-case 1 MiB frames; the daemon's VmRSS grows within the rings' byte bound",
     ),
 ];
 

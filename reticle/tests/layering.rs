@@ -21,9 +21,9 @@ const RANKS: &[(&str, &[&str])] = &[
     // What the rooms serving on the daemon's HTTP plane share (loopback, the refusal body): a
     // leaf, so the bridge and the MCP endpoint need not reach up into `http` for it.
     ("plane", &[]),
-    ("auth", &["config", "wire"]),
+    ("auth", &["config", "wire", "store"]),
     // The process: state dir, lock, log, activity, heartbeat; not the assembly (`daemon::run`).
-    ("daemon", &["config", "wire"]),
+    ("daemon", &["config", "wire", "store"]),
     ("trace", &["config", "wire", "daemon"]),
     // Client-side truth about a port, shared by the CLI and the proxy.
     ("probe", &["config", "wire", "daemon"]),

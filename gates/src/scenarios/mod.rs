@@ -1,6 +1,6 @@
 //! Scenarios: for each inventory row, the code that provokes it against the real system and
 //! records a history, and the judgement of that history. One module per hop (`stdio` hop 1,
-//! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `traces` T1 to T4, `layers` L1;
+//! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `traces` T1 to T4, `layers` L1, `security` S1 to S7;
 //! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `proxied` a
 //! daemon behind a fault proxy, `kit` what every scenario shares); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
 //! from one table, so they cannot drift).
@@ -13,6 +13,7 @@ pub mod layers;
 pub mod link;
 pub mod proxied;
 pub mod sdk;
+pub mod security;
 pub mod stdio;
 pub mod traces;
 
@@ -90,6 +91,13 @@ scenario_table! {
     "T3" => traces::t3_settle_on_every_call,
     "T4" => traces::t4_no_failure_without_error,
     "L1" => layers::every_layer_has_a_gate,
+    "S1" => security::stop_signals_only_its_daemon,
+    "S2" => security::bad_token_stops_serve,
+    "S3" => security::state_dir_is_private,
+    "S4" => security::token_file_is_created_once,
+    "S5" => security::init_keeps_modes,
+    "S6" => security::capsules_hold_no_secrets,
+    "S7" => security::ring_memory_is_bounded,
 }
 
 /// A row id with no scenario: every inventory row has one, so this is an id the table does not

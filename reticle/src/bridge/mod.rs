@@ -8,6 +8,7 @@
 //! - [`connection`]: one socket from upgrade to close: handshake, limits, read and write loops.
 //! - [`origin`]: the upgrade's auth tier (which Origins may connect).
 //! - [`ring`]: the per-session event buffer and its cursors.
+//! - [`footprint`]: what a parsed event holds in memory, which the ring bounds.
 //! - [`rate`]: the per-socket event rate cap.
 //! - [`config`]: the bridge's settings from the environment.
 //! - [`routes`]: `GET /reticle` and the `/bridge/*` HTTP routes.
@@ -18,6 +19,7 @@
 
 pub mod config;
 pub mod connection;
+pub mod footprint;
 pub mod origin;
 pub mod rate;
 pub mod registry;

@@ -1,7 +1,9 @@
 //! A session's event ring buffer, bounded by count, age and bytes, with monotonic cursors. A
 //! read from a cursor the buffer has evicted past says how many events it lost (`evicted`),
-//! never a quietly shorter list. This module stores and reads; it must not decide what an event
-//! means.
+//! never a quietly shorter list. The bytes counted are what an event holds in memory (the larger
+//! of its frame's size and its parsed data's [`footprint`]); one event past the whole bound keeps
+//! its small fields and has each large one replaced by a note saying what was shed. This module
+//! stores and reads; it must not decide what an event means.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -9,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::footprint;
 use crate::wire::EventType;
 
 /// The buffer's bounds.
@@ -18,7 +21,7 @@ pub struct RingLimits {
     pub max_events: usize,
     /// Oldest event held.
     pub max_age: Duration,
-    /// Most bytes held (counted as the frames' sizes).
+    /// Most bytes held (counted as what the events hold in memory).
     pub max_bytes: usize,
 }
 
@@ -51,7 +54,7 @@ pub struct StoredEvent {
     /// The SDK's own sequence number, if it sent one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_seq: Option<u64>,
-    /// The frame's size, counted against the byte bound.
+    /// What the event holds in memory (at least its frame's size), counted against the bound.
     #[serde(skip)]
     pub bytes: usize,
     #[serde(skip)]
@@ -59,7 +62,8 @@ pub struct StoredEvent {
 }
 
 impl StoredEvent {
-    /// A stored event; `seq` and the receive time are set by [`Ring::push`].
+    /// A stored event; `seq` and the receive time are set by [`Ring::push`]. `bytes` is the
+    /// frame's size; what the parsed `data` holds counts when it is more.
     pub fn new(
         t: u64,
         kind: EventType,
@@ -68,6 +72,7 @@ impl StoredEvent {
         page_seq: Option<u64>,
         bytes: usize,
     ) -> Self {
+        let bytes = bytes.max(footprint::of_map(&data));
         Self {
             seq: 0,
             t,
@@ -79,7 +84,24 @@ impl StoredEvent {
             received: None,
         }
     }
+
+    /// Replaces every field of `data` holding more than [`SHED_FIELD_BYTES`] with a note of its
+    /// size, so an event past the ring's whole bound is kept without what made it so.
+    fn shed_large_fields(&mut self) {
+        for value in self.data.values_mut() {
+            let held = footprint::of_value(value);
+            if held > SHED_FIELD_BYTES {
+                *value = Value::String(format!(
+                    "<shed by the daemon: this field held {held} bytes in memory, past the session's event buffer bound>"
+                ));
+            }
+        }
+        self.bytes = footprint::of_map(&self.data);
+    }
 }
+
+/// A field of an event past the ring's whole bound is shed when it holds more than this.
+pub const SHED_FIELD_BYTES: usize = 4096;
 
 /// What a read returns.
 #[derive(Debug, Clone, PartialEq)]
@@ -125,6 +147,9 @@ impl Ring {
         self.next_seq += 1;
         event.seq = seq;
         event.received = Some(now);
+        if event.bytes > self.limits.max_bytes {
+            event.shed_large_fields();
+        }
         self.bytes += event.bytes;
         self.events.push_back(event);
         while self.events.len() > self.limits.max_events
@@ -266,6 +291,42 @@ mod tests {
         let mut ring = Ring::new(limits(100, 5));
         ring.push(event(50), now);
         assert_eq!(ring.stats().0, 1);
+    }
+
+    #[test]
+    fn what_is_held_is_bounded_by_memory_not_by_frame_size() {
+        let now = Instant::now();
+        let mut ring = Ring::new(limits(100, 1024 * 1024));
+        let text = format!(
+            "{{\"name\":\"flood\",\"zeros\":[{}0]}}",
+            "0,".repeat(200_000)
+        );
+        let Value::Object(data) = serde_json::from_str::<Value>(&text).unwrap() else {
+            panic!("an object")
+        };
+        for _ in 0..4 {
+            let frame = text.len();
+            ring.push(
+                StoredEvent::new(
+                    0,
+                    KnownEventType::Signal.into(),
+                    None,
+                    data.clone(),
+                    None,
+                    frame,
+                ),
+                now,
+            );
+        }
+        let (held, bytes, _) = ring.stats();
+        assert!(bytes <= 1024 * 1024, "{bytes} bytes held");
+        let read = ring.read(0, usize::MAX, now);
+        let last = read.events.last().unwrap();
+        assert_eq!(last.data["name"], "flood", "small fields are kept");
+        assert!(
+            last.data["zeros"].as_str().unwrap().starts_with("<shed"),
+            "{held}"
+        );
     }
 
     #[test]

@@ -1,12 +1,12 @@
-//! How the commands end a process within a bound: [`terminate`] signals the one pid it is given
-//! and waits for it and its listener to be gone. Who holds a port, and which pid Reticle has on
+//! How the commands end a process within a bound: [`terminate`] signals the one process it is handed
+//! (through its pidfd) and waits for it and its listener to be gone. Who holds a port, and which pid Reticle has on
 //! record for it, are found out in [`crate::probe::obstacles`]; commands print.
 
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 
+use super::target::ProcessHandle;
 use crate::probe::holders::{self, pid_alive};
 
 /// How long SIGTERM gets before SIGKILL, and how long SIGKILL gets.
@@ -27,14 +27,14 @@ pub enum Termination {
 
 /// SIGTERM (and SIGCONT, so a stopped process can act on it), then SIGKILL after [`GRACE`].
 /// Done when the pid is gone and nothing listens on `port`.
-pub async fn terminate(pid: u32, port: u16) -> Termination {
-    let target = Pid::from_raw(pid as i32);
-    let _ = kill(target, Signal::SIGTERM);
-    let _ = kill(target, Signal::SIGCONT);
+pub async fn terminate(target: &ProcessHandle, port: u16) -> Termination {
+    let pid = target.pid;
+    let _ = target.signal(Signal::SIGTERM);
+    let _ = target.signal(Signal::SIGCONT);
     if wait_gone(pid, port, GRACE).await {
         return Termination::Terminated;
     }
-    let _ = kill(target, Signal::SIGKILL);
+    let _ = target.signal(Signal::SIGKILL);
     if wait_gone(pid, port, KILL_GRACE).await {
         Termination::Killed
     } else {

@@ -1,14 +1,16 @@
 //! `reticle init`: wire a project for Reticle from a pristine state. It owns the command's
-//! arguments and the order of its steps (each client's config, the pairing token, the PATH
-//! check), prints one marked line per step and the note on loading the SDK, and turns a failed
+//! arguments and the order of its steps (each client's config, the project's `.gitignore`, the
+//! pairing token, the PATH check), prints one marked line per step and the note on loading the SDK, and turns a failed
 //! step into a non-zero exit. It must not start or stop a daemon.
 //!
 //! - [`clients`]: the clients it wires and the entry each one gets.
 //! - [`merge`]: merging that entry into an existing config (pure).
+//! - [`ignore`]: keeping Reticle's runtime folder out of git.
 //! - [`steps`]: each step, done (or planned, in a dry run) and described in one line.
 //! - [`report`]: the marks, the lines and the closing note.
 
 mod clients;
+mod ignore;
 mod merge;
 mod report;
 mod steps;
@@ -72,6 +74,7 @@ pub fn init(args: InitArgs) -> Result<(), Exit> {
         .iter()
         .map(|client| steps::wire_client(&project, *client, port, args.dry_run))
         .collect();
+    steps.push(ignore::ignore_runtime(&project, args.dry_run));
     let (token_step, token) = steps::provision_token(args.dry_run);
     steps.push(token_step);
     steps.push(steps::check_on_path());

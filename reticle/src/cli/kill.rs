@@ -1,10 +1,12 @@
 //! `reticle kill`: end the process LISTENING on the port when it is a Reticle daemon, or any
 //! listener with `--force`. Only listeners are candidates: a process that merely holds a client
-//! connection to the port (an agent's `reticle mcp`) is never touched.
+//! connection to the port (an agent's `reticle mcp`) is never touched, and the listener is held by
+//! pidfd from its check to its signal.
 
 use super::Exit;
 use super::describe::{Termination, terminate};
 use super::stop::clear_stale_records;
+use super::target::{is_reticle_daemon, listener_handle};
 use crate::daemon::StateDir;
 use crate::probe::holders::listeners;
 use crate::probe::obstacles::recorded_daemon;
@@ -21,7 +23,8 @@ pub async fn kill(port: u16, force: bool) -> Result<(), Exit> {
         probe(port).await,
         PortPresence::Daemon { status } if status.pid == listener.pid
     );
-    let is_reticle = answers_as_reticle || recorded_daemon(&files) == Some(listener.pid);
+    let is_reticle = (answers_as_reticle || recorded_daemon(&files) == Some(listener.pid))
+        && is_reticle_daemon(listener.pid);
     if !is_reticle && !force {
         return Err(Exit::failure(format!(
             "the listener on port {port} is {listener}, which is not a Reticle daemon; run again with --force to end it anyway"
@@ -32,7 +35,8 @@ pub async fn kill(port: u16, force: bool) -> Result<(), Exit> {
     } else {
         "foreign listener"
     };
-    match terminate(listener.pid, port).await {
+    let target = listener_handle(listener.pid, port).map_err(Exit::failure)?;
+    match terminate(&target, port).await {
         Termination::Terminated | Termination::Killed => {
             clear_stale_records(&files);
             println!(

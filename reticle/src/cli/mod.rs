@@ -10,6 +10,7 @@ mod kill;
 pub(crate) mod serve;
 mod status;
 mod stop;
+mod target;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

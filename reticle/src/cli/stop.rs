@@ -1,8 +1,11 @@
 //! `reticle stop`: end the Reticle daemon on the port (SIGTERM, then SIGKILL after a bound) and
-//! clear stale records; exit 0 only when the port is free. Never signals a non-Reticle process.
+//! clear stale records; exit 0 only when the port is free. It signals only the port's listener,
+//! checked to be a Reticle daemon and held by pidfd ([`super::target`]): whatever pid a `/status`
+//! answer or a record names is only a candidate.
 
 use super::Exit;
 use super::describe::{Termination, terminate};
+use super::target::daemon_handle;
 use crate::daemon::StateDir;
 use crate::daemon::lock;
 use crate::daemon::state::PortFiles;
@@ -27,7 +30,8 @@ pub async fn stop(port: u16) -> Result<(), Exit> {
             return Ok(());
         }
     };
-    let outcome = terminate(pid, port).await;
+    let daemon = daemon_handle(pid, port).map_err(Exit::failure)?;
+    let outcome = terminate(&daemon, port).await;
     clear_stale_records(&files);
     match outcome {
         Termination::Terminated => {
@@ -52,9 +56,6 @@ pub fn clear_stale_records(files: &PortFiles) {
         let _ = std::fs::remove_file(&files.pid);
     }
     if lock::recorded_holder(&files.lock).is_some() && !lock::is_held(&files.lock) {
-        let _ = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&files.lock)
-            .and_then(|f| f.set_len(0));
+        let _ = crate::store::private::open_read_write(&files.lock).and_then(|f| f.set_len(0));
     }
 }

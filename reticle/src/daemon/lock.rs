@@ -1,13 +1,16 @@
 //! Port arbitration: an exclusive `flock` on `daemon-<port>.lock`, held for the daemon's whole
 //! life. Of two daemons racing for one port exactly one gets it; the other learns who holds it
 //! from the lock file's contents. The kernel drops the lock when the holder dies, so a crashed
-//! predecessor can never wedge the port. This module must not bind sockets.
+//! predecessor can never wedge the port. The file is created 0600 and never opened through a
+//! link. This module must not bind sockets.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+
+use crate::store::private;
 
 /// What the holder writes into the lock file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -62,13 +65,7 @@ impl PortLock {
             path: path.display().to_string(),
             source,
         };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(io_err)?;
+        let mut file = private::open_read_write(path).map_err(io_err)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
@@ -98,13 +95,13 @@ impl PortLock {
 
 /// Reads whoever is recorded in a lock file (held or not), without locking it.
 pub fn recorded_holder(path: &Path) -> Option<LockHolder> {
-    let mut file = File::open(path).ok()?;
+    let mut file = private::open_read(path).ok()?;
     read_holder(&mut file)
 }
 
 /// Whether the lock on `path` is held right now by some process.
 pub fn is_held(path: &Path) -> bool {
-    let Ok(file) = OpenOptions::new().read(true).write(true).open(path) else {
+    let Ok(file) = private::open_read(path) else {
         return false;
     };
     match file.try_lock() {

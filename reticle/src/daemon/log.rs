@@ -1,9 +1,10 @@
 //! The daemon log: one JSON object per line, `{"t": <RFC 3339>, "event": ..., "pid": ...,
-//! "instance": ..., ...fields}`, appended and rolled to `<log>.1` past [`ROLL_BYTES`].
+//! "instance": ..., ...fields}`, appended (0600, never through a link) and rolled to `<log>.1`
+//! past [`ROLL_BYTES`].
 //! This module writes lines and reads the tail back as text ([`read_tail`]); it must not
 //! interpret them (that is [`super::life`]).
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -93,13 +94,13 @@ impl DaemonLog {
 }
 
 fn open_append(path: &Path) -> io::Result<File> {
-    OpenOptions::new().create(true).append(true).open(path)
+    crate::store::private::open_append(path)
 }
 
 /// The last [`TAIL_BYTES`] of a file, from a line boundary.
 pub fn read_tail(path: &std::path::Path) -> String {
     use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut file) = std::fs::File::open(path) else {
+    let Ok(mut file) = crate::store::private::open_read(path) else {
         return String::new();
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);

@@ -1,7 +1,8 @@
 //! The foreground daemon: claim the port (lock, then bind), record the life, assemble the rooms
 //! (bridge, MCP endpoint, tools) into one [`AppState`], serve the router the caller hands in until
 //! a signal or idle shutdown, then write the exit line and let go. Every way out of a start writes
-//! a `daemon_start_failed` line naming the obstacle; every way out of a life writes `daemon_exit`.
+//! a `daemon_start_failed` line naming the obstacle (a pairing token that cannot be had is one: a
+//! daemon never runs without a token); every way out of a life writes `daemon_exit`.
 //!
 //! This is the one place the rooms are put together; each handler draws only its own substate
 //! from [`AppState`] (the `FromRef` impls below). It must not know the routes: the router is a
@@ -24,6 +25,7 @@ use super::log::read_tail;
 use super::state::{PortFiles, StateDir};
 use super::{Activity, DaemonInfo, DaemonLog, events};
 use crate::auth::PairingToken;
+use crate::auth::token::{TOKEN_FILE, TokenSource};
 use crate::bridge::{Bridge, BridgeConfig};
 use crate::config::{self, ConfigError, env};
 use crate::mcp::McpState;
@@ -171,7 +173,14 @@ pub async fn run(settings: Settings, router: RouterOver) -> Result<ExitReason, S
         Err(err) => return Err(fail(err.to_string())),
     };
     note_predecessors(&log, &files, acquired.previous.as_ref());
-    if !is_loopback(settings.host) && std::env::var(env::TOKEN).is_err() {
+    let token = match PairingToken::load_or_provision(settings.state.root()) {
+        Ok(loaded) => loaded,
+        Err(err) => {
+            acquired.lock.release();
+            return Err(fail(err.to_string()));
+        }
+    };
+    if !is_loopback(settings.host) && token.source != TokenSource::Environment {
         acquired.lock.release();
         return Err(fail(format!(
             "{}={} binds beyond loopback, which needs a pairing token: set {} (any secret of up to 512 characters) or leave {} unset",
@@ -181,6 +190,13 @@ pub async fn run(settings: Settings, router: RouterOver) -> Result<ExitReason, S
             env::HOST
         )));
     }
+    if let TokenSource::Tightened(mode) = token.source {
+        log.event(
+            "pairing_token_tightened",
+            json!({ "file": settings.state.root().join(TOKEN_FILE), "wasMode": format!("{mode:o}"), "nowMode": "600" }),
+        );
+    }
+    let token = Some(token.token);
     let signals = match TerminatingSignals::install() {
         Ok(signals) => signals,
         Err(err) => {
@@ -197,17 +213,7 @@ pub async fn run(settings: Settings, router: RouterOver) -> Result<ExitReason, S
             return Err(fail(bind_obstacle(settings.port, &err)));
         }
     };
-    let _ = std::fs::write(&files.pid, std::process::id().to_string());
-    let token = match PairingToken::load_or_provision(settings.state.root()) {
-        Ok(token) => Some(token),
-        Err(err) => {
-            log.event(
-                "pairing_token_unavailable",
-                json!({ "reason": err.to_string(), "effect": "only loopback clients are served" }),
-            );
-            None
-        }
-    };
+    let _ = files.record_pid(std::process::id());
     let _ = PANIC_LOG.set(log.clone());
     install_panic_hook();
     log.event(

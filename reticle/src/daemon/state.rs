@@ -1,5 +1,7 @@
-//! The state dir (`RETICLE_STATE_DIR`, else `~/.reticle`, mode 0700) and the per-port file names
-//! inside it. This module names and creates paths; it must not read or write their contents.
+//! The state dir (`RETICLE_STATE_DIR`, else `~/.reticle`; never a shared directory) and the
+//! per-port file names inside it. It is created 0700, and an existing one is used only when it is
+//! the user's own, closed to other users and holds no links. This module names, creates and
+//! checks paths; it must not read or write their contents.
 
 use std::fs;
 use std::io;
@@ -7,67 +9,105 @@ use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::config::env;
+use crate::store::private;
+
+/// Where an unresolved state dir points: under a device, so no file can exist or be made there
+/// and readers find no records, while [`StateDir::problem`] stops every writer.
+const UNRESOLVED_ROOT: &str = "/dev/null/reticle-state-dir-unset";
 
 /// The directory holding every daemon's lock, pid file and log.
 #[derive(Debug, Clone)]
 pub struct StateDir {
     root: PathBuf,
+    /// Neither `RETICLE_STATE_DIR` nor `HOME` named a place.
+    unresolved: bool,
 }
 
 impl StateDir {
-    /// `RETICLE_STATE_DIR` if set and non-empty, else `$HOME/.reticle`.
+    /// `RETICLE_STATE_DIR` if set and non-empty, else `$HOME/.reticle`; with neither, a state dir
+    /// whose [`problem`](Self::problem) says so (there is no shared fallback).
     pub fn from_env() -> Self {
-        let root = match std::env::var_os(env::STATE_DIR) {
-            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-            _ => home_dir().join(".reticle"),
-        };
-        Self { root }
+        match std::env::var_os(env::STATE_DIR) {
+            Some(dir) if !dir.is_empty() => Self::at(dir),
+            _ => match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+                Some(home) => Self::at(PathBuf::from(home).join(".reticle")),
+                None => Self {
+                    root: PathBuf::from(UNRESOLVED_ROOT),
+                    unresolved: true,
+                },
+            },
+        }
     }
 
     /// A state dir at an explicit path.
     pub fn at(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        Self {
+            root: root.into(),
+            unresolved: false,
+        }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// Creates the directory (0700) if it is missing. An existing directory keeps its mode.
+    /// Creates the directory (0700) if it is missing; an existing one must be the user's own
+    /// and closed to other users.
     pub fn ensure(&self) -> io::Result<()> {
-        match fs::metadata(&self.root) {
-            Ok(meta) if meta.is_dir() => Ok(()),
-            Ok(_) => Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!("{} exists and is not a directory", self.root.display()),
-            )),
-            Err(_) => {
-                fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(&self.root)?;
-                fs::set_permissions(&self.root, fs::Permissions::from_mode(0o700))
-            }
+        if self.unresolved {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "neither HOME nor {} is set, and Reticle never falls back to a shared directory such as /tmp; set {}=<a directory of yours> (or HOME)",
+                    env::STATE_DIR,
+                    env::STATE_DIR
+                ),
+            ));
+        }
+        if fs::symlink_metadata(&self.root).is_err() {
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(private::DIR_MODE)
+                .create(&self.root)?;
+            fs::set_permissions(&self.root, fs::Permissions::from_mode(private::DIR_MODE))?;
+        }
+        match private::directory_problem(&self.root) {
+            Some(problem) => Err(io::Error::new(io::ErrorKind::PermissionDenied, problem)),
+            None => Ok(()),
         }
     }
 
     /// Why the directory cannot be used, as a sentence naming the path and the fix; `None` when
-    /// a file can be created in it.
+    /// it is private and a file can be created in it.
     pub fn problem(&self) -> Option<String> {
         let fix = format!(
-            "Make it writable, or point Reticle elsewhere with {}=<dir>.",
+            "Fix that, or point Reticle elsewhere with {}=<dir>.",
             env::STATE_DIR
         );
         if let Err(err) = self.ensure() {
             return Some(format!(
-                "Reticle cannot create its state directory {}: {err}. {fix}",
+                "Reticle cannot use {} as its state directory: {err}. {fix}",
                 self.root.display()
+            ));
+        }
+        let links = private::links_in(&self.root);
+        if !links.is_empty() {
+            let names: Vec<String> = links.iter().map(|l| l.display().to_string()).collect();
+            return Some(format!(
+                "Reticle's state directory {} holds a symbolic link ({}), and Reticle never follows links to its own files: remove it",
+                self.root.display(),
+                names.join(", ")
             ));
         }
         let probe = self
             .root
             .join(format!(".write-probe-{}", std::process::id()));
-        match fs::write(&probe, b"") {
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe)
+            .map(drop)
+        {
             Ok(()) => {
                 let _ = fs::remove_file(&probe);
                 None
@@ -110,15 +150,14 @@ impl PortFiles {
 
     /// The pid recorded in the pid file, if it holds one.
     pub fn recorded_pid(&self) -> Option<u32> {
-        fs::read_to_string(&self.pid).ok()?.trim().parse().ok()
+        private::read_to_string(&self.pid).ok()?.trim().parse().ok()
     }
-}
 
-fn home_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp"))
+    /// Records `pid` in the pid file: a fresh 0600 file renamed into place, never written
+    /// through a link.
+    pub fn record_pid(&self, pid: u32) -> io::Result<()> {
+        private::replace(&self.pid, pid.to_string().as_bytes())
+    }
 }
 
 #[cfg(test)]
@@ -147,5 +186,19 @@ mod tests {
             .expect("a file is not a state dir");
         assert!(problem.contains("not-a-dir"), "{problem}");
         assert!(problem.contains(env::STATE_DIR), "{problem}");
+    }
+
+    #[test]
+    fn a_dir_open_to_others_or_holding_a_link_is_refused_by_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        let problem = StateDir::at(tmp.path()).problem().expect("0777 is refused");
+        assert!(problem.contains("chmod 700"), "{problem}");
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", tmp.path().join("daemon-1.log")).unwrap();
+        let problem = StateDir::at(tmp.path())
+            .problem()
+            .expect("a link is refused");
+        assert!(problem.contains("daemon-1.log"), "{problem}");
     }
 }

@@ -1,20 +1,36 @@
 //! The on-disk workspace: atomic writes (temporary file, fsync, rename, fsync of the directory)
 //! and bounded directories (only the newest files kept). Used for `.reticle/capsules/` and the
-//! feedback outbox. This room writes files; it must not decide what goes in them.
+//! feedback outbox and the configs `reticle init` rewrites. A rewritten file keeps its mode and
+//! owner; a new one is created 0600. [`private`] holds the state dir's own files. This room
+//! writes files; it must not decide what goes in them.
 
-use std::fs::{self, File};
+pub mod private;
+
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
-/// Writes `bytes` to `dir/name` atomically: a reader sees the old file or the whole new one.
+/// Writes `bytes` to `dir/name` atomically: a reader sees the old file or the whole new one. An
+/// existing file keeps its mode and owner (refused when the owner cannot be kept); a new one is
+/// readable by its owner only.
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     fs::create_dir_all(dir)?;
+    let target = dir.join(name);
+    let existing = fs::metadata(&target).ok();
     let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
-        let mut file = File::create(&temp)?;
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(private::FILE_MODE)
+            .open(&temp)?;
+        if let Some(meta) = &existing {
+            keep_owner_and_mode(&file, meta)?;
+        }
         file.write_all(bytes)?;
         file.sync_all()?;
-        fs::rename(&temp, dir.join(name))?;
+        fs::rename(&temp, &target)?;
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }
@@ -24,6 +40,35 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&temp);
     }
     result
+}
+
+/// The text of the file at `path`, or `None` when there is none.
+pub fn read_if_present(path: &Path) -> io::Result<Option<String>> {
+    match fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
+/// Gives the new `file` the owner and mode of the file it replaces.
+fn keep_owner_and_mode(file: &File, old: &fs::Metadata) -> io::Result<()> {
+    let new = file.metadata()?;
+    if (new.uid(), new.gid()) != (old.uid(), old.gid()) {
+        std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid())).map_err(|err| {
+            io::Error::new(
+                err.kind(),
+                format!(
+                    "it belongs to uid {} gid {} and a rewrite could not keep that owner ({err})",
+                    old.uid(),
+                    old.gid()
+                ),
+            )
+        })?;
+    }
+    file.set_permissions(fs::Permissions::from_mode(
+        old.permissions().mode() & 0o7777,
+    ))
 }
 
 /// Deletes all but the `keep` newest files ending in `suffix` (by name: names start with a
@@ -71,5 +116,27 @@ mod tests {
             .collect();
         left.sort();
         assert_eq!(left, ["1004-x.json", "1005-x.json", "1006-x.json"]);
+    }
+
+    #[test]
+    fn a_rewrite_keeps_the_mode_and_a_new_file_is_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |name: &str| {
+            fs::metadata(dir.path().join(name))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        write_atomic(dir.path(), "new.json", b"{}").unwrap();
+        assert_eq!(mode("new.json"), 0o600);
+        fs::write(dir.path().join("kept.json"), b"{}").unwrap();
+        fs::set_permissions(
+            dir.path().join("kept.json"),
+            fs::Permissions::from_mode(0o640),
+        )
+        .unwrap();
+        write_atomic(dir.path(), "kept.json", b"{\"a\":1}").unwrap();
+        assert_eq!(mode("kept.json"), 0o640);
     }
 }

@@ -15,7 +15,8 @@
 //! - Handlers, one module per family: `sessions`, `look` (snapshot, query, inspect, navigate,
 //!   state, capabilities, clock), `act` (act, act_sequence, act_and_wait), `observe` (observe,
 //!   network, console), `verify` (assert, wait_for), `session_family`, `meta` (tools, run,
-//!   feedback), `testing` (test-only tools); `capsules` for red verdicts.
+//!   feedback), `testing` (test-only tools); `capsules` for red verdicts, `redact` for what a
+//!   capsule must not keep.
 //!
 //! This room runs tools; it must not know transports.
 
@@ -32,6 +33,7 @@ mod capsules;
 mod look;
 mod meta;
 mod observe;
+mod redact;
 mod session_family;
 mod sessions;
 mod testing;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::clients::{COMMAND, Client, SERVER_NAME, command_line};
 use super::merge::{Change, merge};
 use super::report::{Mark, Step, TokenSource};
-use crate::auth::token::{PairingToken, TOKEN_FILE};
+use crate::auth::token::{PairingToken, TOKEN_FILE, TokenError, TokenSource as TokenOrigin};
 use crate::config::env;
 use crate::daemon::StateDir;
 
@@ -18,9 +18,8 @@ use crate::daemon::StateDir;
 pub fn wire_client(project: &Path, client: Client, port: u16, dry_run: bool) -> Step {
     let shown = format!("{} ({})", client.config_path(), client.label());
     let path = project.join(client.config_path());
-    let existing = match fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+    let existing = match crate::store::read_if_present(&path) {
+        Ok(existing) => existing,
         Err(err) => {
             return Step::new(
                 Mark::Failed,
@@ -91,66 +90,91 @@ fn write_through_links(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Makes sure the page has a pairing token to present: `RETICLE_TOKEN`, or the token file in the
-/// state dir (created, mode 0600, unless this is a dry run).
+/// state dir (created 0600 unless this is a dry run). The token it reports on is checked: a bad
+/// one fails the step naming it and the fix, and a file readable by others is tightened (said).
 pub fn provision_token(dry_run: bool) -> (Step, Option<TokenSource>) {
-    if std::env::var(env::TOKEN).is_ok_and(|token| !token.is_empty()) {
-        return (
-            Step::new(
-                Mark::Unchanged,
-                format!(
-                    "pairing token: {} is set and a daemon started with it uses its value; set it in your agent's environment too",
-                    env::TOKEN
+    let failed = |why: String| {
+        (
+            Step::new(Mark::Failed, format!("pairing token: {why}")),
+            None,
+        )
+    };
+    if std::env::var_os(env::TOKEN).is_some() {
+        return match std::env::var(env::TOKEN)
+            .map_err(|_| "is not valid UTF-8")
+            .and_then(PairingToken::from_value)
+        {
+            Ok(_) => (
+                Step::new(
+                    Mark::Unchanged,
+                    format!(
+                        "pairing token: {} is set and a daemon started with it uses its value; set it in your agent's environment too",
+                        env::TOKEN
+                    ),
                 ),
+                Some(TokenSource::Environment),
             ),
-            Some(TokenSource::Environment),
-        );
+            Err(why) => failed(TokenError::BadVariable { why: why.into() }.to_string()),
+        };
     }
     let state = StateDir::from_env();
     let path = state.root().join(TOKEN_FILE);
     let source = Some(TokenSource::File(path.clone()));
     let shown = path.display();
-    if fs::read_to_string(&path).is_ok_and(|token| !token.trim().is_empty()) {
-        return (
-            Step::new(
-                Mark::Unchanged,
-                format!("pairing token: already in {shown}"),
-            ),
-            source,
-        );
-    }
     if dry_run {
+        let planned = match crate::store::private::read_to_string(&path) {
+            Ok(text) => {
+                match PairingToken::from_value(text.trim_end_matches(['\n', '\r']).to_string()) {
+                    Ok(_) => {
+                        return (
+                            Step::new(
+                                Mark::Unchanged,
+                                format!("pairing token: already in {shown}"),
+                            ),
+                            source,
+                        );
+                    }
+                    Err(why) => {
+                        return failed(
+                            TokenError::BadFile {
+                                path: path.clone(),
+                                why: why.into(),
+                            }
+                            .to_string(),
+                        );
+                    }
+                }
+            }
+            Err(_) => format!("would be created in {shown}"),
+        };
         return (
-            Step::new(
-                Mark::Done,
-                format!("pairing token: would be created in {shown}"),
-            ),
+            Step::new(Mark::Done, format!("pairing token: {planned}")),
             source,
         );
     }
     if let Some(problem) = state.problem() {
-        return (
-            Step::new(Mark::Failed, format!("pairing token: {problem}")),
-            None,
-        );
+        return failed(problem);
     }
     match PairingToken::load_or_provision(state.root()) {
-        Ok(_) => (
-            Step::new(
-                Mark::Done,
-                format!("pairing token: created {shown} (readable only by you)"),
-            ),
-            source,
-        ),
-        Err(err) => (
-            Step::new(
-                Mark::Failed,
-                format!(
-                    "pairing token: {err}. Make it writable, or point Reticle elsewhere with {}=<dir>.",
-                    env::STATE_DIR
+        Ok(loaded) => {
+            let (mark, text) = match loaded.source {
+                TokenOrigin::Created => (
+                    Mark::Done,
+                    format!("created {shown} (readable only by you)"),
                 ),
-            ),
-            None,
-        ),
+                TokenOrigin::Tightened(mode) => (
+                    Mark::Done,
+                    format!(
+                        "already in {shown}, which was readable by others (mode {mode:o}); it is now readable only by you (0600)"
+                    ),
+                ),
+                TokenOrigin::File | TokenOrigin::Environment => {
+                    (Mark::Unchanged, format!("already in {shown}"))
+                }
+            };
+            (Step::new(mark, format!("pairing token: {text}")), source)
+        }
+        Err(err) => failed(err.to_string()),
     }
 }
 

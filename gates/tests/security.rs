@@ -1,0 +1,42 @@
+//! The security rows as tests: each S row's scenario attacks the real binary from outside (a fake
+//! `/status`, bad token material, unsafe state dirs, racing provisioners, a private config, a
+//! capsule with a password, worst-case frames) and must meet its target.
+
+mod common;
+
+use common::row_meets_target;
+
+#[tokio::test]
+async fn s1_stop_signals_only_its_daemon() {
+    row_meets_target("S1").await;
+}
+
+#[tokio::test]
+async fn s2_bad_token_material_stops_serve() {
+    row_meets_target("S2").await;
+}
+
+#[tokio::test]
+async fn s3_the_state_dir_is_private() {
+    row_meets_target("S3").await;
+}
+
+#[tokio::test]
+async fn s4_the_token_file_is_created_once() {
+    row_meets_target("S4").await;
+}
+
+#[tokio::test]
+async fn s5_init_keeps_modes() {
+    row_meets_target("S5").await;
+}
+
+#[tokio::test]
+async fn s6_capsules_hold_no_secrets() {
+    row_meets_target("S6").await;
+}
+
+#[tokio::test]
+async fn s7_ring_memory_is_bounded() {
+    row_meets_target("S7").await;
+}
