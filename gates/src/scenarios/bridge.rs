@@ -528,14 +528,7 @@ pub async fn tab_closed_mid_command(_env: &GateEnv) -> Ran {
         }
     };
     kit::session_appears(&history, &rig.client, "closing", BOUND).await;
-    let (op, answer) = kit::command(
-        &history,
-        &rig.client,
-        "closing",
-        "query",
-        json!({"role": "button"}),
-    )
-    .await;
+    let (op, answer) = kit::query_buttons(&history, &rig.client, "closing").await;
     control(
         &history,
         "the live page answers a command",
@@ -612,15 +605,12 @@ pub async fn stand_in_page_blames_the_app() -> Ran {
 /// Judges an H4.3 history: the pending command must end as `observation_lost`.
 pub fn judge_lost_page(ops: &[Op]) -> Judgement {
     settle(|| {
-        let segment = first_segment(ops, fault::LOSE_PAGE_MID_COMMAND)?;
-        let Some(done) = segment.completion("command") else {
-            return Ok(Judgement::new(
-                RowOutcome::Silent,
-                "the pending command was never answered after the page went away",
-            ));
-        };
+        let (done, said) = command_answer(
+            ops,
+            fault::LOSE_PAGE_MID_COMMAND,
+            "the pending command was never answered after the page went away",
+        )?;
         let v = &done.value;
-        let said = one_line(&text(v));
         Ok(match (done.op_type, v["outcome"].as_str()) {
             (OpType::Info, Some("observation_lost")) => {
                 Judgement::new(RowOutcome::Surfaced, format!("observation_lost: {said}"))
@@ -629,12 +619,7 @@ pub fn judge_lost_page(ops: &[Op]) -> Judgement {
                 RowOutcome::Silent,
                 format!("the command ended `{other}` instead of observation_lost: {said}"),
             ),
-            (OpType::Info, None) => {
-                return Err(Judgement::new(
-                    RowOutcome::Inconclusive,
-                    format!("the daemon stopped answering: {said}"),
-                ));
-            }
+            (OpType::Info, None) => return Err(daemon_stopped_answering(&said)),
             (OpType::Fail, Some("answered")) => Judgement::new(
                 RowOutcome::Silent,
                 format!("the loss was blamed on the app: answered ok:false \"{said}\""),
@@ -649,6 +634,29 @@ pub fn judge_lost_page(ops: &[Op]) -> Judgement {
             ),
         })
     })
+}
+
+/// The answer to the command sent after the fault `f` (the last in its first segment), and what
+/// it said on one line; silent, as `unanswered` says, when it was never answered; or the
+/// judgement [`first_segment`] gives.
+fn command_answer<'a>(
+    ops: &'a [Op],
+    f: &str,
+    unanswered: &str,
+) -> Result<(&'a Op, String), Judgement> {
+    let segment = first_segment(ops, f)?;
+    let Some(done) = segment.completion("command") else {
+        return Err(Judgement::new(RowOutcome::Silent, unanswered.to_string()));
+    };
+    Ok((done, one_line(&text(&done.value))))
+}
+
+/// A command the daemon itself did not answer (`said` is why): nothing is known of the page.
+fn daemon_stopped_answering(said: &str) -> Judgement {
+    Judgement::new(
+        RowOutcome::Inconclusive,
+        format!("the daemon stopped answering: {said}"),
+    )
 }
 
 // ------------------------------------------------------------------------------------------
@@ -685,14 +693,7 @@ pub async fn reaped_session_is_revived(_env: &GateEnv) -> Ran {
         idle.is_some(),
         json!({ "boundMs": 300, "session": idle }),
     );
-    kit::command(
-        &history,
-        &client,
-        "quiet",
-        "query",
-        json!({"role": "button"}),
-    )
-    .await;
+    kit::query_buttons(&history, &client, "quiet").await;
 
     let (patient, patient_token) = match kit::daemon(OwnedDaemon::builder()).await {
         Ok(started) => started,
@@ -738,15 +739,12 @@ pub async fn reaped_session_is_revived(_env: &GateEnv) -> Ran {
 /// Judges H4.4's history.
 pub fn judge_reaper(ops: &[Op]) -> Judgement {
     settle(|| {
-        let segment = first_segment(ops, fault::IDLE_PAST_REAPER_BOUND)?;
-        let Some(done) = segment.completion("command") else {
-            return Ok(Judgement::new(
-                RowOutcome::Silent,
-                "the command to the reaped session was never answered",
-            ));
-        };
+        let (done, said) = command_answer(
+            ops,
+            fault::IDLE_PAST_REAPER_BOUND,
+            "the command to the reaped session was never answered",
+        )?;
         let v = &done.value;
-        let said = one_line(&text(v));
         Ok(match done.op_type {
             OpType::Ok => Judgement::new(
                 RowOutcome::Survived,
@@ -758,12 +756,7 @@ pub fn judge_reaper(ops: &[Op]) -> Judgement {
             OpType::Fail if said.contains("idle") || said.contains("reap") => {
                 Judgement::new(RowOutcome::Surfaced, format!("refused naming it: {said}"))
             }
-            OpType::Info if v["outcome"].is_null() => {
-                return Err(Judgement::new(
-                    RowOutcome::Inconclusive,
-                    format!("the daemon stopped answering: {said}"),
-                ));
-            }
+            OpType::Info if v["outcome"].is_null() => return Err(daemon_stopped_answering(&said)),
             _ => Judgement::new(
                 RowOutcome::Silent,
                 format!("the command to the reaped session: {} {said}", v["outcome"]),
@@ -813,14 +806,7 @@ pub async fn opaque_origins_accepted(_env: &GateEnv) -> Ran {
         if let Some(page) =
             connect_call(&history, &client, listed.port(), origin, session, &token).await
         {
-            kit::command(
-                &history,
-                &client,
-                session,
-                "query",
-                json!({"role": "button"}),
-            )
-            .await;
+            kit::query_buttons(&history, &client, session).await;
             pages.push(page);
         }
     }
@@ -993,14 +979,7 @@ pub async fn hostile_frames(_env: &GateEnv) -> Ran {
                 json!({ "message": format!("not closed within {BOUND:?}") }),
             ),
         };
-        kit::command(
-            &history,
-            &client,
-            "bystander",
-            "query",
-            json!({"role": "button"}),
-        )
-        .await;
+        kit::query_buttons(&history, &client, "bystander").await;
     }
 
     // The flood: 5000 events as fast as the socket takes them, over a cap of 100 a second.
@@ -1060,14 +1039,7 @@ pub async fn hostile_frames(_env: &GateEnv) -> Ran {
                     )
                 }
             };
-            kit::command(
-                &history,
-                &client,
-                "bystander",
-                "query",
-                json!({"role": "button"}),
-            )
-            .await;
+            kit::query_buttons(&history, &client, "bystander").await;
         }
     }
     drop(bystander);

@@ -6,6 +6,7 @@
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -26,7 +27,7 @@ const BOUND: Duration = Duration::from_secs(15);
 
 /// Runs `reticle <args>` (bounded) and records it as a client call: `ok` for exit 0, `fail` for
 /// any other exit, `info` when it did not exit within the harness's bound.
-async fn call(history: &History, env: &GateEnv, state: &std::path::Path, args: &[&str]) -> CliRan {
+async fn call(history: &History, env: &GateEnv, state: &Path, args: &[&str]) -> CliRan {
     let f = args.first().copied().unwrap_or("reticle");
     history.invoke(f, json!({ "args": args }));
     let ran = cli::run_with(&env.reticle, state, args).await;
@@ -44,7 +45,10 @@ async fn call(history: &History, env: &GateEnv, state: &std::path::Path, args: &
     ran
 }
 
-fn status_json(ran: &CliRan) -> Value {
+/// Runs `reticle status --port <port> --json` as a recorded [`call`], and reads the report it
+/// printed (null when it printed none).
+async fn status_report(history: &History, env: &GateEnv, state: &Path, port: &str) -> Value {
+    let ran = call(history, env, state, &["status", "--port", port, "--json"]).await;
     serde_json::from_str(ran.stdout.trim()).unwrap_or(Value::Null)
 }
 
@@ -97,15 +101,8 @@ pub async fn stopped_daemon_status(env: &GateEnv) -> Ran {
         json!({ "pid": daemon.pid() }),
     );
     let port = daemon.port().to_string();
-    let ran = call(
-        &history,
-        env,
-        daemon.state_dir(),
-        &["status", "--port", &port, "--json"],
-    )
-    .await;
+    let report = status_report(&history, env, daemon.state_dir(), &port).await;
     daemon.signal(Signal::SIGCONT);
-    let report = status_json(&ran);
     judged_after_fault(history, move || {
         match (&report["running"], report["diagnosis"].as_str()) {
             (Value::Bool(false), Some(diagnosis)) if diagnosis.contains("stopped") => {
@@ -206,14 +203,7 @@ pub async fn idle_exit_is_reported(env: &GateEnv) -> Ran {
         .is_some();
     history.fault(fault::IDLE_PAST_BOUND, exited, json!({ "boundMs": 200 }));
     let port = daemon.port().to_string();
-    let ran = call(
-        &history,
-        env,
-        daemon.state_dir(),
-        &["status", "--port", &port, "--json"],
-    )
-    .await;
-    let exit = status_json(&ran)["lastExit"].clone();
+    let exit = status_report(&history, env, daemon.state_dir(), &port).await["lastExit"].clone();
     judged_after_fault(history, move || {
         let reason = exit["reason"].as_str().unwrap_or("");
         if exit["kind"] == "clean" && reason.contains("idle") {
@@ -268,14 +258,7 @@ pub async fn survives_caller_group_sigterm(env: &GateEnv) -> Ran {
         json!({ "port": port, "daemonStarted": before.is_some() }),
     );
     let port_arg = port.to_string();
-    let ran = call(
-        &history,
-        env,
-        state.path(),
-        &["status", "--port", &port_arg, "--json"],
-    )
-    .await;
-    let report = status_json(&ran);
+    let report = status_report(&history, env, state.path(), &port_arg).await;
     let _ = cli::run_with(&env.reticle, state.path(), &["stop", "--port", &port_arg]).await;
     let same =
         before.map(|s| s.instance) == report["daemon"]["instance"].as_str().map(str::to_string);
@@ -313,15 +296,7 @@ pub async fn sigkill_reads_died_silently(env: &GateEnv) -> Ran {
     )
     .await;
     poll::within(BOUND, async || control.has_exited().then_some(())).await;
-    let tidy = status_json(
-        &call(
-            &history,
-            env,
-            control.state_dir(),
-            &["status", "--port", &port, "--json"],
-        )
-        .await,
-    );
+    let tidy = status_report(&history, env, control.state_dir(), &port).await;
     let tidy_kind = tidy["lastExit"]["kind"].as_str().unwrap_or("").to_string();
 
     let mut daemon = OwnedDaemon::builder()
@@ -338,15 +313,7 @@ pub async fn sigkill_reads_died_silently(env: &GateEnv) -> Ran {
         json!({ "pid": daemon.pid() }),
     );
     let port = daemon.port().to_string();
-    let report = status_json(
-        &call(
-            &history,
-            env,
-            daemon.state_dir(),
-            &["status", "--port", &port, "--json"],
-        )
-        .await,
-    );
+    let report = status_report(&history, env, daemon.state_dir(), &port).await;
     judged_after_fault(history, move || {
         if tidy_kind == "died_silently" {
             return Judgement::new(

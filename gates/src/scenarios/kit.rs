@@ -1,11 +1,13 @@
 //! What every scenario shares. For all of them: the finished-scenario shapes ([`judged`],
 //! [`unestablished`], [`could_not_start`], [`settle`]), the shared judges ([`judge_survival`],
 //! [`judge_surfacing`]) and the harness's records ([`observe`], [`control`]). For hops 1 to 3:
-//! the warm agent opening ([`warm_agent`]) and [`first_invoke_after`]. For hops 4 and 5:
+//! the warm agent opening ([`warm_agent`]), whether the link [`serves`], the survival judge with
+//! a row's own conditions ([`judge_survival_then`]), judging past the shared preconditions
+//! ([`judged_answered_once_after_fault`]) and [`first_invoke_after`]. For hops 4 and 5:
 //! recording bridge calls (a command's answer classified as Jepsen would: `ok` when the page did
-//! it, `fail` when something said it did not, `info` when nobody knows), splitting a history into
-//! one segment per fault, and combining the judgements of several faults into one. It provokes
-//! nothing itself.
+//! it, `fail` when something said it did not, `info` when nobody knows; [`query_buttons`] as the
+//! probe that a page answers), splitting a history into one segment per fault, and combining the
+//! judgements of several faults into one. It provokes nothing itself.
 //!
 //! Judges are named `judge_<what they judge>` and take the history's ops.
 
@@ -64,6 +66,16 @@ pub async fn command(
     let (op, value) = classify(&answer);
     history.complete(op, "command", value.clone());
     (op, value)
+}
+
+/// Queries the buttons of `session`, recorded as a [`command`]: how a scenario sees that a page
+/// answers (every page these scenarios drive has one).
+pub async fn query_buttons(
+    history: &History,
+    client: &BridgeClient,
+    session: &str,
+) -> (OpType, Value) {
+    command(history, client, session, "query", json!({"role": "button"})).await
 }
 
 /// Waits for a page's hello to make `session` a connected session, recorded as the client call
@@ -293,6 +305,28 @@ pub fn judge_survival(ops: &[Op]) -> Judgement {
     judge::must_survive(ops, "tools/call")
 }
 
+/// [`judge_survival`], and on a survived history the row's own conditions: `further` gets the
+/// survival evidence and gives the judgement.
+pub fn judge_survival_then(ops: &[Op], further: impl FnOnce(&str) -> Judgement) -> Judgement {
+    let verdict = judge_survival(ops);
+    if verdict.outcome != RowOutcome::Survived {
+        return verdict;
+    }
+    further(&verdict.evidence)
+}
+
+/// A finished hop 1 to 3 scenario judged by `judge` once its preconditions hold
+/// ([`answered_once_after_fault`]); else by the precondition that failed.
+pub fn judged_answered_once_after_fault(
+    history: History,
+    judge: impl FnOnce(&[Op]) -> Judgement,
+) -> Ran {
+    judged(history, |ops| match answered_once_after_fault(ops) {
+        Ok(()) => judge(ops),
+        Err(unproven) => unproven,
+    })
+}
+
 /// The surfacing judge of hops 1 and 2 when a scenario could not get as far as its call: every
 /// call answered exactly once, the fault established, a `tools/call` after it failing.
 pub fn judge_surfacing(ops: &[Op]) -> Judgement {
@@ -316,11 +350,7 @@ pub async fn warm_agent(
         Ok(agent) => agent,
         Err(why) => return Err(unestablished(history.clone(), fault, &why, judge)),
     };
-    if agent
-        .call_until_ok("reticle_sessions", json!({}), BOUND)
-        .await
-        .is_none()
-    {
+    if !serves(&agent).await {
         agent.close().await;
         return Err(unestablished(
             history.clone(),
@@ -330,6 +360,15 @@ pub async fn warm_agent(
         ));
     }
     Ok(agent)
+}
+
+/// Whether the link serves `agent` a call: `reticle_sessions` tried until it succeeds, within
+/// the bound.
+pub async fn serves(agent: &Agent) -> bool {
+    agent
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await
+        .is_some()
 }
 
 /// The first client invoke of `f` recorded at or after position `mark`.

@@ -15,8 +15,9 @@ use toxics::{Direction, ToxicSpec};
 
 use super::agent::{Agent, CALL_BOUND, RawAgent, events};
 use super::kit::{
-    BOUND, answered_once_after_fault, first_invoke_after, judge_surfacing, judge_survival, judged,
-    ms_since, observe, unestablished, warm_agent,
+    BOUND, answered_once_after_fault, first_invoke_after, judge_surfacing, judge_survival,
+    judge_survival_then, judged, judged_answered_once_after_fault, ms_since, observe, serves,
+    unestablished, warm_agent,
 };
 use super::proxied::{PROBE, ProxiedDaemon};
 use super::{GateEnv, Ran, proxy_options};
@@ -31,10 +32,10 @@ use reticle::proxy::events as proxy_events;
 /// once the toxic goes, the next call succeeds.
 pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
     let history = History::new();
-    let state = tempfile::tempdir().expect("a private state dir");
     let daemon =
         OwnedDaemon::builder().env(reticle::config::env::TEST_CATALOGUE, "+reticle_test_sleep");
-    let link = match ProxiedDaemon::start_for(
+    let (_state, link, options) = match ProxiedDaemon::start_for(
+        env,
         &history,
         daemon,
         fault::RESET_PEER_DOWNSTREAM,
@@ -42,11 +43,10 @@ pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
     )
     .await
     {
-        Ok(link) => link,
+        Ok(opened) => opened,
         Err(ran) => return ran,
     };
-    let options = proxy_options(env, link.proxy.port(), state.path())
-        .env(reticle::config::env::QUEUE_WAIT_MS, "60000");
+    let options = options.env(reticle::config::env::QUEUE_WAIT_MS, "60000");
     let agent = match warm_agent(
         &history,
         options,
@@ -87,26 +87,13 @@ pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
         );
     }
     let _ = slow.await;
-    link.heal(&history).await;
-    let recovered = injected
-        && agent
-            .call_until_ok("reticle_sessions", json!({}), BOUND)
-            .await
-            .is_some();
+    let recovered = heal_and_serve(&link, &history, &agent, injected).await;
     if let Ok(agent) = Arc::try_unwrap(agent) {
         agent.close().await;
     }
-    let nemesis = link.close().await;
-    judged(history, move |ops| {
-        judge_surfaced_then_recovered(
-            ops,
-            mark,
-            &["dropped", "may or may not have run"],
-            "in_flight_lost",
-            recovered,
-            &nemesis,
-        )
-    })
+    let in_flight_lost =
+        Surfacing::answered("in_flight_lost", &["dropped", "may or may not have run"]);
+    close_and_judge(history, link, mark, in_flight_lost, recovered).await
 }
 
 /// H2.2: the daemon blackholed (`timeout` 0 downstream on the fault proxy: connections are
@@ -115,8 +102,8 @@ pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
 /// the latest: 3 s here); once the blackhole goes, the same proxy serves the call.
 pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
     let history = History::new();
-    let state = tempfile::tempdir().expect("a private state dir");
-    let link = match ProxiedDaemon::start_for(
+    let (_state, link, options) = match ProxiedDaemon::start_for(
+        env,
         &history,
         OwnedDaemon::builder(),
         fault::BLACKHOLE_DAEMON,
@@ -124,9 +111,10 @@ pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
     )
     .await
     {
-        Ok(link) => link,
+        Ok(opened) => opened,
         Err(ran) => return ran,
     };
+    let options = options.env(reticle::config::env::QUEUE_WAIT_MS, "3000");
     let injected = link
         .inject_refusing(
             &history,
@@ -134,8 +122,6 @@ pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
             ToxicSpec::new(Timeout { timeout: 0 }),
         )
         .await;
-    let options = proxy_options(env, link.proxy.port(), state.path())
-        .env(reticle::config::env::QUEUE_WAIT_MS, "3000");
     let agent = match Agent::start(&history, options).await {
         Ok(agent) => agent,
         Err(why) => {
@@ -145,24 +131,10 @@ pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
     };
     let mark = history.ops().len();
     let _ = agent.call("reticle_sessions", json!({})).await;
-    link.heal(&history).await;
-    let recovered = injected
-        && agent
-            .call_until_ok("reticle_sessions", json!({}), BOUND)
-            .await
-            .is_some();
+    let recovered = heal_and_serve(&link, &history, &agent, injected).await;
     agent.close().await;
-    let nemesis = link.close().await;
-    judged(history, move |ops| {
-        judge_surfaced_then_recovered(
-            ops,
-            mark,
-            &["did not run"],
-            "never_sent",
-            recovered,
-            &nemesis,
-        )
-    })
+    let never_sent = Surfacing::answered("never_sent", &["did not run"]);
+    close_and_judge(history, link, mark, never_sent, recovered).await
 }
 
 /// H2.3: `reset_peer` upstream: every new connection is reset at its first byte, which leaves
@@ -171,8 +143,8 @@ pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
 /// once the toxic goes the very next call succeeds.
 pub async fn post_leg_reset(env: &GateEnv) -> Ran {
     let history = History::new();
-    let state = tempfile::tempdir().expect("a private state dir");
-    let link = match ProxiedDaemon::start_for(
+    let (_state, link, options) = match ProxiedDaemon::start_for(
+        env,
         &history,
         OwnedDaemon::builder(),
         fault::RESET_PEER_UPSTREAM,
@@ -180,10 +152,9 @@ pub async fn post_leg_reset(env: &GateEnv) -> Ran {
     )
     .await
     {
-        Ok(link) => link,
+        Ok(opened) => opened,
         Err(ran) => return ran,
     };
-    let options = proxy_options(env, link.proxy.port(), state.path());
     let agent = match warm_agent(
         &history,
         options.clone(),
@@ -210,27 +181,14 @@ pub async fn post_leg_reset(env: &GateEnv) -> Ran {
     let outages = events(&options, proxy_events::CONNECTION_LOST).len() - outages_before;
     observe(&history, "outages", json!({ "during": outages }));
     agent.close().await;
-    let nemesis = link.close().await;
     let recovered = injected && next.is_ok();
-    judged(history, move |ops| {
-        let verdict = judge_surfaced_then_recovered(
-            ops,
-            mark,
-            &["still up"],
-            "post_failed",
-            recovered,
-            &nemesis,
-        );
-        if verdict.outcome == RowOutcome::Surfaced && outages > 0 {
-            return Judgement::new(
-                RowOutcome::Silent,
-                format!(
-                    "the answer said the link was still up, but the proxy logged {outages} outage(s)"
-                ),
-            );
-        }
-        verdict
-    })
+    let post_failed =
+        Surfacing::answered("post_failed", &["still up"]).belied_by((outages > 0).then(|| {
+            format!(
+                "the answer said the link was still up, but the proxy logged {outages} outage(s)"
+            )
+        }));
+    close_and_judge(history, link, mark, post_failed, recovered).await
 }
 
 /// H2.4: a squatter on the port that accepts and never serves. `initialize` must be answered
@@ -271,34 +229,29 @@ pub async fn squatter_on_the_port(env: &GateEnv) -> Ran {
     let left = poll::within(BOUND, async || listeners(port).is_empty().then_some(()))
         .await
         .is_some();
-    let recovered = left
-        && agent
-            .call_until_ok("reticle_sessions", json!({}), BOUND)
-            .await
-            .is_some();
+    let recovered = left && serves(&agent).await;
     agent.close().await;
+    let never_sent = Surfacing::answered(
+        "never_sent",
+        &[
+            &format!("port {port}"),
+            &format!("pid {pid}"),
+            "did not run",
+        ],
+    )
+    .belied_by((initialize_ms >= 1000).then(|| {
+        format!(
+            "initialize took {initialize_ms} ms with a squatter on the port (the promise is 1 s)"
+        )
+    }));
     judged(history, move |ops| {
-        let verdict = judge_surfaced_then_recovered(
+        judge_surfaced_then_recovered(
             ops,
             mark,
-            &[
-                &format!("port {port}"),
-                &format!("pid {pid}"),
-                "did not run",
-            ],
-            "never_sent",
+            &never_sent,
             recovered,
             "the gate's own listener, which accepts and never answers",
-        );
-        if verdict.outcome == RowOutcome::Surfaced && initialize_ms >= 1000 {
-            return Judgement::new(
-                RowOutcome::Silent,
-                format!(
-                    "initialize took {initialize_ms} ms with a squatter on the port (the promise is 1 s)"
-                ),
-            );
-        }
-        verdict
+        )
     })
 }
 
@@ -385,10 +338,7 @@ pub async fn catalogue_changes_across_a_restart(env: &GateEnv) -> Ran {
     );
     let mut edited = before.clone();
     edited.push("reticle_test_echo".to_string());
-    judged(history, move |ops| {
-        if let Err(unproven) = answered_once_after_fault(ops) {
-            return unproven;
-        }
+    judged_answered_once_after_fault(history, move |_| {
         if control_notices != 0 || control != before {
             return Judgement::new(
                 RowOutcome::Inconclusive,
@@ -471,31 +421,29 @@ pub async fn handshake_replayed_after_restart(env: &GateEnv) -> Ran {
     let new_instance = after.map(|s| s.instance);
     let old_instance = before.map(|s| s.instance);
     judged(history, move |ops| {
-        let verdict = judge_survival(ops);
-        if verdict.outcome != RowOutcome::Survived {
-            return verdict;
-        }
-        if refused {
-            return Judgement::new(
-                RowOutcome::Silent,
-                "a call reached an uninitialized session (the daemon logged mcp_call_refused)",
-            );
-        }
-        if new_instance.is_none()
-            || new_instance == old_instance
-            || served_by != new_instance.clone().map(Value::String)
-        {
-            return Judgement::new(
-                RowOutcome::Inconclusive,
-                format!(
-                    "the call was not shown to reach a new daemon: served by {served_by:?}, now {new_instance:?}"
-                ),
-            );
-        }
-        Judgement::new(
-            RowOutcome::Survived,
-            "the call after SIGKILL and restart reached the new daemon's initialized session; no refusal logged",
-        )
+        judge_survival_then(ops, |_| {
+            if refused {
+                return Judgement::new(
+                    RowOutcome::Silent,
+                    "a call reached an uninitialized session (the daemon logged mcp_call_refused)",
+                );
+            }
+            if new_instance.is_none()
+                || new_instance == old_instance
+                || served_by != new_instance.clone().map(Value::String)
+            {
+                return Judgement::new(
+                    RowOutcome::Inconclusive,
+                    format!(
+                        "the call was not shown to reach a new daemon: served by {served_by:?}, now {new_instance:?}"
+                    ),
+                );
+            }
+            Judgement::new(
+                RowOutcome::Survived,
+                "the call after SIGKILL and restart reached the new daemon's initialized session; no refusal logged",
+            )
+        })
     })
 }
 
@@ -618,8 +566,8 @@ pub async fn limits_on_the_link(env: &GateEnv) -> Ran {
 /// runs this with a stand-in and a short patience.
 pub async fn rounds_on_the_link(env: &GateEnv, rounds: &[Round], patience: Duration) -> Ran {
     let history = History::new();
-    let state = tempfile::tempdir().expect("a private state dir");
-    let link = match ProxiedDaemon::start_for(
+    let (_state, link, options) = match ProxiedDaemon::start_for(
+        env,
         &history,
         OwnedDaemon::builder(),
         fault::TOXIC,
@@ -627,11 +575,10 @@ pub async fn rounds_on_the_link(env: &GateEnv, rounds: &[Round], patience: Durat
     )
     .await
     {
-        Ok(link) => link,
+        Ok(opened) => opened,
         Err(ran) => return ran,
     };
-    let options = proxy_options(env, link.proxy.port(), state.path())
-        .env(reticle::config::env::QUEUE_WAIT_MS, "5000");
+    let options = options.env(reticle::config::env::QUEUE_WAIT_MS, "5000");
     let mut raw = RawAgent::start(&history, options);
     let call = async |raw: &mut RawAgent, n: usize| -> Option<Value> {
         if n.is_multiple_of(2) {
@@ -840,14 +787,76 @@ pub fn cuts_per_toxic(ops: &[Op]) -> Vec<(String, usize, usize)> {
     cuts
 }
 
-/// The first call made at or after `mark` must be answered failing with `population` and
-/// naming `names`; then the link must serve again. With no call made there, the row could not
-/// get as far as its call ([`judge_surfacing`]).
+/// How the first call after a hop 2 fault must be answered, and what else can belie it.
+struct Surfacing {
+    /// The -32001 population it must be answered as.
+    population: &'static str,
+    /// What its failing answer must name.
+    names: Vec<String>,
+    /// What the harness saw that belies a surfaced answer, if anything: the row is then silent.
+    belied: Option<String>,
+}
+
+impl Surfacing {
+    /// A failing answer as the -32001 `population`, naming every one of `names`.
+    fn answered(population: &'static str, names: &[&str]) -> Self {
+        Self {
+            population,
+            names: names.iter().map(|n| n.to_string()).collect(),
+            belied: None,
+        }
+    }
+
+    /// The same, belied by what `belied` says when the harness saw it.
+    fn belied_by(self, belied: Option<String>) -> Self {
+        Self { belied, ..self }
+    }
+
+    /// `verdict`, unless it is surfaced and the harness saw it belied: then silent.
+    fn belie(&self, verdict: Judgement) -> Judgement {
+        match &self.belied {
+            Some(why) if verdict.outcome == RowOutcome::Surfaced => {
+                Judgement::new(RowOutcome::Silent, why.clone())
+            }
+            _ => verdict,
+        }
+    }
+}
+
+/// Heals the link; whether it then serves `agent` again (asked only when the fault was
+/// established).
+async fn heal_and_serve(
+    link: &ProxiedDaemon,
+    history: &History,
+    agent: &Agent,
+    injected: bool,
+) -> bool {
+    link.heal(history).await;
+    injected && serves(agent).await
+}
+
+/// The end of a hop 2 row over a fault proxy: closes the proxy and judges the call made at
+/// `mark` by [`judge_surfaced_then_recovered`], naming the nemesis.
+async fn close_and_judge(
+    history: History,
+    link: ProxiedDaemon,
+    mark: usize,
+    surfacing: Surfacing,
+    recovered: bool,
+) -> Ran {
+    let nemesis = link.close().await;
+    judged(history, move |ops| {
+        judge_surfaced_then_recovered(ops, mark, &surfacing, recovered, &nemesis)
+    })
+}
+
+/// The first call made at or after `mark` must be answered as `surfacing` says; then the link
+/// must serve again. With no call made there, the row could not get as far as its call
+/// ([`judge_surfacing`]). A surfaced verdict that the harness saw belied is silent.
 fn judge_surfaced_then_recovered(
     ops: &[Op],
     mark: usize,
-    names: &[&str],
-    population: &str,
+    surfacing: &Surfacing,
     recovered: bool,
     nemesis: &str,
 ) -> Judgement {
@@ -855,12 +864,14 @@ fn judge_surfaced_then_recovered(
         return unproven;
     }
     let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
-        return judge_surfacing(ops);
+        return surfacing.belie(judge_surfacing(ops));
     };
-    let verdict = judge::answer_names(ops, call, names);
+    let names: Vec<&str> = surfacing.names.iter().map(String::as_str).collect();
+    let verdict = judge::answer_names(ops, call, &names);
     if verdict.outcome != RowOutcome::Surfaced {
         return verdict;
     }
+    let population = surfacing.population;
     let answered = judge::answers_to(ops, call);
     let said = answered
         .first()
@@ -881,13 +892,13 @@ fn judge_surfaced_then_recovered(
             "the link never served again once the fault went",
         );
     }
-    Judgement::new(
+    surfacing.belie(Judgement::new(
         RowOutcome::Surfaced,
         format!(
             "{} [{population}]; served again after (nemesis: {nemesis})",
             verdict.evidence
         ),
-    )
+    ))
 }
 
 /// A listener inside the gate process that accepts every connection and never answers.

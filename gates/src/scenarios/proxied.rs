@@ -1,16 +1,17 @@
 //! A daemon behind a fault proxy, as the hop 1 and 2 scenarios and the chaos gate use it: the
 //! daemon the harness owns, a [`LinkProxy`] of the [`Nemesis`] in front of it (what `reticle mcp`
-//! is given for the daemon's port), toxics put on it only once confirmed, and every heal
-//! recorded. It injects and heals; it must not judge.
+//! is given for the daemon's port, in the options a scenario opening gets), toxics put on it only
+//! once confirmed, and every heal recorded. It injects and heals; it must not judge.
 
 use std::time::Duration;
 
-use harness::{OwnedDaemon, OwnedDaemonBuilder};
+use harness::{OwnedDaemon, OwnedDaemonBuilder, ProxyOptions};
 use serde_json::{Value, json};
+use tempfile::TempDir;
 use toxics::ToxicSpec;
 
-use super::Ran;
 use super::kit::unestablished;
+use super::{GateEnv, Ran, proxy_options};
 use crate::fault;
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::Judgement;
@@ -42,18 +43,24 @@ impl ProxiedDaemon {
         })
     }
 
-    /// [`Self::start`] as a scenario's opening: when the daemon or its fault proxy did not start,
-    /// the scenario is over, its fault `fault` recorded unestablished and the history judged by
-    /// `judge`.
+    /// [`Self::start`] as a hop 1 or 2 scenario's opening, with the options that point
+    /// `reticle mcp` at the fault proxy, after the private state dir they name (first, so a
+    /// scenario holding all three drops it last). When the daemon or its fault proxy did not
+    /// start, the scenario is over, its fault `fault` recorded unestablished and the history
+    /// judged by `judge`.
     pub async fn start_for(
+        env: &GateEnv,
         history: &History,
         daemon: OwnedDaemonBuilder,
         fault: &str,
         judge: fn(&[Op]) -> Judgement,
-    ) -> Result<Self, Ran> {
-        Self::start(daemon)
+    ) -> Result<(TempDir, Self, ProxyOptions), Ran> {
+        let state = tempfile::tempdir().expect("a private state dir");
+        let link = Self::start(daemon)
             .await
-            .map_err(|why| unestablished(history.clone(), fault, &why, judge))
+            .map_err(|why| unestablished(history.clone(), fault, &why, judge))?;
+        let options = proxy_options(env, link.proxy.port(), state.path());
+        Ok((state, link, options))
     }
 
     /// Closes the fault proxy; what the nemesis was, for the evidence.

@@ -53,14 +53,7 @@ async fn open_live(history: &History, rig: &SdkRig, session: &str) -> Result<Tab
         .await
         .map_err(|e| format!("the tab did not open: {e}"))?;
     kit::session_appears(history, &rig.client, session, BOUND).await;
-    let (op, answer) = kit::command(
-        history,
-        &rig.client,
-        session,
-        "query",
-        json!({"role": "button"}),
-    )
-    .await;
+    let (op, answer) = kit::query_buttons(history, &rig.client, session).await;
     control(
         history,
         &format!("{session} answers a command before the outage"),
@@ -167,14 +160,7 @@ pub async fn reconnect_backs_off_quietly(_env: &GateEnv) -> Ran {
     );
     for session in sessions {
         kit::session_appears(&history, &rig.client, session, BACK_BOUND).await;
-        kit::command(
-            &history,
-            &rig.client,
-            session,
-            "query",
-            json!({"role": "button"}),
-        )
-        .await;
+        kit::query_buttons(&history, &rig.client, session).await;
     }
     let back = poll::within(BOUND, async || {
         let lines = tabs[0].console_matching("warning", "is back");
@@ -550,14 +536,7 @@ async fn outage(
     if !kit::session_appears(history, &rig.client, session, BACK_BOUND).await {
         return Err("the page did not come back after the outage".into());
     }
-    kit::command(
-        history,
-        &rig.client,
-        session,
-        "query",
-        json!({"role": "button"}),
-    )
-    .await;
+    kit::query_buttons(history, &rig.client, session).await;
     let sentinel = format!("{name}-replayed");
     let _ = tab
         .eval::<Value>(&format!(

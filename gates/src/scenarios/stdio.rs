@@ -16,8 +16,8 @@ use toxics::toxic::ResetPeer;
 
 use super::agent::{RawAgent, events};
 use super::kit::{
-    BOUND, answered_once_after_fault, first_invoke_after, judge_surfacing, judge_survival, judged,
-    observe, unestablished, warm_agent,
+    BOUND, first_invoke_after, judge_surfacing, judge_survival, judge_survival_then, judged,
+    judged_answered_once_after_fault, observe, serves, unestablished, warm_agent,
 };
 use super::proxied::ProxiedDaemon;
 use super::{GateEnv, Ran, proxy_options};
@@ -81,29 +81,21 @@ pub async fn lsof_recipe_mid_session(env: &GateEnv) -> Ran {
     for _ in 0..4 {
         let _ = agent.call("reticle_sessions", json!({})).await;
     }
-    let alive = pid_alive(supervisor);
-    observe(
-        &history,
-        "supervisor",
-        json!({ "pid": supervisor, "alive": alive }),
-    );
+    let alive = supervisor_alive(&history, supervisor);
     agent.close().await;
     let killed: Vec<u32> = victims.into_iter().collect();
     judged(history, move |ops| {
-        let verdict = judge_survival(ops);
-        if verdict.outcome != RowOutcome::Survived {
-            return verdict;
-        }
-        if !alive {
-            return Judgement::new(RowOutcome::Silent, "the supervisor died with the recipe");
-        }
-        Judgement::new(
-            RowOutcome::Survived,
-            format!(
-                "{} (killed pids {killed:?}; the supervisor, pid {supervisor}, held no socket)",
-                verdict.evidence
-            ),
-        )
+        judge_survival_then(ops, |survived| {
+            if !alive {
+                return Judgement::new(RowOutcome::Silent, "the supervisor died with the recipe");
+            }
+            Judgement::new(
+                RowOutcome::Survived,
+                format!(
+                    "{survived} (killed pids {killed:?}; the supervisor, pid {supervisor}, held no socket)"
+                ),
+            )
+        })
     })
 }
 
@@ -136,32 +128,22 @@ pub async fn panic_in_request_handling(env: &GateEnv) -> Ran {
     let _ = agent.call("reticle_sessions", json!({})).await;
     let _ = agent.ping().await;
     let _ = agent.call("reticle_sessions", json!({})).await;
-    let alive = pid_alive(agent.pid());
-    observe(
-        &history,
-        "supervisor",
-        json!({ "pid": agent.pid(), "alive": alive }),
-    );
+    let alive = supervisor_alive(&history, agent.pid());
     agent.close().await;
     let code = panicked.err().and_then(|f| f.code());
     judged(history, move |ops| {
-        let verdict = judge_survival(ops);
-        if verdict.outcome != RowOutcome::Survived {
-            return verdict;
-        }
-        if code != Some(reticle::mcp::jsonrpc::INTERNAL_ERROR) || !alive {
-            return Judgement::new(
-                RowOutcome::Silent,
-                format!("the panicking ping was answered {code:?}; the proxy alive: {alive}"),
-            );
-        }
-        Judgement::new(
-            RowOutcome::Survived,
-            format!(
-                "the panicking ping was answered -32603 and logged; {}",
-                verdict.evidence
-            ),
-        )
+        judge_survival_then(ops, |survived| {
+            if code != Some(reticle::mcp::jsonrpc::INTERNAL_ERROR) || !alive {
+                return Judgement::new(
+                    RowOutcome::Silent,
+                    format!("the panicking ping was answered {code:?}; the proxy alive: {alive}"),
+                );
+            }
+            Judgement::new(
+                RowOutcome::Survived,
+                format!("the panicking ping was answered -32603 and logged; {survived}"),
+            )
+        })
     })
 }
 
@@ -171,8 +153,8 @@ pub async fn panic_in_request_handling(env: &GateEnv) -> Ran {
 /// serves again once the wedge goes.
 pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
     let history = History::new();
-    let state = tempfile::tempdir().expect("a private state dir");
-    let link = match ProxiedDaemon::start_for(
+    let (_state, link, options) = match ProxiedDaemon::start_for(
+        env,
         &history,
         OwnedDaemon::builder(),
         fault::WEDGE_PORT,
@@ -180,11 +162,10 @@ pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
     )
     .await
     {
-        Ok(link) => link,
+        Ok(opened) => opened,
         Err(ran) => return ran,
     };
-    let options = proxy_options(env, link.proxy.port(), state.path())
-        .env(reticle::config::env::RECONNECT_ATTEMPTS, "2");
+    let options = options.env(reticle::config::env::RECONNECT_ATTEMPTS, "2");
     let agent = match warm_agent(&history, options.clone(), fault::WEDGE_PORT, judge_survival).await
     {
         Ok(agent) => agent,
@@ -223,23 +204,12 @@ pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
     let mark = history.ops().len();
     let _ = agent.call("reticle_sessions", json!({})).await;
     link.heal(&history).await;
-    let recovered = agent
-        .call_until_ok("reticle_sessions", json!({}), BOUND)
-        .await
-        .is_some();
-    let alive = pid_alive(agent.pid());
-    observe(
-        &history,
-        "supervisor",
-        json!({ "pid": agent.pid(), "alive": alive }),
-    );
+    let recovered = serves(&agent).await;
+    let alive = supervisor_alive(&history, agent.pid());
     agent.close().await;
     let nemesis = link.close().await;
     let port = options.port.to_string();
-    judged(history, move |ops| {
-        if let Err(unproven) = answered_once_after_fault(ops) {
-            return unproven;
-        }
+    judged_answered_once_after_fault(history, move |ops| {
         if spent.is_none() {
             return Judgement::new(
                 RowOutcome::Inconclusive,
@@ -354,10 +324,7 @@ pub async fn stdin_closed_with_calls_in_flight(env: &GateEnv) -> Ran {
     let idle_code = idle.wait_exit(BOUND).await.and_then(|s| s.code());
     observe(&history, "control_idle_exit", json!({ "code": idle_code }));
 
-    judged(history, move |ops| {
-        if let Err(unproven) = answered_once_after_fault(ops) {
-            return unproven;
-        }
+    judged_answered_once_after_fault(history, move |ops| {
         if exit.is_none() {
             return Judgement::new(
                 RowOutcome::Silent,
@@ -416,6 +383,13 @@ pub async fn stdin_closed_with_calls_in_flight(env: &GateEnv) -> Ran {
             "stdin closed with 6 calls in flight: 3 finished in the drain, 3 answered -32001 owed_at_exit and logged; exit 1 (idle control: exit 0)",
         )
     })
+}
+
+/// Whether the supervisor (pid `pid`) is alive, recorded as the observation `supervisor`.
+fn supervisor_alive(history: &History, pid: u32) -> bool {
+    let alive = pid_alive(pid);
+    observe(history, "supervisor", json!({ "pid": pid, "alive": alive }));
+    alive
 }
 
 /// H1.5: garbage on stdin (not JSON, a half object, 200 KB and 5 MB lines, a batch, a request
