@@ -23,6 +23,29 @@ pub async fn stand_in_serve() -> Control {
     Control::of(NAME, "H3.1", ran.judgement)
 }
 
+/// A `status` that says running for a stopped daemon: a wrapper in front of the real binary that
+/// answers `status` with a running report (exit 0) and hands every other command to `real`. Run
+/// through H3.2's scenario (a SIGSTOPped daemon), the daemon lifecycle judge must call it silent.
+pub async fn stand_in_status_says_running(real: &Path) -> Control {
+    const NAME: &str = "stand-in status says running for a stopped daemon";
+    let dir = tempfile::tempdir().expect("a dir for the stand-in");
+    let script = format!(
+        "#!/bin/sh
+case \"$1\" in
+  status) echo '{{\"running\":true,\"diagnosis\":\"running (stand-in)\"}}'; exit 0 ;;
+  *) exec '{}' \"$@\" ;;
+esac
+",
+        real.display()
+    );
+    let path = match write_script(dir.path(), "reticle-stand-in-status", &script) {
+        Ok(path) => path,
+        Err(err) => return unwritten(NAME, "H3.2", err),
+    };
+    let ran = scenarios::run("H3.2", &GateEnv { reticle: path }).await;
+    Control::of(NAME, "H3.2", ran.judgement)
+}
+
 /// A stand-in MCP server in place of `reticle mcp`: it answers `initialize` and `tools/list`
 /// like a server would, and swallows every `tools/call` (and everything else). H2.7's scenario
 /// runs against it, patient for 3 s a call, and its exactly-once checker must call it silent;
@@ -97,12 +120,13 @@ fn unwritten(name: &'static str, row: &'static str, err: std::io::Error) -> Cont
 }
 
 /// The rows that have a control, in the order the controls run.
-pub const CONTROLLED_ROWS: &[&str] = &["H3.1", "H2.7", "H4.3"];
+pub const CONTROLLED_ROWS: &[&str] = &["H3.1", "H3.2", "H2.7", "H4.3"];
 
 /// The control of one row, if it has one.
 pub async fn of_row(row: &str) -> Option<Control> {
     Some(match row {
         "H3.1" => stand_in_serve().await,
+        "H3.2" => stand_in_status_says_running(&harness::binaries::reticle()).await,
         "H2.7" => stand_in_mcp_swallows_calls().await,
         "H4.3" => stand_in_page_blames_the_app().await,
         _ => return None,

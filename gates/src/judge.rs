@@ -231,6 +231,24 @@ pub fn answers_to<'a>(ops: &'a [Op], invoke: &Op) -> Vec<&'a Op> {
         .collect()
 }
 
+/// The word a recorded CLI call carries (`"hung": true`) when the harness killed it at its
+/// bound, and the evidence a row hung that way gets.
+pub const HUNG: &str = "hung";
+
+/// A CLI call the harness killed at its bound (`"hung": true` in its completion): the row is
+/// silent whatever else the history shows (a user would have waited forever), with the
+/// evidence "hung".
+pub fn hung_call(ops: &[Op]) -> Option<Judgement> {
+    let hung = ops.iter().find(|o| o.value[HUNG] == true)?;
+    Some(Judgement::new(
+        RowOutcome::Silent,
+        format!(
+            "{HUNG}: `{}` did not exit within the harness's bound and was killed",
+            hung.f
+        ),
+    ))
+}
+
 /// Every client call that carries an id is answered exactly once. `Ok` with the number of calls
 /// checked; otherwise a silent judgement naming the first call left unanswered (a hang) or
 /// answered twice (an agent acting on a stale answer).

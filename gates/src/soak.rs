@@ -471,12 +471,10 @@ fn records(ops: &[Op], marks: &[Mark]) -> Vec<RoundRecord> {
                 record.unanswered += 1;
                 continue;
             };
-            if answer.op_type == OpType::Ok {
-                if answer.value["result"]["isError"] == true {
-                    record.refused += 1;
-                } else {
-                    record.ok += 1;
-                }
+            if harness::mcp_client::refusal_of(&answer.value["result"]).is_some() {
+                record.refused += 1;
+            } else if answer.op_type == OpType::Ok {
+                record.ok += 1;
             } else if answer.value["code"] == reticle::mcp::jsonrpc::TRANSPORT_LOST {
                 let population = answer.value["population"].as_str().unwrap_or("unnamed");
                 *record.lost.entry(population.to_string()).or_default() += 1;

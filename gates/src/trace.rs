@@ -4,7 +4,8 @@
 //! every call. T4: no span with `ok:false` and no error. Pure over text.
 //!
 //! Line format: `{"t", "event":"trace", "span", "id", "parent", "depth", "callId", "ok", "ms",
-//! "error"?}`, every name from [`reticle::wire::trace`]. Lines that are not trace lines are ignored.
+//! "error"?}`, every name from [`reticle::wire::trace`]. Lines that are not trace lines are ignored;
+//! a trace line that does not parse is a violation ([`check_log`]), never dropped.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -77,6 +78,40 @@ pub fn parse(text: &str) -> Vec<Span> {
             })
         })
         .collect()
+}
+
+/// The lines of `text` that are trace lines (a JSON object whose `event` is the trace event, or
+/// a line that names it and is not JSON) but do not parse into a [`Span`]: a torn or malformed
+/// trace line hides a span, so it is never dropped.
+pub fn unparsable(text: &str) -> Vec<String> {
+    let named = format!("\"event\":\"{TRACE_EVENT}\"");
+    text.lines()
+        .map(str::trim)
+        .filter(|line| match serde_json::from_str::<Value>(line) {
+            Ok(v) => v["event"] == TRACE_EVENT && parse(line).is_empty(),
+            Err(_) => line.contains(&named),
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Checks T1 to T4 over a whole daemon log: [`check`] over its spans, and every
+/// [`unparsable`] trace line a violation of each invariant (it could have broken any).
+pub fn check_log(text: &str) -> TraceReport {
+    let mut report = check(&parse(text));
+    for line in unparsable(text) {
+        for invariant in [Invariant::T1, Invariant::T2, Invariant::T3, Invariant::T4] {
+            report.violations.push(Violation {
+                invariant,
+                call_id: "?".into(),
+                detail: format!(
+                    "an unparsable trace line: {}",
+                    line.chars().take(200).collect::<String>()
+                ),
+            });
+        }
+    }
+    report
 }
 
 /// Checks T1 to T4 over `spans`.
@@ -217,6 +252,10 @@ pub fn self_check() -> Vec<String> {
     let report = check(&parse(&healthy));
     if !report.violations.is_empty() || report.calls != 2 || report.spans != 5 {
         failures.push(format!("the healthy trace was not clean: {report:?}"));
+    }
+    let torn = format!("{}\n{{\"event\":\"{TRACE_EVENT}\",\"span\":", healthy);
+    if check_log(&torn).of(Invariant::T2).is_empty() {
+        failures.push("a torn trace line was not counted as a violation".into());
     }
     for (name, lines, expected) in shapes {
         let report = check(&parse(&lines.join("\n")));

@@ -1,41 +1,40 @@
-//! The gate's hop 3 rows as a test: every hop 3 row with a scenario meets its target, the
-//! stand-in `serve` control is scored silent, every row of the other hops that has a scenario has
-//! its own test, and the inventory, the scenarios and `docs/system-map.md` agree on the set of row
-//! ids.
+//! The gate's hop 3 rows as a test: every hop 3 row with a scenario meets its target and equals
+//! its baseline (`common::row_meets_target`), the stand-in `serve` and `status` controls are
+//! scored silent, every row of the other hops that has a scenario has its own test, and the
+//! inventory, the scenarios and `docs/system-map.md` agree on the set of row ids.
 
 use std::collections::BTreeSet;
 
 use gates::inventory::{Hop, INVENTORY, find};
 use gates::judge::RowOutcome;
-use gates::scenarios::{self, GateEnv, IMPLEMENTED};
+use gates::scenarios::IMPLEMENTED;
+
+mod common;
 
 /// Every implemented hop 3 row meets its target. The rows of hops 1, 2, 4 and 5 each run as their
 /// own test beside the finer tests of their file (checked below), so that the slow scenarios (a
 /// reconnect budget, a 5 s drain, Chromium) run in parallel and never twice.
 #[tokio::test]
 async fn every_implemented_hop_3_row_meets_its_target() {
-    let env = GateEnv {
-        reticle: harness::binaries::reticle(),
-    };
     for id in IMPLEMENTED {
         let row = find(id).expect("a scenario's row is in the inventory");
         if row.hop != Hop::Daemon {
             continue;
         }
-        let ran = scenarios::run(id, &env).await;
-        assert!(
-            ran.judgement.outcome.meets(row.target),
-            "{id}: {:?} (target {:?}); history: {:?}",
-            ran.judgement,
-            row.target,
-            ran.history.ops()
-        );
+        common::row_meets_target(id).await;
     }
 }
 
 #[tokio::test]
 async fn the_stand_in_serve_control_is_scored_silent() {
     let control = gates::controls::stand_in_serve().await;
+    assert_eq!(control.outcome, RowOutcome::Silent, "{control:?}");
+}
+
+#[tokio::test]
+async fn the_stand_in_status_that_says_running_is_scored_silent() {
+    let control =
+        gates::controls::stand_in_status_says_running(&harness::binaries::reticle()).await;
     assert_eq!(control.outcome, RowOutcome::Silent, "{control:?}");
 }
 

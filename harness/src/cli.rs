@@ -1,5 +1,6 @@
 //! Running `reticle <command>` as a user would, against a given state dir, and capturing what it
-//! printed and how it exited, always within [`CLI_BOUND`]. The gate scenarios record CLI calls
+//! printed and how it exited, always within [`cli_bound`] ([`CLI_BOUND`] unless a test sets the
+//! harness knob [`CLI_BOUND_VAR`]). The gate scenarios record CLI calls
 //! in a history outside any test, and the tests assert on the same calls, so both run them here
 //! (on `assert_cmd`, whose `timeout` kills a call that does not exit): one bounded runner, and a
 //! call that hangs comes back as [`Ran::hung`], never as a hung gate. It must not judge what a
@@ -16,13 +17,25 @@ use crate::{binaries, marker};
 /// its own 10 s readiness bound, so a healthy call is far inside this.
 pub const CLI_BOUND: Duration = Duration::from_secs(60);
 
+/// A harness knob (never read by the product): a shorter bound in milliseconds, so a test can
+/// show a hung call without waiting [`CLI_BOUND`].
+pub const CLI_BOUND_VAR: &str = "RETICLE_HARNESS_CLI_BOUND_MS";
+
+/// The bound in force: [`CLI_BOUND_VAR`] when set to a number, else [`CLI_BOUND`].
+pub fn cli_bound() -> Duration {
+    std::env::var(CLI_BOUND_VAR)
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(CLI_BOUND, Duration::from_millis)
+}
+
 /// What a finished command said.
 #[derive(Debug, Clone)]
 pub struct Ran {
     pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
-    /// It did not exit within [`CLI_BOUND`] and was killed (stderr says so too).
+    /// It did not exit within [`cli_bound`] and was killed (stderr says so too).
     pub hung: bool,
 }
 
@@ -71,11 +84,12 @@ pub async fn run_with(bin: &Path, state_dir: &Path, args: &[&str]) -> Ran {
 }
 
 /// Runs a prepared command (from [`command`], with its own environment) to completion within
-/// [`CLI_BOUND`].
+/// [`cli_bound`].
 pub async fn run_command(command: Command) -> Ran {
+    let bound = cli_bound();
     let output = tokio::task::spawn_blocking(move || {
         assert_cmd::Command::from_std(command)
-            .timeout(CLI_BOUND)
+            .timeout(bound)
             .output()
     })
     .await
@@ -86,7 +100,7 @@ pub async fn run_command(command: Command) -> Ran {
     let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     if hung {
         stderr.push_str(&format!(
-            "\n[harness] did not exit within {CLI_BOUND:?}, killed\n"
+            "\n[harness] did not exit within {bound:?}, killed\n"
         ));
     }
     Ran {

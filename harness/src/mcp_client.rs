@@ -318,9 +318,10 @@ impl McpClient {
             Ok(Err(other)) => Err(McpFailure::Transport(other.to_string())),
         };
         match &result {
-            Ok(value) => self
-                .history
-                .complete(OpType::Ok, f, json!({ "id": op, "result": value })),
+            Ok(value) => {
+                let (op_type, recorded) = completion_of_result(op, value);
+                self.history.complete(op_type, f, recorded)
+            }
             Err(McpFailure::Timeout) => {
                 self.history
                     .complete(OpType::Info, f, json!({ "id": op, "timeout": true }))
@@ -386,6 +387,34 @@ pub fn completion_of_error(code: i32, data: Option<&Value>) -> OpType {
         OpType::Info
     } else {
         OpType::Fail
+    }
+}
+
+/// The reason a tool result says `isError` (the tool refused: `structuredContent.reason`, else
+/// its first text block), or `None` for a result that is not an error.
+pub fn refusal_of(result: &Value) -> Option<String> {
+    if result["isError"] != true {
+        return None;
+    }
+    let reason = result["structuredContent"]["reason"]
+        .as_str()
+        .or_else(|| result["content"][0]["text"].as_str())
+        .unwrap_or("unnamed");
+    Some(reason.to_string())
+}
+
+/// How a result answering the call `id` completes it in the history: `ok`, or `fail` when the
+/// result is a tool's refusal ([`refusal_of`]; the recorded value names its `reason`), so that a
+/// judge reading `ok` as success never counts a refusal. Every client that records MCP results
+/// (here and the gates' agents) classifies through this one function.
+pub fn completion_of_result(id: Value, result: &Value) -> (OpType, Value) {
+    match refusal_of(result) {
+        Some(reason) => (
+            OpType::Fail,
+            json!({ "id": id, "result": result, "reason": reason,
+                    "message": format!("the tool refused: {reason}") }),
+        ),
+        None => (OpType::Ok, json!({ "id": id, "result": result })),
     }
 }
 

@@ -8,8 +8,9 @@
 //!   once can only be checked on the raw stream.
 //!
 //! Calls are `invoke` ops carrying `{"id": ..}`. An answer is classified as the harness's own
-//! client classifies it ([`harness::mcp_client::completion_of_error`]): `ok` (a result), `fail`
-//! (a JSON-RPC error saying the call did not happen: `code`, `message`, and for a -32001 its
+//! client classifies it ([`harness::mcp_client::completion_of_error`] and `completion_of_result`):
+//! `ok` (a result), `fail` (a tool result that says `isError`: the refusal's `reason`; or a
+//! JSON-RPC error saying the call did not happen: `code`, `message`, and for a -32001 its
 //! `population` and `ran: "no"`) or `info` carrying the same fields (a -32001 whose call may have
 //! run: the outcome is unknown, though the answer came). An `info` with no `code` means no
 //! answer came within the bound, or the session itself died.
@@ -18,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use harness::mcp_client::completion_of_error;
+use harness::mcp_client::{completion_of_error, completion_of_result};
 use harness::{McpClient, McpFailure, ProxyOptions, RawMcp, poll};
 use serde_json::{Value, json};
 
@@ -120,8 +121,8 @@ impl Agent {
     fn record(&self, f: &str, id: u64, answer: &Answer) {
         match answer {
             Ok(result) => {
-                self.history
-                    .complete(OpType::Ok, f, json!({ "id": id, "result": result }))
+                let (op_type, recorded) = completion_of_result(json!(id), result);
+                self.history.complete(op_type, f, recorded)
             }
             Err(failure @ McpFailure::Rpc { code, data, .. }) => self.history.complete(
                 completion_of_error(*code, data.as_ref()),
@@ -372,7 +373,7 @@ fn answer_op(answer: &Value) -> (OpType, Value) {
                 })
             },
         ),
-        None => (OpType::Ok, json!({ "id": id, "result": answer["result"] })),
+        None => completion_of_result(id, &answer["result"]),
     }
 }
 
@@ -406,6 +407,32 @@ mod tests {
         assert_eq!(answer_op(&refused).0, OpType::Fail);
         let served = json!({ "id": 5, "result": {} });
         assert_eq!(answer_op(&served).0, OpType::Ok);
+    }
+
+    #[test]
+    fn a_refusal_after_the_fault_is_a_failure_to_the_survival_judge() {
+        let refusal = json!({ "jsonrpc": "2.0", "id": 2, "result": { "isError": true,
+            "content": [{ "type": "text", "text": "{}" }],
+            "structuredContent": { "ok": false, "reason": "daemon_unreachable", "recovery": "retry" } } });
+        let (op, value) = answer_op(&refusal);
+        assert_eq!(op, OpType::Fail);
+        assert_eq!(value["reason"], "daemon_unreachable");
+        let history = History::new();
+        history.invoke("tools/call", json!({ "id": 1 }));
+        history.complete(OpType::Ok, "tools/call", json!({ "id": 1, "result": {} }));
+        history.fault("daemon_killed", true, json!({}));
+        history.invoke("tools/call", json!({ "id": 2 }));
+        history.complete(op, "tools/call", value);
+        let verdict = super::super::kit::judge_survival(&history.ops());
+        assert_eq!(
+            verdict.outcome,
+            crate::judge::RowOutcome::Surfaced,
+            "{verdict:?}"
+        );
+        assert!(
+            verdict.evidence.contains("daemon_unreachable"),
+            "{verdict:?}"
+        );
     }
 
     #[test]

@@ -146,11 +146,7 @@ pub async fn version_mismatch(env: &GateEnv) -> Ran {
         &["status", "--port", &port_arg],
     )
     .await;
-    history.complete(
-        if said.ok() { OpType::Ok } else { OpType::Fail },
-        "status",
-        json!({ "code": said.code, "stdout": said.stdout, "stderr": said.stderr }),
-    );
+    kit::complete_cli(&history, "status", &said);
 
     // Our SDK in a real page, its hello rewritten to version 2 by the page's instrumented socket.
     history.invoke("sdk_connect", json!({ "session": "skewed-sdk", "skew": 2 }));
@@ -868,11 +864,9 @@ pub fn judge_opaque_origins(ops: &[Op]) -> Judgement {
         }
         for segment in established(ops, fault::UNLISTED_OPAQUE_ORIGIN)? {
             let origin = segment.fault.value["origin"].as_str().unwrap_or("?");
-            parts.push(match segment.completion("connect").map(|o| o.op_type) {
-                Some(OpType::Fail) => Judgement::new(
-                    RowOutcome::Survived,
-                    format!("unlisted {origin} still refused (verbatim)"),
-                ),
+            let connect = segment.completion("connect");
+            parts.push(match connect.map(|o| o.op_type) {
+                Some(OpType::Fail) => judge_unlisted_refusal(origin, connect.map(|o| &o.value)),
                 _ => Judgement::new(
                     RowOutcome::Silent,
                     format!("the unlisted {origin} was let in: the list is not compared verbatim"),
@@ -881,6 +875,27 @@ pub fn judge_opaque_origins(ops: &[Op]) -> Judgement {
         }
         Ok(worst(parts))
     })
+}
+
+/// The refusal of an unlisted origin counts only as the origin refusal itself: a 403 whose
+/// reason names the origin. A refusal for another reason (a token, a bad hello) never reached
+/// the origin check, so it shows nothing about the list.
+fn judge_unlisted_refusal(origin: &str, refusal: Option<&Value>) -> Judgement {
+    let refusal = refusal.cloned().unwrap_or_default();
+    let said = one_line(&text(&refusal));
+    if refusal["status"] == 403 && said.contains(origin) {
+        Judgement::new(
+            RowOutcome::Survived,
+            format!("unlisted {origin} still refused (verbatim)"),
+        )
+    } else {
+        Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "unlisted {origin} was refused for another reason, the origin check was not shown: {said}"
+            ),
+        )
+    }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -954,7 +969,7 @@ pub async fn hostile_frames(_env: &GateEnv) -> Ran {
             );
             continue;
         };
-        let sent = match frame {
+        let written = match frame {
             Hostile::Text(text) => page.send_text(text).await,
             Hostile::Json(value) => page.send_json(&value).await,
             Hostile::Binary(bytes) => page.send_binary(bytes).await,
@@ -965,9 +980,16 @@ pub async fn hostile_frames(_env: &GateEnv) -> Ran {
                 page.send_json(&event).await
             }
         };
-        history.fault(fault, sent, json!({ "session": session, "expect": code }));
+        // The daemon may close the socket before the client finishes writing: its close is the
+        // evidence the frame reached it, the client's own write result is not.
+        let closed = page.closed(BOUND).await;
+        history.fault(
+            fault,
+            written || closed.is_some(),
+            json!({ "session": session, "expect": code, "written": written }),
+        );
         history.invoke("frame", json!({ "session": session }));
-        match page.closed(BOUND).await {
+        match closed {
             Some((code, reason)) => history.complete(
                 OpType::Fail,
                 "frame",
@@ -1001,13 +1023,7 @@ pub async fn hostile_frames(_env: &GateEnv) -> Ran {
                 )
                 .to_string()
             });
-            let sent = flooder.send_burst(frames).await;
-            history.fault(
-                fault::FLOOD,
-                sent,
-                json!({ "events": FLOOD, "capPerSecond": 100, "expect": "open" }),
-            );
-            history.invoke("frame", json!({ "session": "flooder", "events": FLOOD }));
+            let written = flooder.send_burst(frames).await;
             let counted = poll::within(BOUND, async || {
                 let entry = client.try_session("flooder").await.ok().flatten()?;
                 let c = &entry["counters"];
@@ -1015,8 +1031,20 @@ pub async fn hostile_frames(_env: &GateEnv) -> Ran {
                     .then(|| c.clone())
             })
             .await;
-            match flooder.next(Duration::from_millis(50)).await {
-                Some(Incoming::Closed { code, reason }) => history.complete(
+            let closed = match flooder.next(Duration::from_millis(50)).await {
+                Some(Incoming::Closed { code, reason }) => Some((code, reason)),
+                _ => None,
+            };
+            // Established when the burst was written or the daemon answered it with a close
+            // (it may close before the client finishes writing); shown only by dropped events.
+            history.fault(
+                fault::FLOOD,
+                written || closed.is_some(),
+                json!({ "events": FLOOD, "capPerSecond": 100, "expect": "open", "written": written }),
+            );
+            history.invoke("frame", json!({ "session": "flooder", "events": FLOOD }));
+            match closed {
+                Some((code, reason)) => history.complete(
                     OpType::Fail,
                     "frame",
                     json!({ "code": code, "reason": reason }),
@@ -1118,6 +1146,12 @@ fn judge_hostile(segment: &Segment<'_>) -> Judgement {
             let c = &op.value["counters"];
             let events = segment.fault.value["events"].as_u64().unwrap_or(0);
             match (c["eventsStored"].as_u64(), c["eventsDropped"].as_u64()) {
+                (Some(stored), Some(0)) if stored >= events => Judgement::new(
+                    RowOutcome::Inconclusive,
+                    format!(
+                        "a flood of {events}: all {stored} stored, none dropped: the cap never bit, the fault was not shown"
+                    ),
+                ),
                 (Some(stored), Some(dropped)) if stored + dropped >= events => Judgement::new(
                     RowOutcome::Survived,
                     format!(
@@ -1212,5 +1246,60 @@ mod tests {
         let ops = h.ops();
         let flood = kit::segments(&ops).into_iter().next().unwrap();
         assert_eq!(judge_hostile(&flood).outcome, RowOutcome::Silent);
+    }
+
+    #[test]
+    fn only_the_origin_refusal_itself_shows_the_list_is_compared_verbatim() {
+        let origin = "tauri://other";
+        let named = json!({"status": 403, "message": "origin tauri://other is not loopback and not in RETICLE_ALLOWED_ORIGINS"});
+        let other = json!({"status": 403, "message": "a pairing token is required"});
+        assert_eq!(
+            judge_unlisted_refusal(origin, Some(&other)).outcome,
+            RowOutcome::Inconclusive
+        );
+        let history = |refusal: Value| {
+            let h = History::new();
+            h.fault(fault::OPAQUE_ORIGIN, true, json!({"origin": "file://"}));
+            h.complete(OpType::Ok, "connect", json!({}));
+            h.complete(OpType::Ok, "command", json!({}));
+            h.fault(
+                fault::UNLISTED_OPAQUE_ORIGIN,
+                true,
+                json!({"origin": origin}),
+            );
+            h.complete(OpType::Fail, "connect", refusal);
+            h.ops()
+        };
+        assert_eq!(
+            judge_opaque_origins(&history(named)).outcome,
+            RowOutcome::Survived
+        );
+        assert_eq!(
+            judge_opaque_origins(&history(other)).outcome,
+            RowOutcome::Inconclusive
+        );
+    }
+
+    /// One flood segment whose page stayed open with `counters`, the bystander answering.
+    fn flood_with(counters: Value) -> Vec<Op> {
+        let h = History::new();
+        h.fault(fault::FLOOD, true, json!({"events": 5000}));
+        h.complete(
+            OpType::Ok,
+            "frame",
+            json!({"open": true, "counters": counters}),
+        );
+        h.complete(OpType::Ok, "command", json!({}));
+        h.ops()
+    }
+
+    #[test]
+    fn a_flood_that_dropped_nothing_did_not_show_the_fault() {
+        let ops = flood_with(json!({"eventsStored": 5000, "eventsDropped": 0}));
+        let flood = kit::segments(&ops).into_iter().next().unwrap();
+        assert_eq!(judge_hostile(&flood).outcome, RowOutcome::Inconclusive);
+        let ops = flood_with(json!({"eventsStored": 100, "eventsDropped": 4900}));
+        let flood = kit::segments(&ops).into_iter().next().unwrap();
+        assert_eq!(judge_hostile(&flood).outcome, RowOutcome::Survived);
     }
 }

@@ -17,7 +17,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-use super::kit::{judge_survival, judged, warm_agent};
+use super::kit::{self, judge_survival, judged, warm_agent};
 use super::{GateEnv, Ran, proxy_options};
 use crate::fault;
 use crate::history::{History, OpType};
@@ -26,22 +26,13 @@ use crate::judge::{self, Judgement, RowOutcome, one_line};
 const BOUND: Duration = Duration::from_secs(15);
 
 /// Runs `reticle <args>` (bounded) and records it as a client call: `ok` for exit 0, `fail` for
-/// any other exit, `info` when it did not exit within the harness's bound.
+/// any other exit, `info` when it did not exit within the harness's bound (the row is then
+/// silent, "hung").
 async fn call(history: &History, env: &GateEnv, state: &Path, args: &[&str]) -> CliRan {
     let f = args.first().copied().unwrap_or("reticle");
     history.invoke(f, json!({ "args": args }));
     let ran = cli::run_with(&env.reticle, state, args).await;
-    // A call killed at the harness's bound never came back: nobody knows what it did.
-    let op = match (ran.hung, ran.ok()) {
-        (true, _) => OpType::Info,
-        (false, true) => OpType::Ok,
-        (false, false) => OpType::Fail,
-    };
-    history.complete(
-        op,
-        f,
-        json!({ "code": ran.code, "stdout": ran.stdout, "stderr": ran.stderr, "hung": ran.hung }),
-    );
+    kit::complete_cli(history, f, &ran);
     ran
 }
 

@@ -13,6 +13,7 @@
 
 use std::time::{Duration, Instant};
 
+use harness::cli::Ran as CliRan;
 use harness::{BridgeClient, OwnedDaemon, OwnedDaemonBuilder, ProxyOptions};
 use serde_json::{Value, json};
 
@@ -267,10 +268,28 @@ pub fn settle(judge: impl FnOnce() -> Result<Judgement, Judgement>) -> Judgement
     }
 }
 
-/// A finished scenario judged by `judge` over its history.
+/// A finished scenario judged by `judge` over its history; silent ("hung") first when a CLI
+/// call in it hung ([`judge::hung_call`]).
 pub fn judged(history: History, judge: impl FnOnce(&[Op]) -> Judgement) -> Ran {
-    let judgement = judge(&history.ops());
+    let ops = history.ops();
+    let judgement = judge::hung_call(&ops).unwrap_or_else(|| judge(&ops));
     Ran { history, judgement }
+}
+
+/// Records the end of the CLI call `f` (already invoked): `ok` for exit 0, `fail` for any other
+/// exit, `info` marked [`judge::HUNG`] when the harness killed it at its bound (nobody knows
+/// what it did). Every scenario that runs the CLI records it here.
+pub fn complete_cli(history: &History, f: &str, ran: &CliRan) {
+    let op = match (ran.hung, ran.ok()) {
+        (true, _) => OpType::Info,
+        (false, true) => OpType::Ok,
+        (false, false) => OpType::Fail,
+    };
+    history.complete(
+        op,
+        f,
+        json!({ "code": ran.code, "stdout": ran.stdout, "stderr": ran.stderr, judge::HUNG: ran.hung }),
+    );
 }
 
 /// Records a fault that could not be set up, and judges the history with `judge` (inconclusive

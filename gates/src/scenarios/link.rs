@@ -192,7 +192,8 @@ pub async fn post_leg_reset(env: &GateEnv) -> Ran {
 }
 
 /// H2.4: a squatter on the port that accepts and never serves. `initialize` must be answered
-/// within 1 s regardless, the first tool call must fail naming the port and the squatter's pid
+/// before any daemon exists (the squatter the port's only listener when the answer is in; its
+/// time is measured by the benchmark, not judged), the first tool call must fail naming the port and the squatter's pid
 /// and saying it did not run, and once the squatter leaves the proxy serves (starting a daemon).
 pub async fn squatter_on_the_port(env: &GateEnv) -> Ran {
     let history = History::new();
@@ -214,11 +215,14 @@ pub async fn squatter_on_the_port(env: &GateEnv) -> Ran {
         Agent::start(&history, proxy_options(env, port, state.path())),
     )
     .await;
-    let initialize_ms = ms_since(started);
+    // The promise: `initialize` is answered before any daemon exists (the squatter is the only
+    // listener when the answer is in). Its time is the benchmark's, never judged here.
+    let holders: Vec<u32> = listeners(port).iter().map(|h| h.pid).collect();
+    let daemon_existed = holders.iter().any(|holder| *holder != pid);
     observe(
         &history,
         "initialize_answered",
-        json!({ "ms": initialize_ms }),
+        json!({ "ms": ms_since(started), "listeners": holders, "daemonExisted": daemon_existed }),
     );
     let Ok(Ok(agent)) = agent else {
         return judged(history, judge_surfacing);
@@ -239,9 +243,9 @@ pub async fn squatter_on_the_port(env: &GateEnv) -> Ran {
             "did not run",
         ],
     )
-    .belied_by((initialize_ms >= 1000).then(|| {
+    .belied_by(daemon_existed.then(|| {
         format!(
-            "initialize took {initialize_ms} ms with a squatter on the port (the promise is 1 s)"
+            "initialize was answered only once another process listened on port {port} (pids {holders:?}): it waited for a daemon"
         )
     }));
     judged(history, move |ops| {

@@ -16,7 +16,7 @@ use harness::wire_page::{Responder, WirePage};
 use harness::{BridgeClient, McpClient, OwnedDaemon, ProxyOptions, free_port, marker, poll};
 use serde_json::json;
 
-use super::kit::{control, controls_held, could_not_start, judged, observe, settle, worst};
+use super::kit::{self, control, controls_held, could_not_start, judged, observe, settle, worst};
 use super::{GateEnv, Ran};
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};
@@ -48,12 +48,7 @@ async fn call(
         command.env_remove(key);
     }
     let ran = cli::run_command(command).await;
-    let op = if ran.ok() { OpType::Ok } else { OpType::Fail };
-    history.complete(
-        op,
-        f,
-        json!({ "code": ran.code, "stdout": ran.stdout, "stderr": ran.stderr }),
-    );
+    kit::complete_cli(history, f, &ran);
     ran
 }
 

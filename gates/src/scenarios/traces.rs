@@ -91,6 +91,15 @@ fn judge_invariant(run: &TracedRun, invariant: Invariant) -> Result<Judgement, J
             ),
         ));
     }
+    if run.spans == 0 {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "the daemon traced no span for the agent's {} calls: the run proves nothing",
+                calls.len()
+            ),
+        ));
+    }
     let broken = run.report.of(invariant);
     if let Some(first) = broken.first() {
         return Ok(Judgement::new(
@@ -114,13 +123,19 @@ fn judge_invariant(run: &TracedRun, invariant: Invariant) -> Result<Judgement, J
             ),
         ));
     }
+    let rooted = if invariant == Invariant::T1 {
+        format!(
+            ", every one of the agent's {} calls with its root",
+            calls.len()
+        )
+    } else {
+        String::new()
+    };
     Ok(Judgement::new(
         RowOutcome::Survived,
         format!(
-            "0 violations of {invariant:?} over {} traced calls ({} spans), every one of the agent's {} calls with its root",
-            run.report.calls,
-            run.spans,
-            calls.len()
+            "0 violations of {invariant:?} over {} traced calls ({} spans){rooted}",
+            run.report.calls, run.spans
         ),
     ))
 }
@@ -365,20 +380,21 @@ async fn workload(history: &History, stack: &Stack) {
 /// they close), then checks the spans.
 async fn collected(history: &History, daemon: &OwnedDaemon) -> (TraceReport, usize) {
     let made = tool_calls(&history.ops()).len();
-    let read = || trace::parse(&std::fs::read_to_string(daemon.log_path()).unwrap_or_default());
-    let roots = |spans: &[trace::Span]| spans.iter().filter(|s| s.depth == 0).count();
-    let spans = poll::within(Duration::from_secs(10), async || {
-        let spans = read();
-        (roots(&spans) >= made).then_some(spans)
+    let read = || std::fs::read_to_string(daemon.log_path()).unwrap_or_default();
+    let roots = |log: &str| trace::parse(log).iter().filter(|s| s.depth == 0).count();
+    let log = poll::within(Duration::from_secs(10), async || {
+        let log = read();
+        (roots(&log) >= made).then_some(log)
     })
     .await
     .unwrap_or_else(read);
+    let spans = trace::parse(&log).len();
     observe(
         history,
         "trace_log",
-        json!({ "calls": made, "roots": roots(&spans), "spans": spans.len() }),
+        json!({ "calls": made, "roots": roots(&log), "spans": spans }),
     );
-    (trace::check(&spans), spans.len())
+    (trace::check_log(&log), spans)
 }
 
 #[cfg(test)]
@@ -441,6 +457,28 @@ mod tests {
         let untraced = run(&[OpType::Ok, OpType::Ok], &traced_call("c1"));
         let judged = settle(|| judge_invariant(&untraced, Invariant::T1));
         assert_eq!(judged.outcome, RowOutcome::Silent, "{}", judged.evidence);
+    }
+
+    #[test]
+    fn no_span_at_all_proves_nothing_and_a_torn_trace_line_is_a_violation() {
+        let untraced = run(&[OpType::Ok], &[]);
+        for invariant in [Invariant::T2, Invariant::T3, Invariant::T4] {
+            let judged = settle(|| judge_invariant(&untraced, invariant));
+            assert_eq!(
+                judged.outcome,
+                RowOutcome::Inconclusive,
+                "{}",
+                judged.evidence
+            );
+        }
+        let torn = r#"{"event":"trace","span":"tool.handler","id":"s1""#;
+        let mut spans = run(&[], &traced_call("c1"));
+        spans.report = crate::trace::check_log(torn);
+        spans.spans = 2;
+        for invariant in [Invariant::T2, Invariant::T3, Invariant::T4] {
+            let judged = settle(|| judge_invariant(&spans, invariant));
+            assert_eq!(judged.outcome, RowOutcome::Silent, "{}", judged.evidence);
+        }
     }
 
     #[test]

@@ -1,11 +1,25 @@
 //! What the per-row tests share: run a row's gate scenario (the same code `reticle gate` runs)
-//! and assert its outcome meets the row's target, printing the whole history when it does not.
+//! and assert its outcome meets the row's target and equals its outcome in the committed
+//! `gates/baseline.json` (so a fall from survived to surfaced fails CI, not only the release
+//! gate), printing the whole history when it does not.
 
 use gates::inventory::find;
+use gates::judge::RowOutcome;
 use gates::scenarios::{self, GateEnv, Ran};
+use gates::scorecard::parse_baseline;
 
-/// Runs the scenario for `id` and asserts it meets the row's target; returns the run for finer
-/// assertions.
+/// The committed baseline's outcome for `id` (a row missing from it is an error).
+fn baseline_of(id: &str) -> RowOutcome {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/baseline.json");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let baseline = parse_baseline(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    *baseline
+        .get(id)
+        .unwrap_or_else(|| panic!("{id} is not in {path}"))
+}
+
+/// Runs the scenario for `id` and asserts it meets the row's target and equals its baseline;
+/// returns the run for finer assertions.
 pub async fn row_meets_target(id: &str) -> Ran {
     let row = find(id).unwrap_or_else(|| panic!("{id} is not an inventory row"));
     let env = GateEnv {
@@ -24,6 +38,15 @@ pub async fn row_meets_target(id: &str) -> Ran {
             .map(|op| serde_json::to_string(op).unwrap_or_default())
             .collect::<Vec<_>>()
             .join("\n")
+    );
+    let baseline = baseline_of(id);
+    assert_eq!(
+        ran.judgement.outcome,
+        baseline,
+        "{id} scored {} where the baseline records {}: {}",
+        ran.judgement.outcome.word(),
+        baseline.word(),
+        ran.judgement.evidence
     );
     ran
 }
