@@ -431,6 +431,14 @@ pub const INVENTORY: &[Row] = &[
         Surfaced,
         "caps of 2 streams and 2 calls: a reused id is refused -32600 and the running call answered; a third call and a third stream are refused naming their cap",
     ),
+    row(
+        "S11",
+        Security,
+        "fuzzed HTTP requests, MCP messages and bridge frames panic, hang, grow the daemon or get an unstructured refusal",
+        "plain-text 405s and 400s",
+        Survived,
+        "proptest, 64 cases of each against one daemon: every case answered, every refusal structured, the daemon answering and grown within 64 MiB",
+    ),
 ];
 
 /// Looks a row up by id.
