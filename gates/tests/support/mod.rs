@@ -1,7 +1,7 @@
 //! Shared pieces of the MCP tests (a row's gate scenario is run by `common::row_meets_target`):
 //! an in-test HTTP-aware relay for the faults a TCP toxic cannot express (one leg of the link
-//! blackholed or flapping by request), the raw SSE reader (`harness::sse_stream`), and proxy-log helpers (the
-//! reaper for daemons a test's proxy started is `harness::ReapPort`).
+//! blackholed or flapping by request), and proxy-log helpers (the reaper for daemons a test's
+//! proxy started is `harness::ReapPort`; the raw SSE reader is `harness::sse_stream`).
 #![allow(dead_code)]
 
 pub mod relay;
@@ -10,7 +10,6 @@ pub mod tools;
 use std::time::Duration;
 
 use harness::poll;
-pub use harness::sse_stream::SseReader;
 use serde_json::Value;
 
 pub const BOUND: Duration = Duration::from_secs(20);
