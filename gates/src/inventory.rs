@@ -415,6 +415,30 @@ pub const INVENTORY: &[Row] = &[
         Survived,
         "4 sessions × 12 worst-case 1 MiB frames; the daemon's VmRSS grows within the rings' byte bound",
     ),
+    row(
+        "S8",
+        Security,
+        "HTTP routes serve a page on a foreign origin (`/mcp/sse` streams, `/status`)",
+        "served",
+        Surfaced,
+        "each route asked with a foreign Origin, Origin: null, or only a foreign Referer; each refuses 403 naming the header (control: a tool and a loopback page are served)",
+    ),
+    row(
+        "S10",
+        Security,
+        "the MCP endpoint has no limits: a reused in-flight id orphans the first call; calls and streams are unbounded",
+        "first call never answered; no cap",
+        Surfaced,
+        "caps of 2 streams and 2 calls: a reused id is refused -32600 and the running call answered; a third call and a third stream are refused naming their cap",
+    ),
+    row(
+        "S11",
+        Security,
+        "fuzzed HTTP requests, MCP messages and bridge frames panic, hang, grow the daemon or get an unstructured refusal",
+        "plain-text 405s and 400s",
+        Survived,
+        "proptest, 64 cases of each against one daemon: every case answered, every refusal structured, the daemon answering and grown within 64 MiB",
+    ),
 ];
 
 /// Looks a row up by id.

@@ -6,10 +6,11 @@
 
 mod support;
 
+use harness::sse_stream::SseReader;
 use harness::{OwnedDaemon, poll};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
-use support::{BOUND, SseReader, initialize_line};
+use support::{BOUND, initialize_line};
 
 #[tokio::test]
 async fn a_stream_serves_a_fresh_session_with_json_rpc_exactly() {

@@ -1,6 +1,6 @@
 //! The security rows as tests: each S row's scenario attacks the real binary from outside (a fake
 //! `/status`, bad token material, unsafe state dirs, racing provisioners, a private config, a
-//! capsule with a password, worst-case frames) and must meet its target.
+//! capsule with a password, worst-case frames, a page on a foreign origin, an MCP client past the endpoint's caps) and must meet its target.
 
 mod common;
 
@@ -39,4 +39,14 @@ async fn s6_capsules_hold_no_secrets() {
 #[tokio::test]
 async fn s7_ring_memory_is_bounded() {
     row_meets_target("S7").await;
+}
+
+#[tokio::test]
+async fn s8_foreign_pages_are_refused_on_every_route() {
+    row_meets_target("S8").await;
+}
+
+#[tokio::test]
+async fn s10_the_mcp_endpoint_is_bounded() {
+    row_meets_target("S10").await;
 }

@@ -16,6 +16,7 @@
 //! - [`browser`]: [`Browser`], Debian's Chromium over CDP: tabs, reloads, backgrounding, console.
 //! - [`published_sdk`]: the published `@reticlehq/browser` 2.0.0, installed and bundled at test time.
 //! - [`wire_page`]: [`WirePage`], a page without a browser, speaking protocol 1 frame by frame.
+//! - [`sse_stream`]: [`sse_stream::SseReader`], a raw MCP stream on a daemon, and its POSTs.
 //! - [`bridge_client`]: [`BridgeClient`], driving a daemon's bridge over its `/bridge/*` routes.
 //! - [`history`]: the timed record of every operation and fault in a run (Jepsen's model), which
 //!   the clients here record into and the gates' checkers judge.
@@ -39,6 +40,7 @@ pub mod poll;
 pub mod ports;
 pub mod published_sdk;
 pub mod sdk_rig;
+pub mod sse_stream;
 pub mod stage;
 pub mod wire_page;
 

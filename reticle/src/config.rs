@@ -41,6 +41,10 @@ pub mod env {
     /// the benches (`1`, `true`, `on`, `yes`). Off by default: an agent's only path to a page is
     /// a tool call through `run_tool`.
     pub const HARNESS_ROUTES: &str = "RETICLE_HARNESS_ROUTES";
+    /// The most MCP streams (each one protocol session) a daemon holds open at once.
+    pub const MAX_MCP_SESSIONS: &str = "RETICLE_MAX_MCP_SESSIONS";
+    /// The most tool calls the daemon's MCP endpoint runs at once, over all sessions.
+    pub const MAX_MCP_CALLS: &str = "RETICLE_MAX_MCP_CALLS";
     /// Test only: edits to the daemon's tool catalogue, read at start (`+name,-name`).
     pub const TEST_CATALOGUE: &str = "RETICLE_TEST_CATALOGUE";
     /// Test only: a JSON-RPC method whose handling panics inside `reticle mcp`.
@@ -55,6 +59,18 @@ pub const DEFAULT_QUEUE_WAIT: Duration = Duration::from_secs(20);
 pub const DEFAULT_DAEMON_READY_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_RECONNECT_ATTEMPTS: u32 = 30;
 pub const DEFAULT_DRAIN: Duration = Duration::from_secs(5);
+
+/// Defaults for the daemon's caps: what one client, or one page, can make it hold.
+pub const DEFAULT_MAX_MCP_SESSIONS: u32 = 64;
+pub const DEFAULT_MAX_MCP_CALLS: u32 = 256;
+/// Answers waiting on one MCP stream; a POST to a session whose backlog is full is refused.
+pub const MCP_STREAM_BACKLOG: usize = 1024;
+/// How long an answer waits for room on its stream before it is dropped (the stream is not
+/// being read).
+pub const MCP_STREAM_WAIT: Duration = Duration::from_secs(5);
+/// Distinct project ids the bridge remembers for its wrong-project hint (not a refusal: past
+/// it, new ids are not remembered).
+pub const MAX_SERVED_PROJECTS: usize = 64;
 
 /// A setting that could not be understood, named so the user can fix it.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -1,16 +1,19 @@
 //! Scenarios: for each inventory row, the code that provokes it against the real system and
 //! records a history, and the judgement of that history. One module per hop (`stdio` hop 1,
-//! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `traces` T1 to T4, `layers` L1, `security` S1 to S7;
+//! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `traces` T1 to T4, `layers` L1, `security` S1 to S7, `cross_site` S8, `mcp_limits` S10, `fuzz` S11;
 //! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `proxied` a
 //! daemon behind a fault proxy, `kit` what every scenario shares); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
 //! from one table, so they cannot drift).
 
 pub mod agent;
 pub mod bridge;
+pub mod cross_site;
 pub mod daemon;
+pub mod fuzz;
 pub mod kit;
 pub mod layers;
 pub mod link;
+pub mod mcp_limits;
 pub mod proxied;
 pub mod sdk;
 pub mod security;
@@ -98,6 +101,9 @@ scenario_table! {
     "S5" => security::init_keeps_modes,
     "S6" => security::capsules_hold_no_secrets,
     "S7" => security::ring_memory_is_bounded,
+    "S8" => cross_site::foreign_pages_are_refused,
+    "S10" => mcp_limits::mcp_endpoint_is_bounded,
+    "S11" => fuzz::fuzz_holds,
 }
 
 /// A row id with no scenario: every inventory row has one, so this is an id the table does not

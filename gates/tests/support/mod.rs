@@ -1,7 +1,7 @@
 //! Shared pieces of the MCP tests (a row's gate scenario is run by `common::row_meets_target`):
 //! an in-test HTTP-aware relay for the faults a TCP toxic cannot express (one leg of the link
-//! blackholed or flapping by request), a raw SSE reader on a daemon, and proxy-log helpers (the
-//! reaper for daemons a test's proxy started is `harness::ReapPort`).
+//! blackholed or flapping by request), and proxy-log helpers (the reaper for daemons a test's
+//! proxy started is `harness::ReapPort`; the raw SSE reader is `harness::sse_stream`).
 #![allow(dead_code)]
 
 pub mod relay;
@@ -40,93 +40,6 @@ pub fn events(log: &[Value], event: &str) -> Vec<Value> {
         .filter(|e| e["event"] == event)
         .cloned()
         .collect()
-}
-
-/// A raw MCP stream opened straight on a daemon (no proxy), read event by event.
-pub struct SseReader {
-    response: reqwest::Response,
-    buf: String,
-    pub post_url: String,
-}
-
-impl SseReader {
-    /// Opens `GET /mcp/sse` and reads the endpoint event.
-    pub async fn open(port: u16) -> Self {
-        let client = reqwest::Client::builder().no_proxy().build().unwrap();
-        let response = client
-            .get(format!("http://127.0.0.1:{port}/mcp/sse"))
-            .send()
-            .await
-            .expect("the daemon answers GET /mcp/sse");
-        assert_eq!(response.status(), 200);
-        let mut reader = Self {
-            response,
-            buf: String::new(),
-            post_url: String::new(),
-        };
-        let (event, data) = reader.next_event().await.expect("a first event");
-        assert_eq!(event, "endpoint", "the first event names the POST path");
-        assert!(data.starts_with("/mcp/message?sessionId="), "{data}");
-        reader.post_url = format!("http://127.0.0.1:{port}{data}");
-        reader
-    }
-
-    /// The next event (name, data), skipping keep-alive comments; `None` when the stream ends.
-    pub async fn next_event(&mut self) -> Option<(String, String)> {
-        loop {
-            if let Some(end) = self.buf.find("\n\n") {
-                let block: String = self.buf.drain(..end + 2).collect();
-                let mut event = "message".to_string();
-                let mut data: Option<String> = None;
-                for line in block.lines() {
-                    if let Some(v) = line.strip_prefix("event:") {
-                        event = v.trim().to_string();
-                    } else if let Some(v) = line.strip_prefix("data:") {
-                        let v = v.strip_prefix(' ').unwrap_or(v);
-                        data = Some(match data {
-                            Some(d) => format!("{d}\n{v}"),
-                            None => v.to_string(),
-                        });
-                    }
-                }
-                match data {
-                    Some(data) => return Some((event, data)),
-                    None => continue,
-                }
-            }
-            let chunk = self.response.chunk().await.ok()??;
-            self.buf.push_str(&String::from_utf8_lossy(&chunk));
-        }
-    }
-
-    /// The next `message` event's JSON.
-    pub async fn next_message(&mut self) -> Value {
-        loop {
-            let (event, data) = tokio::time::timeout(BOUND, self.next_event())
-                .await
-                .expect("an event within the bound")
-                .expect("the stream is open");
-            if event == "message" {
-                return serde_json::from_str(&data).unwrap();
-            }
-        }
-    }
-
-    /// POSTs one raw body to this session; the HTTP status.
-    pub async fn post(&self, body: &str) -> u16 {
-        reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .unwrap()
-            .post(&self.post_url)
-            .header("content-type", "application/json")
-            .body(body.to_string())
-            .send()
-            .await
-            .expect("the POST is answered")
-            .status()
-            .as_u16()
-    }
 }
 
 /// An `initialize` request line with this id.

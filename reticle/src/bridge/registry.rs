@@ -65,7 +65,8 @@ struct Inner {
     pending_handshakes: AtomicUsize,
     refused: Mutex<VecDeque<RefusedPage>>,
     /// Projects whose pages this daemon has accepted, so a refused page from another project
-    /// can be told which one this daemon serves.
+    /// can be told which one this daemon serves (at most [`crate::config::MAX_SERVED_PROJECTS`];
+    /// past it a new project is not remembered, and only the hint is lost).
     served_projects: Mutex<Vec<String>>,
     next_life: AtomicU64,
     next_link: AtomicU64,
@@ -401,7 +402,7 @@ impl Bridge {
         drop(sessions);
         if let Some(project) = &hello.project_id {
             let mut served = lock(&self.inner.served_projects);
-            if !served.contains(project) {
+            if !served.contains(project) && served.len() < crate::config::MAX_SERVED_PROJECTS {
                 served.push(project.clone());
             }
         }

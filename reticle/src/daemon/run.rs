@@ -241,6 +241,13 @@ pub async fn run(settings: Settings, router: RouterOver) -> Result<ExitReason, S
             return Err(fail(err.to_string()));
         }
     };
+    let mcp_limits = match crate::mcp::limits::McpLimits::from_env() {
+        Ok(limits) => limits,
+        Err(err) => {
+            acquired.lock.release();
+            return Err(fail(err.to_string()));
+        }
+    };
     let shutdown = CancellationToken::new();
     let bridge = Bridge::new(
         bridge_config,
@@ -276,7 +283,7 @@ pub async fn run(settings: Settings, router: RouterOver) -> Result<ExitReason, S
         token,
         shutdown: shutdown.clone(),
         bridge,
-        mcp: McpState::new(catalogue, Some(log.clone()), shutdown),
+        mcp: McpState::new(catalogue, Some(log.clone()), shutdown, mcp_limits),
         tools,
     };
     let life_started = Instant::now();

@@ -1,10 +1,11 @@
-//! The daemon's HTTP plane: one router for every route, behind one guard. Routes are listed in
-//! [`router`]; handlers are named `<resource>_<action>`, and each takes only the substate it needs
-//! (`State<Bridge>`, `State<McpState>`, `State<ToolContext>`, drawn from the daemon's
-//! [`AppState`]). The top layer: [`crate::daemon::run`] assembles the state and is handed
+//! The daemon's HTTP plane: one router for every route, behind the page check ([`cross_site`])
+//! and one guard, every refusal in the one body ([`errors`]). Routes are listed in [`router`]; handlers are named `<resource>_<action>`, and
+//! each takes only the substate it needs (`State<Bridge>`, `State<McpState>`,
+//! `State<ToolContext>`, drawn from the daemon's [`AppState`]). The top layer: [`crate::daemon::run`] assembles the state and is handed
 //! [`router`] by the CLI, so no room below imports this one. It answers requests; it must not
 //! own the daemon's lifecycle.
 
+pub mod cross_site;
 pub mod errors;
 pub mod guard;
 pub mod status;
@@ -40,8 +41,13 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             guard::loopback_or_token,
         ))
-        // Added after the guard so it is not behind it: a page cannot send headers, so the
-        // bridge applies its own tiers (Origin at the upgrade, the token in the hello).
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            cross_site::refuse_foreign_pages,
+        ))
+        // Added after the guard and the page check so it is behind neither: a page cannot send
+        // headers, so the bridge applies its own tiers (Origin at the upgrade, the token in the hello).
         .route("/reticle", get(bridge::routes::socket_upgrade))
+        .layer(axum::middleware::map_response(errors::structured_refusals))
         .with_state(state)
 }

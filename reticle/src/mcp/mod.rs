@@ -5,12 +5,14 @@
 //! # Layout
 //! - [`jsonrpc`]: JSON-RPC 2.0 classification, codes and error objects (shared with the proxy).
 //! - [`protocol`]: the handshake: versions, server identity, instructions (shared with the proxy).
+//! - [`limits`]: the caps on open sessions and running calls, and how their refusals read.
 //! - [`session`]: one protocol session: what each method answers.
 //! - [`transport`]: the two HTTP handlers and the stream's frames.
 //!
 //! This room speaks MCP; it must not run tools itself (that is [`crate::tools::run_tool`]).
 
 pub mod jsonrpc;
+pub mod limits;
 pub mod protocol;
 pub mod session;
 pub mod transport;
@@ -24,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::daemon::DaemonLog;
 use crate::tools::Catalogue;
+use limits::McpLimits;
 use session::ProtocolSession;
 
 /// Where a client opens a stream.
@@ -61,6 +64,8 @@ struct Inner {
     in_flight: AtomicUsize,
     /// Cancelled when the daemon begins to shut down: every open stream ends on it.
     shutdown: CancellationToken,
+    /// The caps on open sessions and running calls.
+    limits: McpLimits,
 }
 
 impl McpState {
@@ -68,6 +73,7 @@ impl McpState {
         catalogue: Catalogue,
         log: Option<Arc<DaemonLog>>,
         shutdown: CancellationToken,
+        limits: McpLimits,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -76,6 +82,7 @@ impl McpState {
                 log,
                 in_flight: AtomicUsize::new(0),
                 shutdown,
+                limits,
             }),
         }
     }
@@ -105,6 +112,11 @@ impl McpState {
         }
     }
 
+    /// The caps in force.
+    pub fn limits(&self) -> McpLimits {
+        self.inner.limits
+    }
+
     /// How many tool calls are running.
     pub fn calls_in_flight(&self) -> usize {
         self.inner.in_flight.load(Ordering::SeqCst)
@@ -127,10 +139,18 @@ impl McpState {
         self.inner.sessions.lock().ok()?.get(id).cloned()
     }
 
-    fn register(&self, session: Arc<ProtocolSession>) {
-        if let Ok(mut sessions) = self.inner.sessions.lock() {
-            sessions.insert(session.id().to_string(), session);
+    /// Opens `session` unless the session cap is reached (then the refusal to give).
+    fn register(&self, session: Arc<ProtocolSession>) -> Result<(), String> {
+        let mut sessions = self
+            .inner
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if sessions.len() >= self.inner.limits.sessions {
+            return Err(self.inner.limits.sessions_refusal());
         }
+        sessions.insert(session.id().to_string(), session);
+        Ok(())
     }
 
     fn deregister(&self, id: &str) {

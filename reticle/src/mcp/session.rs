@@ -4,7 +4,9 @@
 //! Protocol methods are answered before the POST that carried them returns, so a client that
 //! waits for each POST knows its `initialize` was handled before its next call; tool calls run
 //! on their own task, which `notifications/cancelled` naming the call stops (the call is then
-//! answered once with error -32800, so every request still gets exactly one answer).
+//! answered once with error -32800, so every request still gets exactly one answer). A call
+//! reusing the id of a call still running, or past the daemon's call cap, is refused -32600 and
+//! the running call keeps its answer; an answer waits a bounded time for room on its stream.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -58,9 +60,18 @@ impl ProtocolSession {
         self.negotiated.lock().map(|n| n.is_some()).unwrap_or(false)
     }
 
-    /// Puts one line on the stream; a closed stream drops it (its client is gone).
+    /// Puts one line on the stream; a closed stream drops it (its client is gone), and so does
+    /// a stream with no room for [`crate::config::MCP_STREAM_WAIT`] (its client stopped reading).
     pub async fn send(&self, line: String) {
-        let _ = self.outbound.send(line).await;
+        let _ = self
+            .outbound
+            .send_timeout(line, crate::config::MCP_STREAM_WAIT)
+            .await;
+    }
+
+    /// Whether the stream's backlog of unread answers is full.
+    pub fn backlog_full(&self) -> bool {
+        self.outbound.capacity() == 0
     }
 
     /// Handles one posted message.
@@ -115,10 +126,10 @@ impl ProtocolSession {
             }
             "tools/list" => list_tools(params, mcp),
             "tools/call" => match read_call(params) {
-                Ok(call) => {
-                    self.spawn_call(id, call, mcp.clone(), ctx.clone());
-                    return;
-                }
+                Ok(call) => match self.spawn_call(&id, call, mcp, ctx.clone()) {
+                    Ok(()) => return,
+                    Err(refusal) => Err(refusal),
+                },
                 Err(refusal) => Err(refusal),
             },
             _ => Err((
@@ -140,18 +151,34 @@ impl ProtocolSession {
         Ok(protocol::initialize_result(Some(asked)))
     }
 
+    /// Starts the call on its own task, unless its id is already running on this session or
+    /// the daemon's call cap is reached (then the refusal to answer it with).
     fn spawn_call(
         self: &Arc<Self>,
-        id: Value,
+        id: &Value,
         call: CallToolRequestParams,
-        mcp: McpState,
+        mcp: &McpState,
         ctx: ToolContext,
-    ) {
+    ) -> Result<(), RpcFailure> {
         let session = self.clone();
         let key = id.to_string();
-        // Held by the running map until the task has registered, so a cancel cannot miss it.
-        let counted = InFlight::begin(&mcp);
+        // Held until the task has registered, so a cancel or a duplicate cannot miss it.
         let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        if running.contains_key(&key) {
+            mcp.log_refusal(&self.id, "tools/call", "duplicate_id");
+            return Err((
+                INVALID_REQUEST,
+                format!(
+                    "request id {} is already in use by a call still running on this session; send each request with a fresh id",
+                    crate::wire::messages::clip(&key, 80)
+                ),
+            ));
+        }
+        let Some(counted) = InFlight::begin(mcp) else {
+            mcp.log_refusal(&self.id, "tools/call", "call_cap");
+            return Err((INVALID_REQUEST, mcp.limits().calls_refusal()));
+        };
+        let (id, mcp) = (id.clone(), mcp.clone());
         let task = tokio::spawn(async move {
             let _counted = counted;
             let catalogue = mcp.catalogue();
@@ -182,6 +209,7 @@ impl ProtocolSession {
             }
         });
         running.insert(key, task.abort_handle());
+        Ok(())
     }
 
     /// Takes a running call off the books; whoever gets it answers it.
@@ -220,11 +248,18 @@ impl ProtocolSession {
 struct InFlight(McpState);
 
 impl InFlight {
-    fn begin(mcp: &McpState) -> Self {
+    /// Counts one more call, unless the call cap is reached.
+    fn begin(mcp: &McpState) -> Option<Self> {
+        let cap = mcp.limits().calls;
         mcp.inner
             .in_flight
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Self(mcp.clone())
+            .fetch_update(
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+                |n| (n < cap).then_some(n + 1),
+            )
+            .ok()?;
+        Some(Self(mcp.clone()))
     }
 }
 
@@ -298,7 +333,12 @@ mod tests {
         (
             session,
             rx,
-            McpState::new(catalogue, None, CancellationToken::new()),
+            McpState::new(
+                catalogue,
+                None,
+                CancellationToken::new(),
+                super::super::limits::McpLimits::default(),
+            ),
             ctx,
         )
     }
@@ -417,7 +457,7 @@ mod tests {
     #[tokio::test]
     async fn tools_list_serves_the_catalogue_and_a_swap_is_announced() {
         let (session, mut rx, mcp, ctx) = setup(Catalogue::standard());
-        mcp.register(session.clone());
+        mcp.register(session.clone()).unwrap();
         ask(&session, &mut rx, &mcp, &ctx, INIT).await;
         let listed = ask(
             &session,

@@ -2,7 +2,8 @@
 //! the POST path, then `reticle-session`, then one `message` event per answer, keep-alive
 //! comments in between) and `POST /mcp/message?sessionId=..` hands one message to its session.
 //! Each open stream keeps the daemon from idling (an `Agent` attachment) and ends, after a
-//! `reticle-shutdown` event, when the daemon starts to shut down. Each handler takes only the
+//! `reticle-shutdown` event, when the daemon starts to shut down. Past the session cap a stream
+//! is refused 503, and so is a POST while its stream's backlog is full ([`super::limits`]). Each handler takes only the
 //! MCP endpoint's state (`State<McpState>`) and what a tool call can reach (`State<ToolContext>`);
 //! the router that mounts them is [`crate::http`]'s, which this room must not import.
 
@@ -15,7 +16,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures_util::{Stream, StreamExt, stream};
+use futures_util::{StreamExt, stream};
 use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -29,17 +30,15 @@ use crate::tools::ToolContext;
 /// How often an idle stream carries a keep-alive comment (the proxy treats a long silence as a
 /// dead stream).
 pub const KEEPALIVE: Duration = Duration::from_secs(1);
-/// Answers waiting to be written to one stream before posting waits.
-const OUTBOUND_BOUND: usize = 1024;
 
-/// `GET /mcp/sse`: opens a stream with a fresh protocol session.
-pub async fn mcp_sse_open(
-    State(mcp): State<McpState>,
-    State(ctx): State<ToolContext>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+/// `GET /mcp/sse`: opens a stream with a fresh protocol session (503 past the session cap).
+pub async fn mcp_sse_open(State(mcp): State<McpState>, State(ctx): State<ToolContext>) -> Response {
     let id = uuid::Uuid::new_v4().to_string();
-    let (tx, rx) = mpsc::channel(OUTBOUND_BOUND);
-    mcp.register(std::sync::Arc::new(ProtocolSession::new(id.clone(), tx)));
+    let (tx, rx) = mpsc::channel(crate::config::MCP_STREAM_BACKLOG);
+    if let Err(sentence) = mcp.register(std::sync::Arc::new(ProtocolSession::new(id.clone(), tx))) {
+        mcp.log_refusal(&id, "stream", "session_cap");
+        return refusal(StatusCode::SERVICE_UNAVAILABLE, &sentence);
+    }
     mcp.log(
         "mcp_client_connected",
         json!({ "session": id, "streams": mcp.session_count() }),
@@ -61,7 +60,7 @@ pub async fn mcp_sse_open(
             .data(format!("{MESSAGE_PATH}?sessionId={id}")),
         Event::default().event(SESSION_EVENT).data(info.to_string()),
     ])
-    .map(Ok);
+    .map(Ok::<Event, Infallible>);
     let tail = stream::unfold(
         Some((rx, guard, mcp.shutdown().clone())),
         |open: Option<(mpsc::Receiver<String>, StreamGuard, CancellationToken)>| async move {
@@ -79,11 +78,14 @@ pub async fn mcp_sse_open(
             }
         },
     );
-    Sse::new(head.chain(tail)).keep_alive(KeepAlive::new().interval(KEEPALIVE))
+    Sse::new(head.chain(tail))
+        .keep_alive(KeepAlive::new().interval(KEEPALIVE))
+        .into_response()
 }
 
 /// `POST /mcp/message?sessionId=..`: one JSON-RPC message for an open session; 202 once handled
-/// (protocol methods) or started (tool calls). The answer goes on the session's stream.
+/// (protocol methods) or started (tool calls), 503 while the stream's backlog is full. The
+/// answer goes on the session's stream.
 pub async fn mcp_message_post(
     State(mcp): State<McpState>,
     State(ctx): State<ToolContext>,
@@ -104,6 +106,13 @@ pub async fn mcp_message_post(
             ),
         );
     };
+    if session.backlog_full() {
+        mcp.log_refusal(id, "post", "stream_backlog");
+        return refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &super::limits::backlog_refusal(id),
+        );
+    }
     session.receive(&body, &mcp, &ctx).await;
     StatusCode::ACCEPTED.into_response()
 }
