@@ -104,7 +104,14 @@ pub(super) async fn query(call: &Call<'_>, a: QueryArgs) -> Result<Value, Refusa
     if a.count_only == Some(true)
         && let Value::Object(map) = &mut result
     {
-        map.remove("elements");
+        // Protocol 1 guarantees `elements` only; `count` is our SDK's addition (it counts past
+        // the limit). A page that sends none is counted from what it listed.
+        let listed = map
+            .remove("elements")
+            .and_then(|e| e.as_array().map(Vec::len));
+        if !map.contains_key("count") {
+            map.insert("count".into(), json!(listed.unwrap_or(0)));
+        }
     }
     Ok(result)
 }
