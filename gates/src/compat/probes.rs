@@ -159,7 +159,7 @@ async fn query(run: &mut Run<'_>) {
             "query by exact text",
             json!({"text": "Delete", "exact": true}),
         ),
-        ("query with a limit", json!({"css": "button", "limit": 2})),
+        ("query with a limit", json!({"role": "button", "limit": 2})),
     ];
     for (name, args) in by {
         run.probe("query", name, "reticle_query", args, element_count, None)
@@ -169,7 +169,7 @@ async fn query(run: &mut Run<'_>) {
         "query",
         "query count only",
         "reticle_query",
-        json!({"css": "[data-testid=item-list] li", "countOnly": true}),
+        json!({"role": "button", "countOnly": true}),
         counted,
         None,
     )
@@ -179,7 +179,7 @@ async fn query(run: &mut Run<'_>) {
         "query",
         "query in a scope",
         "reticle_query",
-        json!({"role": "textbox", "scope": form}),
+        json!({"role": "button", "scope": form}),
         element_count,
         None,
     )
