@@ -43,12 +43,18 @@ async fn page_that_went_away(daemon: &OwnedDaemon, client: &McpClient, session: 
     page.close().await;
 }
 
-#[tokio::test]
-async fn no_page_ever_advises_init_and_an_old_protocol_advises_a_reload() {
+/// An owned daemon and an agent on the real proxy to it.
+async fn daemon_and_agent() -> (OwnedDaemon, McpClient) {
     let daemon = OwnedDaemon::start().await;
     let client = McpClient::start(ProxyOptions::new(daemon.port(), daemon.state_dir()))
         .await
         .unwrap();
+    (daemon, client)
+}
+
+#[tokio::test]
+async fn no_page_ever_advises_init_and_an_old_protocol_advises_a_reload() {
+    let (daemon, client) = daemon_and_agent().await;
     let never = advised(&client, "run_init").await;
     assert_eq!(never["command"], "reticle init", "{never}");
 
@@ -68,10 +74,7 @@ async fn no_page_ever_advises_init_and_an_old_protocol_advises_a_reload() {
 
 #[tokio::test]
 async fn a_page_that_went_away_advises_by_whether_its_dev_server_listens() {
-    let daemon = OwnedDaemon::start().await;
-    let client = McpClient::start(ProxyOptions::new(daemon.port(), daemon.state_dir()))
-        .await
-        .unwrap();
+    let (daemon, client) = daemon_and_agent().await;
     let dev_server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!(
         "http://127.0.0.1:{}/app",
