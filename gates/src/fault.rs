@@ -88,6 +88,8 @@ pub const STORAGE_THROWS_IN_SANDBOXED_FRAME: &str = "storage_throws_in_sandboxed
 pub const RERENDER: &str = "rerender";
 /// The page reloaded (H5.5).
 pub const RELOAD: &str = "reload";
+/// The fixture page running another SDK than ours (the published 2.0.0, or a stand-in) (H5.6).
+pub const OTHER_SDK: &str = "other_sdk";
 
 // ---- chaos: compound sequences on the agent's link --------------------------------------------
 

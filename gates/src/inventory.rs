@@ -320,6 +320,14 @@ pub const INVENTORY: &[Row] = &[
         "act on a stale ref; a named refusal, never a click on the new occupant",
     ),
     row(
+        "H5.6",
+        Sdk,
+        "a page on the published 2.0.0 SDK gets answers that differ from ours",
+        "silent (acts by target refused: the daemon read a field 2.0.0 never sends)",
+        Survived,
+        "every tool family and action on the fixture page with our SDK and with the published 2.0.0; same verdicts, or a documented limitation",
+    ),
+    row(
         "T1",
         Invariant,
         "exactly one root span (tool.handler, depth 0) per tool call",

@@ -30,9 +30,12 @@ const RANKS: &[(&str, &[&str])] = &[
     // The rooms that serve, each taking only the state it needs: the tools drive the bridge, the
     // MCP endpoint runs tools.
     ("bridge", &["config", "wire", "auth", "daemon", "plane"]),
+    // (`plane` for what is loopback: `reticle_sessions` probes only a loopback dev server.)
     (
         "tools",
-        &["config", "wire", "store", "verdict", "daemon", "bridge"],
+        &[
+            "config", "wire", "store", "verdict", "plane", "daemon", "bridge",
+        ],
     ),
     ("mcp", &["config", "wire", "daemon", "plane", "tools"]),
     // The stdio proxy shares `wire`, `mcp` (JSON-RPC, the handshake) and `probe` with the

@@ -1,12 +1,14 @@
 //! Scenarios: for each inventory row, the code that provokes it against the real system and
 //! records a history, and the judgement of that history. One module per hop (`stdio` hop 1,
-//! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `traces` T1 to T4, `layers` L1, `security` S1 to S7, `cross_site` S8, `mcp_limits` S10, `fuzz` S11;
+//! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `compat` the SDK compatibility matrix H5.6,
+//! `traces` T1 to T4, `layers` L1, `security` S1 to S7, `cross_site` S8, `mcp_limits` S10, `fuzz` S11;
 //! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `proxied` a
 //! daemon behind a fault proxy, `kit` what every scenario shares); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
 //! from one table, so they cannot drift).
 
 pub mod agent;
 pub mod bridge;
+pub mod compat;
 pub mod cross_site;
 pub mod daemon;
 pub mod fuzz;
@@ -89,6 +91,7 @@ scenario_table! {
     "H5.3" => sdk::offline_overflow_marks_the_gap,
     "H5.4" => sdk::sandboxed_iframe_starts,
     "H5.5" => sdk::stale_ref_is_refused,
+    "H5.6" => compat::published_sdk_agrees,
     "T1" => traces::t1_one_root_per_call,
     "T2" => traces::t2_no_orphan_span,
     "T3" => traces::t3_settle_on_every_call,

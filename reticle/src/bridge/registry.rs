@@ -64,6 +64,8 @@ struct Inner {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     pending_handshakes: AtomicUsize,
     refused: Mutex<VecDeque<RefusedPage>>,
+    /// The URL of the last page that went away (what `reticle_sessions` advises from).
+    last_gone_url: Mutex<Option<String>>,
     /// Projects whose pages this daemon has accepted, so a refused page from another project
     /// can be told which one this daemon serves (at most [`crate::config::MAX_SERVED_PROJECTS`];
     /// past it a new project is not remembered, and only the hint is lost).
@@ -130,6 +132,7 @@ impl Bridge {
                 sessions: Mutex::new(HashMap::new()),
                 pending_handshakes: AtomicUsize::new(0),
                 refused: Mutex::new(VecDeque::new()),
+                last_gone_url: Mutex::new(None),
                 served_projects: Mutex::new(Vec::new()),
                 next_life: AtomicU64::new(1),
                 next_link: AtomicU64::new(1),
@@ -208,6 +211,11 @@ impl Bridge {
     /// The most recent refusals, oldest first.
     pub fn refused(&self) -> Vec<RefusedPage> {
         lock(&self.inner.refused).iter().cloned().collect()
+    }
+
+    /// The URL of the last page whose session ended with its socket (None before any did).
+    pub fn last_gone_url(&self) -> Option<String> {
+        lock(&self.inner.last_gone_url).clone()
     }
 
     /// Finds a session: by id, or the only one, or the clearly most recent one.
@@ -452,6 +460,7 @@ impl Bridge {
             current
         };
         if removed {
+            *lock(&self.inner.last_gone_url) = Some(session.identity().url);
             session.close(&format!("the page disconnected ({why})"));
             self.log(
                 "bridge_session_closed",

@@ -8,6 +8,7 @@
 pub mod cross_site;
 pub mod errors;
 pub mod guard;
+pub mod sdk;
 pub mod status;
 
 use axum::Router;
@@ -19,7 +20,11 @@ use crate::daemon::run::AppState;
 
 /// The route table over the rooms a daemon life assembled.
 pub fn router(state: AppState) -> Router {
-    let mut routes = Router::new().route("/status", get(status::status_show));
+    let mut routes = Router::new()
+        .route("/status", get(status::status_show))
+        .route("/sdk/reticle.js", get(sdk::sdk_entry_show))
+        .route("/sdk/pairing", get(sdk::sdk_pairing_show))
+        .route("/sdk/{tag}/{*path}", get(sdk::sdk_module_show));
     if crate::config::switch_on(crate::config::env::HARNESS_ROUTES) {
         routes = routes
             .route("/bridge/sessions", get(bridge::routes::sessions_index))

@@ -288,7 +288,7 @@ impl Parsed {
 async fn dispatch(call: &Call<'_>, parsed: Parsed) -> Result<Value, Refusal> {
     use ToolName as T;
     match (call.tool, parsed) {
-        (T::Sessions, _) => sessions::sessions(call),
+        (T::Sessions, _) => sessions::sessions(call).await,
         (T::Snapshot, Parsed::Snapshot(a)) => look::snapshot(call, a).await,
         (T::Query, Parsed::Query(a)) => look::query(call, a).await,
         (T::Inspect, Parsed::Inspect(a)) => look::inspect(call, a).await,

@@ -82,6 +82,10 @@ pub(super) async fn snapshot(call: &Call<'_>, a: SnapshotArgs) -> Result<Value, 
 
 pub(super) async fn query(call: &Call<'_>, a: QueryArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
+    let exact_words = (a.exact == Some(true))
+        .then(|| a.text.clone().or_else(|| a.name.clone()))
+        .flatten();
+    let limit = a.limit;
     let mut args = Map::new();
     put(&mut args, "role", a.role);
     put(&mut args, "name", a.name);
@@ -101,12 +105,39 @@ pub(super) async fn query(call: &Call<'_>, a: QueryArgs) -> Result<Value, Refusa
     put(&mut args, "exact", a.exact);
     put(&mut args, "limit", a.limit);
     let mut result = ask(session, CommandName::Query, Value::Object(args)).await?;
+    hold_to_exact_and_limit(&mut result, exact_words.as_deref(), limit);
     if a.count_only == Some(true)
         && let Value::Object(map) = &mut result
     {
-        map.remove("elements");
+        // Protocol 1 guarantees `elements` only; `count` is our SDK's addition (it counts past
+        // the limit). A page that sends none is counted from what it listed.
+        let listed = map
+            .remove("elements")
+            .and_then(|e| e.as_array().map(Vec::len));
+        if !map.contains_key("count") {
+            map.insert("count".into(), json!(listed.unwrap_or(0)));
+        }
     }
     Ok(result)
+}
+
+/// Protocol 1's `query` takes neither `exact` nor `limit` (our SDK honours both; the published
+/// 2.0.0 ignores them), so the daemon holds the answer to them itself: with `exact`, only
+/// elements whose name or text is the asked words; at most `limit` elements.
+fn hold_to_exact_and_limit(result: &mut Value, exact: Option<&str>, limit: Option<u32>) {
+    let Some(elements) = result.get_mut("elements").and_then(Value::as_array_mut) else {
+        return;
+    };
+    if let Some(words) = exact {
+        elements.retain(|e| {
+            [&e["name"], &e["text"]]
+                .iter()
+                .any(|v| v.as_str().is_some_and(|t| t.trim() == words))
+        });
+    }
+    if let Some(limit) = limit {
+        elements.truncate(limit as usize);
+    }
 }
 
 pub(super) async fn inspect(call: &Call<'_>, a: InspectArgs) -> Result<Value, Refusal> {

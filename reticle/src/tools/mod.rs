@@ -12,7 +12,8 @@
 //! - [`context`]: what a call can reach: the bridge, accounting, per-session memory, where it
 //!   may write.
 //! - [`page`]: commands through the bridge, and `LivePage`, the verdict's observation of a page.
-//! - Handlers, one module per family: `sessions`, `look` (snapshot, query, inspect, navigate,
+//! - Handlers, one module per family: `sessions` (with `next_action`, what to do when no page
+//!   is connected), `look` (snapshot, query, inspect, navigate,
 //!   state, capabilities, clock), `act` (act, act_sequence, act_and_wait), `observe` (observe,
 //!   network, console), `verify` (assert, wait_for), `session_family`, `meta` (tools, run,
 //!   feedback), `testing` (test-only tools); `capsules` for red verdicts, `redact` for what a
@@ -32,6 +33,7 @@ mod act;
 mod capsules;
 mod look;
 mod meta;
+mod next_action;
 mod observe;
 mod redact;
 mod session_family;

@@ -1,13 +1,15 @@
 //! `reticle_sessions`: which browser sessions this daemon has, and when there are none, why
 //! (no page ever connected, a page connected and went away, a page that dialled and was
-//! refused) and what to do next.
+//! refused), what to do next in a sentence, and as a structured `next_action` (chosen by
+//! `next_action` from what the daemon can see).
 
 use serde_json::{Value, json};
 
 use super::chokepoint::{Call, session_block};
+use super::next_action::{self, Seen};
 use super::refusal::Refusal;
 
-pub(super) fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
+pub(super) async fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
     let ctx = call.ctx;
     let port = ctx.info.port;
     let listed: Vec<Value> = ctx
@@ -67,8 +69,28 @@ pub(super) fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
         };
         answer["why"] = json!(why);
         answer["next"] = json!(next);
+        answer["next_action"] = json!(next_action::choose(&seen(call).await));
     }
     Ok(answer)
+}
+
+/// What the daemon can see of the pages that are not connected.
+async fn seen(call: &Call<'_>) -> Seen {
+    let bridge = &call.ctx.bridge;
+    let refused = bridge
+        .refused()
+        .last()
+        .map(|r| (r.kind.clone(), r.url.clone()));
+    let gone_url = bridge.last_gone_url().filter(|url| !url.is_empty());
+    let dev_server_up = match &gone_url {
+        Some(url) => next_action::dev_server_up(url).await,
+        None => None,
+    };
+    Seen {
+        refused,
+        gone_url,
+        dev_server_up,
+    }
 }
 
 fn ever_connected(call: &Call<'_>) -> bool {

@@ -59,7 +59,15 @@ pub enum TokenSource {
     Environment,
 }
 
-/// The closing note: the `connect()` call the app needs, and where its token is.
+/// The one line an app's development build adds: the daemon's own SDK, which pairs itself.
+pub fn one_line(port: u16) -> String {
+    format!(
+        "import('http://127.0.0.1:{port}/sdk/reticle.js').then((r) => r.connect({{ session: 'my-tab' }}));"
+    )
+}
+
+/// The closing note: the one line the app needs (or the manual `connect()` call), and where
+/// the token is for the manual way.
 ///
 /// The token itself is not printed. It is what keeps other pages in the same browser (and a
 /// DNS-rebinding site) from driving the app through the daemon, and this output ends up in
@@ -77,7 +85,11 @@ pub fn sdk_note(port: u16, token: &TokenSource) -> String {
         }
     };
     [
-        "Load the SDK in your app's development build (serve the Reticle repository's sdk/ folder, e.g. at /sdk/):".to_string(),
+        "Load the SDK in your app's development build with one line (the daemon serves its own SDK and pairs pages on a loopback origin itself):".to_string(),
+        String::new(),
+        format!("    {}", one_line(port)),
+        String::new(),
+        "Or serve a copy of the SDK with your app and pass the port and the pairing token yourself:".to_string(),
         String::new(),
         "    import { connect } from '/sdk/reticle.js';".to_string(),
         format!("    connect({{ port: {port}, token: '<pairing token>' }});"),
@@ -111,5 +123,8 @@ mod tests {
         let from_env = sdk_note(4400, &TokenSource::Environment);
         assert!(from_env.contains("RETICLE_TOKEN"));
         assert!(from_env.contains("port: 4400"));
+        assert!(note.contains(
+            "import('http://127.0.0.1:4401/sdk/reticle.js').then((r) => r.connect({ session: 'my-tab' }));"
+        ));
     }
 }

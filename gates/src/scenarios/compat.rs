@@ -1,0 +1,95 @@
+//! H5.6: every tool family and action against the fixture page twice, once with our SDK and
+//! once with another (the published 2.0.0 for the row; a stand-in in the negative control),
+//! through the real proxy in Chromium; the matrix of verdicts is recorded and judged. A
+//! difference that is not a documented 2.0.0 limitation is silent: an agent would get a wrong
+//! answer and nothing would say why.
+//!
+//! This module runs the two stacks and judges the matrix; the probes and the comparison live in
+//! [`crate::compat`].
+
+use serde_json::json;
+
+use super::kit::{control, controls_held, could_not_start, judged, observe};
+use super::{GateEnv, Ran};
+use crate::compat::stack::Stack;
+use crate::compat::{Cell, Matrix, Sdk, probes};
+use crate::fault;
+use crate::history::{History, Op};
+use crate::judge::{Judgement, RowOutcome};
+
+/// The row: ours against the published 2.0.0.
+pub async fn published_sdk_agrees(env: &GateEnv) -> Ran {
+    agrees(env, Sdk::Published).await.0
+}
+
+/// Runs the probes with our SDK and with `other`; the judged run and the matrix (none when a
+/// stack did not start).
+pub async fn agrees(env: &GateEnv, other: Sdk) -> (Ran, Option<Matrix>) {
+    let history = History::new();
+    let ours = match probe_with(Sdk::Ours, env).await {
+        Ok(cells) => cells,
+        Err(why) => return (could_not_start(history, fault::OTHER_SDK, &why), None),
+    };
+    control(
+        &history,
+        "with our SDK every probe reached the page",
+        !ours.iter().any(|c| c.verdict == "call failed"),
+        json!({ "cells": ours.len() }),
+    );
+    let theirs = match probe_with(other, env).await {
+        Ok(cells) => cells,
+        Err(why) => return (could_not_start(history, fault::OTHER_SDK, &why), None),
+    };
+    history.fault(fault::OTHER_SDK, true, json!({ "sdk": other.label() }));
+    let matrix = Matrix::compare((Sdk::Ours, ours.as_slice()), (other, theirs.as_slice()));
+    for row in &matrix.rows {
+        observe(
+            &history,
+            "matrix_row",
+            json!({
+                "probe": row.probe, "ours": row.reference, "other": row.other,
+                "holds": row.outcome.holds(),
+            }),
+        );
+    }
+    let ran = judged(history, |ops| judge_matrix(ops, &matrix));
+    (ran, Some(matrix))
+}
+
+async fn probe_with(sdk: Sdk, env: &GateEnv) -> Result<Vec<Cell>, String> {
+    let stack = Stack::start(sdk, &env.reticle).await?;
+    Ok(probes::run(&stack).await)
+}
+
+/// Survived when every row holds; silent, naming the rows, when one does not.
+pub fn judge_matrix(ops: &[Op], matrix: &Matrix) -> Judgement {
+    if let Err(inconclusive) = controls_held(ops) {
+        return inconclusive;
+    }
+    let failures = matrix.failures();
+    if failures.is_empty() {
+        return Judgement::new(
+            RowOutcome::Survived,
+            format!(
+                "{} probes: {} agrees with {} on each or the difference is a documented limitation",
+                matrix.rows.len(),
+                matrix.other.label(),
+                matrix.reference.label()
+            ),
+        );
+    }
+    let named: Vec<String> = failures
+        .iter()
+        .map(|r| format!("{} ({} vs {})", r.probe, r.reference, r.other))
+        .collect();
+    Judgement::new(
+        RowOutcome::Silent,
+        format!(
+            "{} of {} probes differ under {}: {}",
+            failures.len(),
+            matrix.rows.len(),
+            matrix.other.label(),
+            named.join("; ")
+        ),
+    )
+}

@@ -1,0 +1,55 @@
+//! Embeds the browser SDK (`../sdk/reticle.js` and `../sdk/src/**/*.js`) into the binary, so the
+//! SDK the daemon serves always matches the daemon's protocol. Writes `$OUT_DIR/sdk_files.rs`:
+//! `SDK_FILES` (path under `/sdk/`, contents) and `SDK_DIGEST` (a hash of them all, the cache
+//! tag in the served URLs). It reads the SDK; it must not change it.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
+    println!(
+        "cargo:rerun-if-changed={}",
+        sdk.join("reticle.js").display()
+    );
+    println!("cargo:rerun-if-changed={}", sdk.join("src").display());
+    let mut files = vec![sdk.join("reticle.js")];
+    collect(&sdk.join("src"), &mut files);
+    files.sort();
+    // FNV-1a over each relative path and its contents.
+    let mut digest: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut table = String::from("pub const SDK_FILES: &[(&str, &str)] = &[\n");
+    for file in &files {
+        let relative = file
+            .strip_prefix(&sdk)
+            .expect("under sdk/")
+            .to_string_lossy()
+            .replace('\\', "/");
+        let contents = std::fs::read(file).expect("an SDK file reads");
+        for byte in relative.bytes().chain(contents) {
+            digest = (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+        println!("cargo:rerun-if-changed={}", file.display());
+        let absolute = file.canonicalize().expect("an SDK file resolves");
+        let _ = writeln!(table, "    ({relative:?}, include_str!({absolute:?})),");
+    }
+    table.push_str("];\n");
+    let _ = writeln!(table, "pub const SDK_DIGEST: &str = \"{digest:016x}\";");
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::write(out.join("sdk_files.rs"), table).expect("OUT_DIR is writable");
+}
+
+fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            println!("cargo:rerun-if-changed={}", path.display());
+            collect(&path, files);
+        } else if path.extension().is_some_and(|e| e == "js") {
+            files.push(path);
+        }
+    }
+}
