@@ -320,7 +320,7 @@ pub(super) async fn act_and_wait(call: &Call<'_>, a: ActAndWaitArgs) -> Result<V
             "verdict": &answer,
             "events": window.events.iter().rev().take(capsules::EVENTS_KEPT).collect::<Vec<_>>(),
         });
-        match capsules::save(&call.ctx.host.project_dir, &capsule) {
+        match capsules::save(&call.ctx.host.workspace, &capsule) {
             Ok(name) => answer["capsuleSaved"] = json!(name),
             Err(why) => answer["capsuleError"] = json!(why),
         }

@@ -1,6 +1,6 @@
 //! `reticle_sessions`: which browser sessions this daemon has, and when there are none, why
 //! (no page ever connected, a page connected and went away, a page that dialled and was
-//! refused) and what to do next.
+//! refused) and what to do next; and which workspace root (`.reticle/`) this daemon uses.
 
 use serde_json::{Value, json};
 
@@ -42,6 +42,7 @@ pub(super) fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
         "sessions": listed,
         "count": listed.len(),
         "daemon": { "instance": ctx.info.instance, "port": port, "version": ctx.info.version },
+        "workspace": ctx.host.workspace.root().display().to_string(),
     });
     if listed.is_empty() {
         let (why, next) = match ctx.bridge.refused().last() {
