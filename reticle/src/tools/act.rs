@@ -41,21 +41,7 @@ async fn element_ref(
     match (given, target) {
         (Some(r), None) => Ok(r),
         (None, Some(t)) => {
-            let mut criteria = Map::new();
-            for (k, v) in [
-                ("testid", t.testid),
-                ("role", t.role),
-                ("name", t.name),
-                ("text", t.text),
-                ("label", t.label),
-                ("placeholder", t.placeholder),
-                ("alt", t.alt),
-                ("css", t.css),
-            ] {
-                if let Some(v) = v {
-                    criteria.insert(k.into(), json!(v));
-                }
-            }
+            let criteria = t.criteria();
             if criteria.is_empty() {
                 return Err(Refusal::bad_arguments(
                     call.tool.as_str(),
