@@ -86,6 +86,25 @@ fn case_for(name: &str, element: &str) -> Option<Case> {
         ),
         "reticle_capabilities" => case(name, json!({}), "commands"),
         "reticle_clock" => case(name, json!({"freeze": true}), "frozen"),
+        "reticle_flow_save" => case(
+            name,
+            json!({"name": "sweep", "startPath": "/", "overwrite": true, "steps": [
+                {"target": {"testid": "counter-increment"}, "action": "click", "until": signal}
+            ]}),
+            "assertions",
+        ),
+        // The flow family (after flow_save in catalogue order, so `sweep` is saved).
+        "reticle_flow_list" => case("reticle_flow", json!({"action": "list"}), "flows"),
+        "reticle_flow_load" => case(
+            "reticle_flow",
+            json!({"action": "load", "name": "sweep"}),
+            "steps",
+        ),
+        "reticle_flow_delete" => case(
+            "reticle_flow",
+            json!({"action": "delete", "name": "sweep"}),
+            "deleted",
+        ),
         // The session family, one case per member (the family itself is swept through them).
         "reticle_yield" => case(
             "reticle_session",

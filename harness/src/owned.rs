@@ -64,6 +64,13 @@ impl OwnedDaemonBuilder {
                 (temp.path().to_path_buf(), Some(temp))
             }
         };
+        // A daemon's project (its `.reticle/` workspace) is private too unless the caller names
+        // one: a test daemon must not write into the directory the tests run from.
+        let project = if self.env.iter().any(|(k, _)| k == env::PROJECT_DIR) {
+            None
+        } else {
+            Some(tempfile::tempdir().map_err(|e| format!("no private project dir: {e}"))?)
+        };
         // A free port can be taken between picking and binding; only then is another one tried.
         let attempts = if self.port.is_some() { 1 } else { 3 };
         let mut last_failure = String::new();
@@ -80,6 +87,9 @@ impl OwnedDaemonBuilder {
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped());
+            if let Some(project) = &project {
+                command.env(env::PROJECT_DIR, project.path());
+            }
             for (key, value) in &self.env {
                 command.env(key, value);
             }
@@ -93,10 +103,12 @@ impl OwnedDaemonBuilder {
                 instance,
                 state_dir: state_dir.clone(),
                 _temp: None,
+                _project: None,
             };
             match daemon.wait_ready().await {
                 Ok(()) => {
                     daemon._temp = temp;
+                    daemon._project = project;
                     return Ok(daemon);
                 }
                 Err(failure) => {
@@ -120,6 +132,7 @@ pub struct OwnedDaemon {
     instance: String,
     state_dir: PathBuf,
     _temp: Option<tempfile::TempDir>,
+    _project: Option<tempfile::TempDir>,
 }
 
 impl OwnedDaemon {

@@ -104,6 +104,9 @@ pub async fn status(port: u16, json: bool) -> Result<(), Exit> {
         .unwrap_or_default();
     println!("  last exit: {}{at}: {}", exit.kind, exit.reason);
     if let Some(daemon) = &report.daemon {
+        if let Some(workspace) = &daemon.workspace {
+            println!("  workspace: {workspace}");
+        }
         for session in &daemon.sessions {
             println!(
                 "  session {}{}: {} ({}), connected {}, last heard {} ms ago",

@@ -24,5 +24,6 @@ pub async fn status_show(State(state): State<AppState>) -> Json<StatusReport> {
         calls_in_flight: state.mcp.calls_in_flight(),
         catalogue: Some(state.mcp.catalogue().summary()),
         tool_calls: Some(state.tools.stats.summary()),
+        workspace: Some(state.tools.workspace.root().display().to_string()),
     })
 }

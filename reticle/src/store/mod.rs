@@ -1,10 +1,12 @@
 //! The on-disk workspace: atomic writes (temporary file, fsync, rename, fsync of the directory)
 //! and bounded directories (only the newest files kept). Used for `.reticle/capsules/` and the
 //! feedback outbox and the configs `reticle init` rewrites. A rewritten file keeps its mode and
-//! owner; a new one is created 0600. [`private`] holds the state dir's own files. This room
-//! writes files; it must not decide what goes in them.
+//! owner; a new one is created 0600. [`private`] holds the state dir's own files;
+//! [`workspace`] the project's `.reticle/` (flows, baselines, runs, capsules, project.json). This
+//! room writes files; it must not decide what goes in them.
 
 pub mod private;
+pub mod workspace;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};

@@ -41,21 +41,7 @@ async fn element_ref(
     match (given, target) {
         (Some(r), None) => Ok(r),
         (None, Some(t)) => {
-            let mut criteria = Map::new();
-            for (k, v) in [
-                ("testid", t.testid),
-                ("role", t.role),
-                ("name", t.name),
-                ("text", t.text),
-                ("label", t.label),
-                ("placeholder", t.placeholder),
-                ("alt", t.alt),
-                ("css", t.css),
-            ] {
-                if let Some(v) = v {
-                    criteria.insert(k.into(), json!(v));
-                }
-            }
+            let criteria = t.criteria();
             if criteria.is_empty() {
                 return Err(Refusal::bad_arguments(
                     call.tool.as_str(),
@@ -320,7 +306,7 @@ pub(super) async fn act_and_wait(call: &Call<'_>, a: ActAndWaitArgs) -> Result<V
             "verdict": &answer,
             "events": window.events.iter().rev().take(capsules::EVENTS_KEPT).collect::<Vec<_>>(),
         });
-        match capsules::save(&call.ctx.host.project_dir, &capsule) {
+        match capsules::save(&call.ctx.host.workspace, &capsule) {
             Ok(name) => answer["capsuleSaved"] = json!(name),
             Err(why) => answer["capsuleError"] = json!(why),
         }

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::verdict::predicate::KINDS;
@@ -16,7 +16,7 @@ pub const SESSION_ID: &str = "sessionId";
 
 /// A predicate, parsed strictly by `verdict::parse` when the tool runs; its schema lists every
 /// kind and the fields each accepts (from `verdict::predicate::KINDS`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(transparent)]
 pub struct PredicateArg(pub Value);
 
@@ -58,7 +58,7 @@ impl JsonSchema for PredicateArg {
 }
 
 /// What an action does to an element.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum Action {
     Click,
@@ -100,27 +100,49 @@ impl Action {
 }
 
 /// An element named the way a user would name it; must match exactly one element.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub testid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub placeholder: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub alt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub css: Option<String>,
+}
+
+impl Target {
+    /// The target as query criteria: only the fields given.
+    pub fn criteria(&self) -> Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        }
+    }
 }
 
 /// Arguments of one action: `{value}` for fill/select, `{text}` for type, `{key}` for press,
 /// `{confirmDangerous: true}` for destructive actions.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ActionArgs {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub confirm_dangerous: Option<bool>,
 }
 
@@ -501,6 +523,62 @@ fn drop_null(value: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(drop_null),
         _ => {}
     }
+}
+
+/// One step of a flow: the element as a user names it (never a ref), the action, and what must
+/// follow it.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FlowStep {
+    /// The element as a user names it: testid, role and name, label, text, placeholder or alt.
+    pub target: Target,
+    pub action: Action,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args: Option<ActionArgs>,
+    /// The consequence that must follow the action; omitted, the page must settle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until: Option<PredicateArg>,
+    /// How long to wait for the consequence in milliseconds (default 4000).
+    #[serde(rename = "timeout_ms", skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 60000))]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FlowSaveArgs {
+    /// Accepted for uniformity; flows belong to the project, not to a session.
+    pub session_id: Option<String>,
+    /// The flow's name: 1 to 100 letters, digits, '.', '_' or '-'.
+    pub name: String,
+    /// The path the flow starts from; a replay navigates there first, e.g. /login.
+    pub start_path: String,
+    /// Globs of the app paths the flow covers, e.g. ["/login", "/account/*"].
+    pub paths: Option<Vec<String>>,
+    /// The steps, in order.
+    #[schemars(length(min = 1, max = 200))]
+    pub steps: Vec<FlowStep>,
+    /// Replace a saved flow of the same name (default false: a refusal names it).
+    pub overwrite: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowAction {
+    List,
+    Load,
+    Delete,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FlowFamilyArgs {
+    /// Accepted for uniformity; flows belong to the project, not to a session.
+    pub session_id: Option<String>,
+    /// list (every saved flow with its grade), load (one flow), delete (one flow).
+    pub action: FlowAction,
+    /// With load and delete: the flow's name.
+    pub name: Option<String>,
 }
 
 /// Parses arguments into `T`; the error names the field at fault and what was wrong with it.

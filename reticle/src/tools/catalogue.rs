@@ -129,6 +129,15 @@ pub fn description(tool: ToolName) -> &'static str {
         T::Clock => {
             "Control the page's clock: freeze its timers, advance them, or reset to real time."
         }
+        T::FlowSave => {
+            "Save a flow: a name, the path it starts from, and steps (each element named as a user names it, the action, and the `until` consequence that must follow), to .reticle/flows/. Answers its assertion grade; typed secrets are stored as placeholders."
+        }
+        T::Flow => {
+            "The saved flows: action list (names, start paths, grades), load (one flow), delete (one flow)."
+        }
+        T::FlowList => "reticle_flow {action:\"list\"}: the saved flows with their grades.",
+        T::FlowLoad => "reticle_flow {action:\"load\", name}: one saved flow.",
+        T::FlowDelete => "reticle_flow {action:\"delete\", name}: delete one saved flow.",
         T::TestSleep => "Test only: wait `ms` milliseconds, then answer.",
         T::TestEcho => "Test only: answer with the arguments given.",
     }
@@ -159,6 +168,8 @@ pub fn input_schema(tool: ToolName) -> Map<String, Value> {
         T::Run => schema_of::<args::RunArgs>(),
         T::Capabilities => schema_of::<args::SessionOnly>(),
         T::Clock => schema_of::<args::ClockArgs>(),
+        T::FlowSave => schema_of::<args::FlowSaveArgs>(),
+        T::Flow | T::FlowList | T::FlowLoad | T::FlowDelete => schema_of::<args::FlowFamilyArgs>(),
         T::TestSleep => schema_of::<args::SleepArgs>(),
         T::TestEcho => {
             let mut map = Map::new();
@@ -216,6 +227,8 @@ fn output_fields(tool: ToolName) -> &'static [&'static str] {
         T::Session => &["action", "done"],
         T::Tools => &["total", "tools"],
         T::Run => &["tool"],
+        T::FlowSave => &["name", "path", "stepCount", "assertions", "secrets"],
+        T::Flow => &["action", "flows", "steps", "deleted"],
         _ => &[],
     }
 }

@@ -22,7 +22,7 @@ use super::catalogue::Catalogue;
 use super::context::ToolContext;
 use super::names::{Standing, ToolName};
 use super::refusal::Refusal;
-use super::{act, look, meta, observe, session_family, sessions, testing, verify};
+use super::{act, flows, look, meta, observe, session_family, sessions, testing, verify};
 use crate::bridge::{ResolveError, Session};
 use crate::wire::trace::span;
 
@@ -242,6 +242,8 @@ enum Parsed {
     Tools(args::ToolsArgs),
     Run(args::RunArgs),
     Clock(args::ClockArgs),
+    FlowSave(args::FlowSaveArgs),
+    Flow(args::FlowFamilyArgs),
     Sleep(args::SleepArgs),
     Echo,
 }
@@ -275,9 +277,17 @@ impl Parsed {
             T::Tools => Parsed::Tools(args::parse(a)?),
             T::Run => Parsed::Run(args::parse(a)?),
             T::Clock => Parsed::Clock(args::parse(a)?),
+            T::FlowSave => Parsed::FlowSave(args::parse(a)?),
+            T::Flow => Parsed::Flow(args::parse(a)?),
             T::TestSleep => Parsed::Sleep(args::parse(a)?),
             T::TestEcho => Parsed::Echo,
-            T::Yield | T::Resume | T::EndSession | T::Messages => {
+            T::Yield
+            | T::Resume
+            | T::EndSession
+            | T::Messages
+            | T::FlowList
+            | T::FlowLoad
+            | T::FlowDelete => {
                 return Err("a family member is reached through its family".into());
             }
         })
@@ -308,6 +318,8 @@ async fn dispatch(call: &Call<'_>, parsed: Parsed) -> Result<Value, Refusal> {
         (T::Session, Parsed::Session(a)) => session_family::session(call, a).await,
         (T::Tools, Parsed::Tools(a)) => meta::tools(call, a),
         (T::Run, Parsed::Run(a)) => meta::run(call, a).await,
+        (T::FlowSave, Parsed::FlowSave(a)) => flows::flow_save(call, a),
+        (T::Flow, Parsed::Flow(a)) => flows::flow(call, a),
         (T::TestSleep, Parsed::Sleep(a)) => testing::sleep(call, a).await,
         (T::TestEcho, _) => testing::echo(call),
         (tool, _) => Err(Refusal::new(
@@ -507,6 +519,7 @@ mod tests {
         ("session_family", include_str!("session_family.rs")),
         ("meta", include_str!("meta.rs")),
         ("testing", include_str!("testing.rs")),
+        ("flows", include_str!("flows.rs")),
     ];
     const CHOKEPOINT: &str = include_str!("chokepoint.rs");
 

@@ -1,7 +1,8 @@
 //! What a tool call can reach: the daemon's identity, the bridge, and the tool layer's own
 //! host ([`ToolHost`]): call accounting, per-session memory (last act, action windows, snapshot
-//! baselines, message cursors) and where it may write (the state dir for the feedback outbox,
-//! the project's `.reticle/` for capsules).
+//! baselines, message cursors, recordings) and where it may write (the state dir for the
+//! feedback outbox, the project's workspace `.reticle/`, resolved once per daemon life, for
+//! flows, runs and capsules).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant};
 use crate::bridge::{Bridge, Cursor};
 use crate::config::env;
 use crate::daemon::{Activity, DaemonInfo, DaemonLog};
+use crate::store::workspace::Workspace;
 
 /// How long the first calls of a daemon life wait for a first page to connect.
 pub const DEFAULT_FIRST_SESSION_WAIT: Duration = Duration::from_secs(3);
@@ -65,8 +67,9 @@ pub struct ToolHost {
     memory: Mutex<HashMap<String, SessionMemory>>,
     /// The daemon's state dir (the feedback outbox lives here).
     pub state_dir: PathBuf,
-    /// The project the daemon serves (capsules go to `<project>/.reticle/capsules/`).
-    pub project_dir: PathBuf,
+    /// The workspace of the project the daemon serves (`<project>/.reticle/`): the one root
+    /// every reader and writer of flows, baselines, runs and capsules uses.
+    pub workspace: Workspace,
     /// When the daemon started.
     pub started: Instant,
     /// How long after start a call waits for a first page instead of refusing.
@@ -86,7 +89,7 @@ impl ToolHost {
             stats: ToolStats::default(),
             memory: Mutex::new(HashMap::new()),
             state_dir,
-            project_dir,
+            workspace: Workspace::of_project(&project_dir),
             started: Instant::now(),
             first_session_wait,
             log,

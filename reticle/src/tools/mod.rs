@@ -16,8 +16,9 @@
 //!   is connected), `look` (snapshot, query, inspect, navigate,
 //!   state, capabilities, clock), `act` (act, act_sequence, act_and_wait), `observe` (observe,
 //!   network, console), `verify` (assert, wait_for), `session_family`, `meta` (tools, run,
-//!   feedback), `testing` (test-only tools); `capsules` for red verdicts, `redact` for what a
-//!   capsule must not keep.
+//!   feedback), `flows` (flow_save, flow), `testing` (test-only tools); `capsules` for red
+//!   verdicts, `redact` for what a capsule or a flow must not keep, `flow_model` for what a flow
+//!   is and how much it proves.
 //!
 //! This room runs tools; it must not know transports.
 
@@ -31,6 +32,8 @@ pub mod refusal;
 
 mod act;
 mod capsules;
+mod flow_model;
+mod flows;
 mod look;
 mod meta;
 mod next_action;

@@ -54,6 +54,12 @@ tool_names! {
     // Advertised only under RETICLE_ADVERTISE_ALL_TOOLS.
     Capabilities = "reticle_capabilities",
     Clock = "reticle_clock",
+    FlowSave = "reticle_flow_save",
+    Flow = "reticle_flow",
+    // Members of `reticle_flow`.
+    FlowList = "reticle_flow_list",
+    FlowLoad = "reticle_flow_load",
+    FlowDelete = "reticle_flow_delete",
     // Only when a test asks for them (RETICLE_TEST_CATALOGUE).
     TestSleep = "reticle_test_sleep",
     TestEcho = "reticle_test_echo",
@@ -97,7 +103,19 @@ impl ToolName {
                 family: T::Session,
                 action: "messages",
             },
-            T::Capabilities | T::Clock => Standing::Extended,
+            T::FlowList => Standing::Member {
+                family: T::Flow,
+                action: "list",
+            },
+            T::FlowLoad => Standing::Member {
+                family: T::Flow,
+                action: "load",
+            },
+            T::FlowDelete => Standing::Member {
+                family: T::Flow,
+                action: "delete",
+            },
+            T::Capabilities | T::Clock | T::FlowSave | T::Flow => Standing::Extended,
             T::TestSleep | T::TestEcho => Standing::Test,
             _ => Standing::Default,
         }
@@ -166,6 +184,8 @@ mod tests {
             .map(|(_, a)| *a)
             .collect();
         assert_eq!(actions, ["yield", "resume", "end", "messages"]);
+        let flow: Vec<&str> = ToolName::Flow.members().iter().map(|(_, a)| *a).collect();
+        assert_eq!(flow, ["list", "load", "delete"]);
         assert!(ToolName::parse("reticle_nope").is_none());
     }
 }

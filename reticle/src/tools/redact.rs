@@ -1,8 +1,8 @@
 //! What a capsule must not persist: the value of any field whose name says it is a secret
 //! (password, token, secret, authorization, cookie, API key, credential…), anywhere in it, and
 //! the text an action typed when its target or the page's account of the action names a secret
-//! field (a password box). This module rewrites a capsule's JSON; it must not decide when a
-//! capsule is written.
+//! field (a password box). Flows use the same words to store typed secrets as placeholders.
+//! This module rewrites JSON; it must not decide when anything is written.
 
 use serde_json::Value;
 
@@ -38,7 +38,7 @@ pub fn names_a_secret(word: &str) -> bool {
 }
 
 /// Whether any string inside `value` names a secret.
-fn mentions_a_secret(value: &Value) -> bool {
+pub fn mentions_a_secret(value: &Value) -> bool {
     match value {
         Value::String(text) => names_a_secret(text),
         Value::Array(items) => items.iter().any(mentions_a_secret),
@@ -47,19 +47,19 @@ fn mentions_a_secret(value: &Value) -> bool {
     }
 }
 
-/// Redacts every field named as a secret, at any depth.
-fn redact_secret_fields(value: &mut Value) {
+/// Redacts every field named as a secret, at any depth, in place.
+pub fn secret_fields(value: &mut Value) {
     match value {
         Value::Object(map) => {
             for (key, field) in map.iter_mut() {
                 if names_a_secret(key) && !field.is_null() {
                     *field = Value::String(REDACTED.into());
                 } else {
-                    redact_secret_fields(field);
+                    secret_fields(field);
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(redact_secret_fields),
+        Value::Array(items) => items.iter_mut().for_each(secret_fields),
         _ => {}
     }
 }
@@ -77,7 +77,7 @@ pub fn capsule(capsule: &mut Value) {
             }
         }
     }
-    redact_secret_fields(capsule);
+    secret_fields(capsule);
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! `reticle_sessions`: which browser sessions this daemon has, and when there are none, why
 //! (no page ever connected, a page connected and went away, a page that dialled and was
 //! refused), what to do next in a sentence, and as a structured `next_action` (chosen by
-//! `next_action` from what the daemon can see).
+//! `next_action` from what the daemon can see); and which workspace root (`.reticle/`) this
+//! daemon uses.
 
 use serde_json::{Value, json};
 
@@ -44,6 +45,7 @@ pub(super) async fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
         "sessions": listed,
         "count": listed.len(),
         "daemon": { "instance": ctx.info.instance, "port": port, "version": ctx.info.version },
+        "workspace": ctx.host.workspace.root().display().to_string(),
     });
     if listed.is_empty() {
         let (why, next) = match ctx.bridge.refused().last() {

@@ -39,6 +39,10 @@ pub struct StatusReport {
     /// The tool layer's call accounting.
     #[serde(default)]
     pub tool_calls: Option<ToolCalls>,
+    /// The project workspace root (`<project>/.reticle`) every flow, baseline, run and capsule
+    /// is read from and written to.
+    #[serde(default)]
+    pub workspace: Option<String>,
 }
 
 /// Tool calls as the chokepoint accounts them: running now, most at once, started, settled

@@ -1,0 +1,262 @@
+//! Saved flows: `reticle_flow_save` checks a flow ([`super::flow_model`]) and stores it in the
+//! workspace's `flows/`; `reticle_flow` {list, load, delete} reads and removes them (delete is
+//! idempotent: `deleted` says whether there was one). A flow file
+//! that cannot be read is reported by name with the fix, never replaced.
+//!
+//! This module stores and reads flows; it must not drive a page (replay does that).
+
+use serde_json::{Value, json};
+
+use super::args::{FlowAction, FlowFamilyArgs, FlowSaveArgs};
+use super::chokepoint::Call;
+use super::flow_model::Flow;
+use super::refusal::Refusal;
+use crate::store::workspace::{Folder, StoreError, Workspace};
+
+/// A workspace error as a refusal: the error names the file and the fix.
+pub(super) fn store_refusal(err: StoreError) -> Refusal {
+    let recovery = match &err {
+        StoreError::BadName { .. } => "use a name of letters, digits, '.', '_' or '-'",
+        StoreError::BadJson { .. } | StoreError::UnknownFormat { .. } => {
+            "mend the file or move it aside, then call again"
+        }
+        StoreError::Io { .. } => "check the workspace directory's permissions and free space",
+    };
+    Refusal::new(err.to_string(), recovery)
+}
+
+/// Loads a saved flow by name; a missing or unreadable one is a refusal naming it.
+pub(super) fn load_flow(workspace: &Workspace, name: &str) -> Result<Flow, Refusal> {
+    let document = workspace
+        .load(Folder::Flows, name)
+        .map_err(store_refusal)?
+        .ok_or_else(|| no_such_flow(workspace, name))?;
+    Flow::from_document(&document).map_err(|why| {
+        Refusal::new(
+            format!("the flow '{name}' could not be read: {why}"),
+            "save it again with reticle_flow_save, or delete it with reticle_flow {\"action\":\"delete\"}",
+        )
+    })
+}
+
+fn no_such_flow(workspace: &Workspace, name: &str) -> Refusal {
+    let saved: Vec<String> = workspace
+        .list(Folder::Flows)
+        .into_iter()
+        .map(|l| l.name)
+        .collect();
+    Refusal::new(
+        format!("no flow named '{name}' is saved in this workspace"),
+        "call reticle_flow {\"action\":\"list\"} for the saved flows, or save one with reticle_flow_save",
+    )
+    .with("saved", saved)
+}
+
+pub(super) fn flow_save(call: &Call<'_>, a: FlowSaveArgs) -> Result<Value, Refusal> {
+    let (flow, secrets) = Flow::checked(a.name, a.start_path, a.paths.unwrap_or_default(), a.steps)
+        .map_err(|problem| Refusal::bad_arguments(call.tool.as_str(), &problem))?;
+    let workspace = &call.ctx.host.workspace;
+    let existing = workspace
+        .load(Folder::Flows, &flow.name)
+        .map_err(store_refusal)?;
+    if existing.is_some() && a.overwrite != Some(true) {
+        return Err(Refusal::new(
+            format!(
+                "a flow named '{}' is already saved; nothing was written",
+                flow.name
+            ),
+            "pass overwrite:true to replace it, or choose another name",
+        ));
+    }
+    let path = workspace
+        .save(Folder::Flows, &flow.name, &flow.to_document())
+        .map_err(store_refusal)?;
+    let grading = flow.grading();
+    let mut answer = json!({
+        "ok": true,
+        "name": flow.name,
+        "path": path.display().to_string(),
+        "stepCount": flow.steps.len(),
+        "replaced": existing.is_some(),
+        "assertions": grading,
+    });
+    if !secrets.is_empty() {
+        answer["secrets"] = json!(secrets);
+        answer["note"] = json!(
+            "secrets are stored as placeholders: at replay each comes from the `secrets` argument or the daemon's environment variable named here"
+        );
+    }
+    Ok(answer)
+}
+
+pub(super) fn flow(call: &Call<'_>, a: FlowFamilyArgs) -> Result<Value, Refusal> {
+    let workspace = &call.ctx.host.workspace;
+    let named = || {
+        a.name.clone().ok_or_else(|| {
+            Refusal::new(
+                format!(
+                    "{} {} needs `name`, the flow's name; nothing was run",
+                    call.tool,
+                    if a.action == FlowAction::Load {
+                        "load"
+                    } else {
+                        "delete"
+                    }
+                ),
+                "call reticle_flow {\"action\":\"list\"} for the saved flows' names",
+            )
+        })
+    };
+    match a.action {
+        FlowAction::List => {
+            let flows: Vec<Value> = workspace
+                .list(Folder::Flows)
+                .into_iter()
+                .map(|listed| {
+                    match listed
+                        .document
+                        .map_err(|e| e.to_string())
+                        .and_then(|d| Flow::from_document(&d))
+                    {
+                        Ok(flow) => json!({
+                            "name": listed.name,
+                            "startPath": flow.start_path,
+                            "stepCount": flow.steps.len(),
+                            "grade": flow.grading().grade,
+                        }),
+                        Err(why) => json!({ "name": listed.name, "unreadable": why }),
+                    }
+                })
+                .collect();
+            Ok(json!({
+                "ok": true,
+                "action": "list",
+                "workspace": workspace.root().display().to_string(),
+                "count": flows.len(),
+                "flows": flows,
+            }))
+        }
+        FlowAction::Load => {
+            let flow = load_flow(workspace, &named()?)?;
+            let mut answer = json!({ "ok": true, "action": "load" });
+            for (key, value) in flow.to_document() {
+                answer[key] = value;
+            }
+            Ok(answer)
+        }
+        FlowAction::Delete => {
+            let name = named()?;
+            // Idempotent: deleting a flow that is not there answers `deleted: false`.
+            let deleted = workspace
+                .delete(Folder::Flows, &name)
+                .map_err(store_refusal)?;
+            Ok(json!({ "ok": true, "action": "delete", "name": name, "deleted": deleted }))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, Value, json};
+
+    use crate::tools::{Catalogue, Surface, ToolContext, run_tool};
+
+    async fn call(ctx: &ToolContext, tool: &str, args: Value) -> (bool, Value) {
+        let catalogue = Catalogue::for_surface(Surface::All);
+        let arguments: Map<String, Value> = args.as_object().cloned().unwrap();
+        let result = run_tool(ctx, &catalogue, tool, arguments).await.unwrap();
+        (
+            result.is_error == Some(true),
+            result.structured_content.unwrap_or(Value::Null),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_flow_is_saved_listed_loaded_and_deleted_and_a_bad_file_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::detached(dir.path());
+        let flow = json!({
+            "name": "sign-in",
+            "startPath": "/login",
+            "steps": [
+                {"target": {"label": "Password"}, "action": "fill", "args": {"value": "hunter2"}},
+                {"target": {"role": "button", "name": "Sign in"}, "action": "click",
+                 "until": {"kind": "signal", "name": "login.succeeded"}}
+            ]
+        });
+        let (error, saved) = call(&ctx, "reticle_flow_save", flow.clone()).await;
+        assert!(!error, "{saved}");
+        assert_eq!(saved["assertions"]["grade"], "asserted");
+        assert_eq!(saved["secrets"][0]["env"], "RETICLE_SECRET_PASSWORD");
+        let file = std::fs::read_to_string(dir.path().join("project/.reticle/flows/sign-in.json"))
+            .unwrap();
+        assert!(
+            !file.contains("hunter2") && file.contains("\"format\": 1"),
+            "{file}"
+        );
+
+        let (error, again) = call(&ctx, "reticle_flow_save", flow).await;
+        assert!(
+            error && again["reason"].as_str().unwrap().contains("already saved"),
+            "{again}"
+        );
+
+        std::fs::write(dir.path().join("project/.reticle/flows/broken.json"), "{").unwrap();
+        let (error, listed) = call(&ctx, "reticle_flow", json!({"action": "list"})).await;
+        assert!(!error, "{listed}");
+        assert_eq!(listed["count"], 2);
+        assert!(
+            listed["flows"][0]["unreadable"]
+                .as_str()
+                .unwrap()
+                .contains("broken.json")
+        );
+        assert_eq!(listed["flows"][1]["grade"], "asserted");
+
+        let (error, loaded) = call(
+            &ctx,
+            "reticle_run",
+            json!({"tool": "reticle_flow_load", "args": {"name": "sign-in"}}),
+        )
+        .await;
+        assert!(!error, "{loaded}");
+        assert_eq!(loaded["startPath"], "/login");
+        assert_eq!(
+            loaded["steps"][0]["args"]["value"],
+            json!({"fromEnv": "RETICLE_SECRET_PASSWORD"})
+        );
+
+        let (error, bad) = call(
+            &ctx,
+            "reticle_flow",
+            json!({"action": "load", "name": "broken"}),
+        )
+        .await;
+        assert!(
+            error && bad["reason"].as_str().unwrap().contains("not valid JSON"),
+            "{bad}"
+        );
+
+        let (error, deleted) = call(
+            &ctx,
+            "reticle_flow",
+            json!({"action": "delete", "name": "sign-in"}),
+        )
+        .await;
+        assert!(!error && deleted["deleted"] == true, "{deleted}");
+        let (error, again) = call(
+            &ctx,
+            "reticle_flow",
+            json!({"action": "delete", "name": "sign-in"}),
+        )
+        .await;
+        assert!(!error && again["deleted"] == false, "{again}");
+        let (error, gone) = call(
+            &ctx,
+            "reticle_flow",
+            json!({"action": "load", "name": "sign-in"}),
+        )
+        .await;
+        assert!(error && gone["saved"] == json!(["broken"]), "{gone}");
+    }
+}
