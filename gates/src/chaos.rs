@@ -153,8 +153,7 @@ pub fn calls_under_fault<'a>(ops: &'a [Op], fault: &Op) -> Vec<&'a Op> {
     let nemesis = |o: &&Op| o.actor == Actor::Nemesis && o.index < fault.index;
     let began = ops
         .iter()
-        .filter(nemesis)
-        .next_back()
+        .rfind(nemesis)
         .filter(|o| o.op_type == OpType::Invoke && o.f == APPLYING && o.value["fault"] == *fault.f)
         .map_or(fault.index, |o| o.index);
     let healed = ops
