@@ -4,12 +4,14 @@
 //! happened), then that each fault was established (else the run is inconclusive and says why),
 //! then what the sequence promises. Pure over a history: the sequences run in the test, which
 //! records into the history in the gates' fault vocabulary ([`crate::fault`]) and this module's
-//! observations ([`seen`]).
+//! observations ([`seen`]). [`calls_under_fault`] is shared by a judge and the nemesis: the
+//! nemesis holds a fault until the history shows a call in flight under it (never a clock), and
+//! the judge counts the same calls.
 
 use serde_json::Value;
 
 use crate::fault;
-use crate::history::{Actor, Op, OpType};
+use crate::history::{APPLYING, Actor, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};
 use crate::scenarios::kit;
 
@@ -25,6 +27,9 @@ pub mod seen {
     /// The order in which the daemon was sent the calls, by each call's `n` (value:
     /// `{"ns": [...]}`).
     pub const POSTED: &str = "posted";
+    /// The nemesis held a cut until a call was in flight under it (value: `{"cut": n, "seen":
+    /// bool}`; `false`: the bound ran out first).
+    pub const CALL_UNDER: &str = "call_under";
 }
 
 /// How the calls of a sequence were answered, once exactly-once holds.
@@ -139,13 +144,43 @@ fn served_after_last_heal(ops: &[Op]) -> Option<&Op> {
         .find(|a| a.op_type == OpType::Ok)
 }
 
-/// Invokes between each `f` fault and the heal after it.
+/// The client's calls in flight under the fault recorded at `fault` (the nemesis op saying it
+/// took): invoked after the nemesis began applying it (its `applying` invoke, when recorded, else
+/// the fault op itself) and before the heal after it, or invoked earlier and not answered before
+/// the fault took. A call the agent made just before the fault was recorded, with the toxic
+/// already on, counts; one made and answered before the nemesis began does not.
+pub fn calls_under_fault<'a>(ops: &'a [Op], fault: &Op) -> Vec<&'a Op> {
+    let nemesis = |o: &&Op| o.actor == Actor::Nemesis && o.index < fault.index;
+    let began = ops
+        .iter()
+        .rfind(nemesis)
+        .filter(|o| o.op_type == OpType::Invoke && o.f == APPLYING && o.value["fault"] == *fault.f)
+        .map_or(fault.index, |o| o.index);
+    let healed = ops
+        .iter()
+        .find(|o| o.index > fault.index && o.actor == Actor::Nemesis && o.f == fault::HEAL)
+        .map_or(usize::MAX, |o| o.index);
+    calls(ops)
+        .filter(|call| call.index < healed)
+        .filter(|call| {
+            call.index > began
+                || answer_of(ops, call).is_none_or(|answer| answer.index > fault.index)
+        })
+        .collect()
+}
+
+/// The calls in flight under any `f` fault, each counted once.
 fn calls_under<'a>(ops: &'a [Op], f: &str) -> Vec<&'a Op> {
-    let mut under = Vec::new();
-    for segment in kit::segments(ops).iter().filter(|s| s.fault.f == f) {
-        under.extend(segment.after.iter().copied().filter(|o| {
-            o.actor == Actor::Client && o.op_type == OpType::Invoke && judge::call_id(o).is_some()
-        }));
+    let mut under: Vec<&Op> = Vec::new();
+    for fault in ops
+        .iter()
+        .filter(|o| o.actor == Actor::Nemesis && o.op_type != OpType::Invoke && o.f == f)
+    {
+        for call in calls_under_fault(ops, fault) {
+            if !under.iter().any(|seen| seen.index == call.index) {
+                under.push(call);
+            }
+        }
     }
     under
 }
@@ -188,6 +223,15 @@ fn flapping_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
             RowOutcome::Silent,
             format!(
                 "the link did not come back within the bound after cut {} was healed",
+                op.value["cut"]
+            ),
+        ));
+    }
+    if let Some(op) = unseen(ops, seen::CALL_UNDER) {
+        return Err(Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "cut {} was held for the whole bound and no call was in flight under it",
                 op.value["cut"]
             ),
         ));
@@ -582,6 +626,90 @@ mod tests {
         heal(&h);
         call(&h, 2, OK);
         assert_eq!(judge_flapping(&h.ops()).outcome, RowOutcome::Inconclusive);
+    }
+
+    /// One cut, applied (`applying`) and then recorded as taken, with the calls `before` it
+    /// began, `between` the two ops, and `held` until its drop was seen; then healed.
+    fn cut_with(before: &[u64], between: &[u64], answered_before_it_took: bool) -> Vec<Op> {
+        let h = History::new();
+        for id in before {
+            h.invoke(
+                "tools/call",
+                json!({ "id": id, "params": { "name": "t", "arguments": { "n": id } } }),
+            );
+        }
+        let finish = |ids: &[u64]| {
+            for id in ids {
+                h.complete(
+                    OpType::Info,
+                    "tools/call",
+                    json!({ "id": id, "code": -32001, "population": "post_failed", "ran": "no" }),
+                );
+            }
+        };
+        h.applying(fault::CUT, json!({ "cut": 0 }));
+        if answered_before_it_took {
+            finish(before);
+        }
+        for id in between {
+            call(&h, *id, Some((OpType::Info, "post_failed", "no")));
+        }
+        h.fault(fault::CUT, true, json!({ "cut": 0 }));
+        if !answered_before_it_took {
+            finish(before);
+        }
+        for (f, seen) in [(seen::DROP, true), (seen::CALL_UNDER, true)] {
+            h.record(
+                Actor::Harness,
+                OpType::Info,
+                f,
+                json!({ "cut": 0, "seen": seen }),
+            );
+        }
+        heal(&h);
+        h.record(
+            Actor::Harness,
+            OpType::Info,
+            seen::REJOINED,
+            json!({ "cut": 0, "seen": true }),
+        );
+        call(&h, 99, OK);
+        h.ops()
+    }
+
+    #[test]
+    fn a_call_made_after_the_nemesis_began_a_cut_or_in_flight_when_it_took_is_under_it() {
+        // The race the flapping link lost under load: the calls were invoked after the toxic was
+        // on but before the cut was recorded, and answered post_failed.
+        let judged = judge_flapping(&cut_with(&[], &[1, 2, 3], false));
+        assert_eq!(judged.outcome, RowOutcome::Surfaced, "{judged:?}");
+        assert!(
+            judged.evidence.contains("3 calls made while cut"),
+            "{judged:?}"
+        );
+        // Invoked before the nemesis began, still unanswered when the cut took.
+        let judged = judge_flapping(&cut_with(&[1], &[], false));
+        assert_eq!(judged.outcome, RowOutcome::Surfaced, "{judged:?}");
+        // The control: invoked before and answered before the cut took, it was not under it.
+        let judged = judge_flapping(&cut_with(&[1], &[], true));
+        assert_eq!(judged.outcome, RowOutcome::Inconclusive, "{judged:?}");
+        assert!(judged.evidence.contains("no call was made"), "{judged:?}");
+    }
+
+    #[test]
+    fn only_a_hold_whose_bound_ran_out_is_inconclusive() {
+        let mut ops = cut_with(&[], &[1], false);
+        let held = ops
+            .iter_mut()
+            .find(|o| o.f == seen::CALL_UNDER)
+            .expect("the hold is recorded");
+        held.value["seen"] = json!(false);
+        let judged = judge_flapping(&ops);
+        assert_eq!(judged.outcome, RowOutcome::Inconclusive, "{judged:?}");
+        assert!(
+            judged.evidence.contains("held for the whole bound"),
+            "{judged:?}"
+        );
     }
 
     fn dropped(answers: &[Option<(OpType, &str, &str)>]) -> Vec<Op> {

@@ -34,6 +34,8 @@ pub const TOXIC: &str = "toxic";
 
 /// Something else listening on the port first (H2.4, H3.1).
 pub const SQUAT_PORT: &str = "squat_port";
+/// An outgoing loopback connection holding the port as its source port, nothing listening (H3.8).
+pub const CONNECTION_ON_PORT: &str = "connection_on_port";
 /// The daemon SIGKILLed (H2.6, H3.6).
 pub const SIGKILL_DAEMON: &str = "sigkill_daemon";
 /// The daemon SIGSTOPped: pid alive, port dead (H3.2).

@@ -232,6 +232,14 @@ pub const INVENTORY: &[Row] = &[
         "race two serve on one port; exactly one runs, the other exits non-zero naming the first",
     ),
     row(
+        "H3.8",
+        Daemon,
+        "a port that is an outgoing connection's source port reads free to status and invisible to serve",
+        "silent",
+        Surfaced,
+        "connect from the port to a loopback listener; serve and status both name the connection and its pid",
+    ),
+    row(
         "H4.1",
         Bridge,
         "protocol version mismatch closes 1008 and the SDK never retries",

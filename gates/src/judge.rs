@@ -72,7 +72,10 @@ impl Judgement {
 
 /// The first nemesis fault, if it was established; `Err` names why the run proves nothing.
 pub fn established_fault(ops: &[Op]) -> Result<&Op, Judgement> {
-    match ops.iter().find(|o| o.actor == Actor::Nemesis) {
+    match ops
+        .iter()
+        .find(|o| o.actor == Actor::Nemesis && o.op_type != OpType::Invoke)
+    {
         Some(op) if op.op_type == OpType::Ok => Ok(op),
         Some(op) => Err(Judgement::new(
             RowOutcome::Inconclusive,

@@ -4,8 +4,10 @@
 //! silently), and the link back afterwards.
 //!
 //! - A flapping link: the link cut (`toxics`: `reset_peer`, `timeout`, both directions) and
-//!   healed again and again while the agent calls without a pause. Negative control: the stand-in
-//!   MCP server that swallows calls, run through the same sequence, must fail exactly-once.
+//!   healed again and again while the agent calls without a pause; each cut is held until the
+//!   history shows a call in flight under it (the nemesis waits on the history, not the clock).
+//!   Negative control: the stand-in MCP server that swallows calls, run through the same
+//!   sequence, must fail exactly-once.
 //! - Calls in flight across a drop: six `reticle_test_sleep` calls running at the daemon when the
 //!   stream is reset; each answered once, -32001 `in_flight_lost`, saying it may have run.
 //! - A cut during the handshake replay: the daemon SIGKILLed and replaced on its port while a
@@ -175,8 +177,10 @@ async fn flapping(env: &GateEnv, patience: Duration) -> (History, Judgement) {
     };
     for (n, cut) in cuts().iter().cycle().take(FLAPS).enumerate() {
         let before = drops(&options);
+        // Recorded before the toxic goes on: a call the agent makes from here is made under it.
+        history.applying(fault::CUT, json!({ "cut": n }));
         let (established, detail) = rig.link.cut(cut).await;
-        history.fault(
+        let took = history.fault(
             fault::CUT,
             established,
             json!({ "cut": n, "detail": detail }),
@@ -185,6 +189,19 @@ async fn flapping(env: &GateEnv, patience: Duration) -> (History, Judgement) {
             .await
             .is_some();
         observe(&history, seen::DROP, json!({ "cut": n, "seen": dropped }));
+        // The cut is held until the history shows a call in flight under it, however slowly the
+        // agent's calls come on a loaded machine; only the bound running out proves nothing.
+        let under = poll::within(BOUND, async || {
+            let ops = history.ops();
+            (!chaos::calls_under_fault(&ops, &ops[took]).is_empty()).then_some(())
+        })
+        .await
+        .is_some();
+        observe(
+            &history,
+            seen::CALL_UNDER,
+            json!({ "cut": n, "seen": under }),
+        );
         let opened = sessions(&options).len();
         rig.link.heal(&history).await;
         // Each cut cuts a live link: the next waits until the proxy has a session again.

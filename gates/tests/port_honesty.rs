@@ -1,9 +1,15 @@
 //! Port honesty (H3.1): a squatter on the port makes `serve` fail naming the holder and never
 //! print a started line, `status` says `foreign`, and `doctor` names the obstacle. Control: on a
-//! free port the same commands say `free` and `serve` starts a daemon.
+//! free port the same commands say `free` and `serve` starts a daemon. H3.8: a port that is an
+//! outgoing connection's source port is named as such, with its holder, by `serve`, `status`,
+//! `doctor`, `kill` and `stop`; control: once the connection is released, `serve` starts there.
 
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 
+use gates::history::OpType;
+use gates::judge::RowOutcome;
+use gates::scenarios::GateEnv;
+use gates::scenarios::daemon::{SourcePort, connection_on_the_port};
 use harness::cli::run;
 use harness::free_port;
 
@@ -113,4 +119,113 @@ async fn bad_ports_get_a_sentence_not_a_panic() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("RETICLE_PORT"));
+}
+
+#[tokio::test]
+async fn a_port_held_by_an_outgoing_connection_is_named_by_every_command() {
+    let state = tempfile::tempdir().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let _accepted = listener.accept().unwrap();
+    let port = client.local_addr().unwrap().port().to_string();
+    let me = std::process::id().to_string();
+    let names_the_connection = |said: &str| {
+        said.contains(&format!("port {port} is held by"))
+            && said.contains(&me)
+            && said.contains("outgoing connection")
+            && said.contains("another port")
+    };
+
+    let serve = run(state.path(), &["serve", "--port", &port]).await;
+    assert!(!serve.ok(), "{serve:?}");
+    assert!(names_the_connection(&serve.stderr), "{}", serve.stderr);
+    assert!(!serve.stderr.contains("cannot see"), "{}", serve.stderr);
+
+    let status = run(state.path(), &["status", "--port", &port, "--json"]).await;
+    let report = status.json();
+    assert_eq!(report["presence"], "outbound", "{report}");
+    assert_eq!(report["running"], false);
+    assert!(names_the_connection(report["diagnosis"].as_str().unwrap()));
+    let text = run(state.path(), &["status", "--port", &port]).await;
+    assert!(!text.stdout.contains("free"), "{}", text.stdout);
+
+    let doctor = run(state.path(), &["doctor", "--port", &port]).await;
+    assert!(!doctor.ok(), "{doctor:?}");
+    assert!(names_the_connection(&doctor.stdout), "{}", doctor.stdout);
+    assert!(
+        doctor.stdout.contains("ephemeral range"),
+        "{}",
+        doctor.stdout
+    );
+
+    for args in [["kill", "--port", &port], ["stop", "--port", &port]] {
+        let ran = run(state.path(), &args).await;
+        assert!(!ran.ok(), "{args:?}: {ran:?}");
+        assert!(
+            names_the_connection(&ran.stderr),
+            "{args:?}: {}",
+            ran.stderr
+        );
+    }
+    assert!(harness::ports::pid_alive(std::process::id()));
+    drop(client);
+}
+
+#[tokio::test]
+async fn a_port_held_by_an_outgoing_connection_scores_surfaced_and_serve_starts_once_it_closes() {
+    let env = GateEnv {
+        reticle: harness::binaries::reticle(),
+    };
+    let held = connection_on_the_port(&env, SourcePort::Held).await;
+    assert_eq!(
+        held.judgement.outcome,
+        RowOutcome::Surfaced,
+        "{:?}: {:?}",
+        held.judgement,
+        held.history.ops()
+    );
+    let released = connection_on_the_port(&env, SourcePort::Released).await;
+    let ops = released.history.ops();
+    let serve = ops
+        .iter()
+        .rfind(|op| op.f == "serve" && op.op_type != OpType::Invoke)
+        .expect("serve was called");
+    assert_eq!(serve.op_type, OpType::Ok, "{ops:?}");
+    let status = ops
+        .iter()
+        .find(|op| op.f == "status" && op.op_type != OpType::Invoke)
+        .expect("status was called");
+    assert!(
+        status.value["stdout"]
+            .as_str()
+            .is_some_and(|out| out.contains("\"presence\":\"free\"")),
+        "{ops:?}"
+    );
+}
+
+#[tokio::test]
+async fn doctor_warns_only_about_a_port_inside_the_ephemeral_range() {
+    let state = tempfile::tempdir().unwrap();
+    let outside = free_port().to_string();
+    let doctor = run(state.path(), &["doctor", "--port", &outside, "--json"]).await;
+    let findings = doctor.json()["findings"].clone();
+    assert!(
+        findings
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["check"] != "range"),
+        "{findings}"
+    );
+    let inside = harness::ports::ephemeral_range().start().to_string();
+    let doctor = run(state.path(), &["doctor", "--port", &inside, "--json"]).await;
+    let findings = doctor.json()["findings"].clone();
+    let range = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "range")
+        .unwrap_or_else(|| panic!("no range warning: {findings}"));
+    assert_eq!(range["warning"], true);
+    assert_eq!(range["ok"], true, "a hazard is not an obstacle");
 }

@@ -1,6 +1,7 @@
 //! The history: every operation a gate performs, appended in order and timestamped (Jepsen's
 //! model). Clients `invoke` and then complete with `ok`, `fail` or `info` (unknown); the nemesis
-//! records the faults it injected and whether they took; the harness records process events.
+//! records the faults it is about to inject (so a call made after that is known to have been made
+//! under the fault) and then whether they took; the harness records process events.
 //! Recording is all this module does; judging is [`crate::judge`]'s job.
 
 use std::sync::{Arc, Mutex};
@@ -8,6 +9,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::Value;
+
+/// The `f` of the nemesis invoke recorded before a fault is applied ([`History::applying`]).
+pub const APPLYING: &str = "applying";
 
 /// Who performed an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -107,6 +111,17 @@ impl History {
     /// A client call completes.
     pub fn complete(&self, op_type: OpType, f: &str, value: Value) -> usize {
         self.record(Actor::Client, op_type, f, value)
+    }
+
+    /// The nemesis is about to inject the fault `f`: recorded (as the nemesis invoke
+    /// [`APPLYING`], naming `f` as its `fault`) before it is applied, so every call invoked after
+    /// this op was invoked while the fault was being applied or on. Its completion is
+    /// [`Self::fault`].
+    pub fn applying(&self, f: &str, mut value: Value) -> usize {
+        if let Value::Object(fields) = &mut value {
+            fields.insert("fault".to_string(), Value::from(f));
+        }
+        self.record(Actor::Nemesis, OpType::Invoke, APPLYING, value)
     }
 
     /// The nemesis injected a fault; `established` says whether the harness could confirm it.

@@ -11,6 +11,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use reticle::config::env;
 use reticle::probe::fetch_status;
+use reticle::probe::obstacles::says_port_held;
 use reticle::wire::StatusReport;
 
 use crate::{binaries, marker, poll, ports};
@@ -71,7 +72,8 @@ impl OwnedDaemonBuilder {
         } else {
             Some(tempfile::tempdir().map_err(|e| format!("no private project dir: {e}"))?)
         };
-        // A free port can be taken between picking and binding; only then is another one tried.
+        // A free port can be taken between picking and binding (by a listener, or by an outgoing
+        // connection as its source port); only then is another one tried, never by the product.
         let attempts = if self.port.is_some() { 1 } else { 3 };
         let mut last_failure = String::new();
         for _ in 0..attempts {
@@ -112,7 +114,7 @@ impl OwnedDaemonBuilder {
                     return Ok(daemon);
                 }
                 Err(failure) => {
-                    let port_taken = failure.contains("port") && failure.contains("held");
+                    let port_taken = says_port_held(port, &failure);
                     last_failure = failure;
                     if !port_taken {
                         break;

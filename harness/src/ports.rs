@@ -15,11 +15,10 @@ use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-pub use reticle::probe::holders::{command_of, holders, listeners, pid_alive};
+pub use reticle::probe::ephemeral::ephemeral_range;
+pub use reticle::probe::holders::{command_of, holders, listeners, outbound, pid_alive};
 pub use reticle::probe::{PortHolder, PortPresence, SocketRole, probe};
 
-/// Where the kernel draws outgoing connections' source ports from when it cannot be read.
-const DEFAULT_EPHEMERAL: RangeInclusive<u16> = 32768..=60999;
 /// The lowest port handed out: above the well-known and common development ports.
 const LOWEST: u16 = 10_000;
 
@@ -45,17 +44,6 @@ pub fn free_port() -> u16 {
         "no loopback port outside the ephemeral range {:?} could be reserved and bound",
         ephemeral_range()
     )
-}
-
-/// The kernel's ephemeral range, from `/proc/sys/net/ipv4/ip_local_port_range`.
-pub fn ephemeral_range() -> RangeInclusive<u16> {
-    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|text| {
-            let mut bounds = text.split_whitespace().map(str::parse::<u16>);
-            Some(bounds.next()?.ok()?..=bounds.next()?.ok()?)
-        })
-        .unwrap_or(DEFAULT_EPHEMERAL)
 }
 
 /// Every port from [`LOWEST`] up that lies outside `ephemeral`.

@@ -1,23 +1,24 @@
 //! Hop 3 scenarios: each provokes one daemon-lifecycle row against real processes, records the
 //! fault and every CLI call in a history, and judges it. The CLI calls are what a user sees, so a
 //! call's completion is `ok` for exit 0 and `fail` otherwise, with what it printed (`info` for a
-//! call killed at the harness's bound: a hang). H3.3 needs an attached client instead: its calls
+//! call killed at the harness's bound: a hang). H3.8's control (the connection released first) is
+//! [`connection_on_the_port`] with [`SourcePort::Released`]. H3.3 needs an attached client instead: its calls
 //! go through the hop 1 and 2 [`super::agent::Agent`], opened by [`warm_agent`].
 
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use harness::cli::{self, Ran as CliRan};
-use harness::ports::{listeners, pid_alive};
+use harness::ports::{listeners, outbound, pid_alive};
 use harness::{OwnedDaemon, free_port, marker, poll};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-use super::kit::{self, judge_survival, judged, warm_agent};
+use super::kit::{self, judge_survival, judged, unestablished, warm_agent};
 use super::{GateEnv, Ran, proxy_options};
 use crate::fault;
 use crate::history::{History, OpType};
@@ -408,6 +409,104 @@ pub async fn racing_daemons(env: &GateEnv) -> Ran {
         }
         judge::must_surface(ops, "serve", &[&winner])
     })
+}
+
+/// What H3.8 does with the connection that holds the port before it runs the CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourcePort {
+    /// The connection stays open: the row.
+    Held,
+    /// The connection is closed first: the control, where `serve` starts.
+    Released,
+}
+
+/// H3.8: a port that is the local end of an outgoing connection (nothing listens): `serve` must
+/// fail naming the port and the process holding the connection, and `status` must not call it
+/// free.
+pub async fn port_held_by_a_connection(env: &GateEnv) -> Ran {
+    connection_on_the_port(env, SourcePort::Held).await
+}
+
+/// H3.8's scenario, or its control: connects from a port the kernel picks (an ephemeral one,
+/// as any client connection on the machine would take) to a loopback listener, then runs
+/// `status` and `serve` on that port with the connection held, or released first.
+pub async fn connection_on_the_port(env: &GateEnv, source: SourcePort) -> Ran {
+    let history = History::new();
+    let state = tempfile::tempdir().expect("state dir");
+    let connected = TcpListener::bind("127.0.0.1:0").and_then(|listener| {
+        let client = TcpStream::connect(listener.local_addr()?)?;
+        let (accepted, _) = listener.accept()?;
+        Ok((client, accepted))
+    });
+    let Ok((client, accepted)) = connected else {
+        return unestablished(
+            history,
+            fault::CONNECTION_ON_PORT,
+            "could not open a loopback connection",
+            |ops| judge::must_surface(ops, "serve", &[]),
+        );
+    };
+    let port = client.local_addr().map(|a| a.port()).unwrap_or(0);
+    if source == SourcePort::Released {
+        release(client, accepted, port).await;
+    } else {
+        // The fault is established when the kernel lists the connection on the port, and held
+        // (both ends open) until the calls are done.
+        let holders = outbound(port).map(|o| o.holders).unwrap_or_default();
+        history.fault(
+            fault::CONNECTION_ON_PORT,
+            holders.iter().any(|h| h.pid == std::process::id()),
+            json!({ "port": port, "holders": holders }),
+        );
+    }
+    let port_arg = port.to_string();
+    let report = status_report(&history, env, state.path(), &port_arg).await;
+    let ran = call(&history, env, state.path(), &["serve", "--port", &port_arg]).await;
+    if ran.ok() {
+        let _ = call(&history, env, state.path(), &["stop", "--port", &port_arg]).await;
+    }
+    let holder = std::process::id().to_string();
+    judged(history, move |ops| {
+        let surfaced = judge::must_surface(ops, "serve", &[&port_arg, &holder]);
+        if surfaced.outcome != RowOutcome::Surfaced {
+            return surfaced;
+        }
+        match (report["presence"].as_str(), report["diagnosis"].as_str()) {
+            (Some("outbound"), Some(diagnosis)) if diagnosis.contains(&holder) => surfaced,
+            _ => Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "serve named the connection, but status said: {}",
+                    one_line(&report.to_string())
+                ),
+            ),
+        }
+    })
+}
+
+/// Closes a loopback connection so that its end does not linger on `port`: the client's end is
+/// reset (linger 0: no TIME_WAIT, which would hold the port for a minute), then waits (bounded)
+/// until the kernel lists nothing on the port.
+async fn release(client: TcpStream, accepted: TcpStream, port: u16) {
+    use std::os::fd::AsRawFd;
+    let linger = nix::libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: `client` is an open socket for the whole call, and `linger` is a valid
+    // `struct linger` of the size passed.
+    unsafe {
+        nix::libc::setsockopt(
+            client.as_raw_fd(),
+            nix::libc::SOL_SOCKET,
+            nix::libc::SO_LINGER,
+            (&raw const linger).cast(),
+            std::mem::size_of::<nix::libc::linger>() as nix::libc::socklen_t,
+        );
+    }
+    drop(client);
+    drop(accepted);
+    poll::within(BOUND, async || outbound(port).is_none().then_some(())).await;
 }
 
 /// Judges with `judge` only when the history's fault was established; else inconclusive.

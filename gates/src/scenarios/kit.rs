@@ -185,11 +185,12 @@ impl<'a> Segment<'a> {
     }
 }
 
-/// Splits a history at each nemesis op.
+/// Splits a history at each nemesis op that says what a fault did (a nemesis invoke, recorded
+/// before a fault is applied, stays inside the segment it falls in).
 pub fn segments(ops: &[Op]) -> Vec<Segment<'_>> {
     let mut out: Vec<Segment<'_>> = Vec::new();
     for op in ops {
-        if op.actor == Actor::Nemesis {
+        if op.actor == Actor::Nemesis && op.op_type != OpType::Invoke {
             out.push(Segment {
                 fault: op,
                 after: Vec::new(),

@@ -80,6 +80,7 @@ scenario_table! {
     "H3.5" => daemon::survives_caller_group_sigterm,
     "H3.6" => daemon::sigkill_reads_died_silently,
     "H3.7" => daemon::racing_daemons,
+    "H3.8" => daemon::port_held_by_a_connection,
     "H4.1" => bridge::version_mismatch,
     "H4.2" => bridge::another_projects_page,
     "H4.3" => bridge::tab_closed_mid_command,

@@ -1,5 +1,6 @@
-//! `reticle doctor`: name every obstacle to running Reticle on a port, each with its fix; exit 0
-//! only when there is none. It inspects; it changes nothing.
+//! `reticle doctor`: name every obstacle to running Reticle on a port, each with its fix, and
+//! every hazard (a port inside the kernel's ephemeral range) as a warning; exit 0 only when there
+//! is no obstacle. It inspects; it changes nothing.
 
 use serde::Serialize;
 
@@ -7,7 +8,7 @@ use super::Exit;
 use crate::daemon::StateDir;
 use crate::daemon::lock;
 use crate::probe::holders::pid_alive;
-use crate::probe::obstacles::foreign_holder;
+use crate::probe::obstacles::{ephemeral_hazard, foreign_holder, outbound_holder};
 use crate::probe::{PortPresence, probe};
 
 /// One finding.
@@ -15,6 +16,9 @@ use crate::probe::{PortPresence, probe};
 pub struct Finding {
     pub check: &'static str,
     pub ok: bool,
+    /// Not an obstacle today, but one waiting to happen (`ok` stays true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub warning: bool,
     pub detail: String,
 }
 
@@ -22,7 +26,14 @@ pub async fn doctor(port: u16, json: bool) -> Result<(), Exit> {
     let state = StateDir::from_env();
     let files = state.port_files(port);
     let mut findings = Vec::new();
-    let mut add = |check, ok, detail: String| findings.push(Finding { check, ok, detail });
+    let mut add = |check, ok, detail: String| {
+        findings.push(Finding {
+            check,
+            ok,
+            warning: false,
+            detail,
+        })
+    };
 
     match state.problem() {
         None => add(
@@ -52,6 +63,9 @@ pub async fn doctor(port: u16, json: bool) -> Result<(), Exit> {
             ),
         ),
         PortPresence::Foreign => add("port", false, foreign_holder(port, &files).0),
+        PortPresence::Outbound { connections } => {
+            add("port", false, outbound_holder(port, connections))
+        }
         PortPresence::Free => add(
             "port",
             true,
@@ -98,6 +112,14 @@ pub async fn doctor(port: u16, json: bool) -> Result<(), Exit> {
         ),
         _ => add("lock", true, "no stale lock record".to_string()),
     }
+    if let Some(hazard) = ephemeral_hazard(port) {
+        findings.push(Finding {
+            check: "range",
+            ok: true,
+            warning: true,
+            detail: hazard,
+        });
+    }
 
     let obstacles = findings.iter().filter(|f| !f.ok).count();
     if json {
@@ -108,7 +130,11 @@ pub async fn doctor(port: u16, json: bool) -> Result<(), Exit> {
         for f in &findings {
             println!(
                 "  {} {:<9} {}",
-                if f.ok { "ok " } else { "BAD" },
+                match (f.ok, f.warning) {
+                    (false, _) => "BAD",
+                    (true, true) => "!! ",
+                    (true, false) => "ok ",
+                },
                 f.check,
                 f.detail
             );

@@ -9,7 +9,7 @@ use crate::daemon::StateDir;
 use crate::daemon::run::{self, Settings};
 use crate::daemon::spawn::spawn_detached;
 use crate::http;
-use crate::probe::obstacles::{foreign_holder, start_failure};
+use crate::probe::obstacles::{foreign_holder, outbound_holder, start_failure};
 use crate::probe::{PortPresence, fetch_status, probe};
 
 const POLL: Duration = Duration::from_millis(5);
@@ -40,6 +40,9 @@ pub async fn detached(port: u16) -> Result<(), Exit> {
             return Ok(());
         }
         PortPresence::Foreign => return Err(Exit::failure(foreign_holder(port, &files).0)),
+        PortPresence::Outbound { connections } => {
+            return Err(Exit::failure(outbound_holder(port, &connections)));
+        }
         PortPresence::Free => {}
     }
     if let Some(problem) = state.problem() {

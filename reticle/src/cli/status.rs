@@ -9,7 +9,7 @@ use crate::daemon::life::{self, LastExit};
 use crate::daemon::log::read_tail;
 use crate::daemon::state::PortFiles;
 use crate::probe::holders::{PortHolder, pid_alive};
-use crate::probe::obstacles::foreign_holder;
+use crate::probe::obstacles::{foreign_holder, outbound_holder};
 use crate::probe::{PortPresence, probe};
 use crate::wire::StatusReport;
 
@@ -18,13 +18,13 @@ use crate::wire::StatusReport;
 #[serde(rename_all = "camelCase")]
 pub struct StatusOutput {
     pub port: u16,
-    /// `daemon`, `foreign` or `free`.
+    /// `daemon`, `foreign`, `outbound` or `free`.
     pub presence: &'static str,
     /// True only when a Reticle daemon answered `/status`.
     pub running: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub daemon: Option<StatusReport>,
-    /// What holds a foreign port, and why that is not a running daemon.
+    /// What holds a port that is neither free nor a running daemon's, and the fix.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -46,6 +46,10 @@ pub async fn gather(port: u16) -> StatusOutput {
             let (sentence, holders) = foreign_holder(port, &files);
             (Some(sentence), holders)
         }
+        PortPresence::Outbound { connections } => (
+            Some(outbound_holder(port, connections)),
+            connections.holders.clone(),
+        ),
         _ => (None, Vec::new()),
     };
     StatusOutput {

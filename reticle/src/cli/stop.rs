@@ -10,7 +10,7 @@ use crate::daemon::StateDir;
 use crate::daemon::lock;
 use crate::daemon::state::PortFiles;
 use crate::probe::holders::{listeners, pid_alive};
-use crate::probe::obstacles::{foreign_holder, recorded_daemon};
+use crate::probe::obstacles::{foreign_holder, outbound_holder, recorded_daemon};
 use crate::probe::{PortPresence, probe};
 
 pub async fn stop(port: u16) -> Result<(), Exit> {
@@ -23,6 +23,13 @@ pub async fn stop(port: u16) -> Result<(), Exit> {
                 Some(holder) if Some(holder.pid) == recorded => holder.pid,
                 _ => return Err(Exit::failure(foreign_holder(port, &files).0)),
             }
+        }
+        PortPresence::Outbound { connections } => {
+            clear_stale_records(&files);
+            return Err(Exit::failure(format!(
+                "no Reticle daemon is running on 127.0.0.1:{port}, but the port is not free: {}",
+                outbound_holder(port, &connections)
+            )));
         }
         PortPresence::Free => {
             clear_stale_records(&files);

@@ -30,7 +30,8 @@ use crate::bridge::{Bridge, BridgeConfig};
 use crate::config::{self, ConfigError, env};
 use crate::mcp::McpState;
 use crate::plane::is_loopback;
-use crate::probe::holders::{self, pid_alive};
+use crate::probe::holders::pid_alive;
+use crate::probe::obstacles;
 use crate::tools::{Catalogue, ToolContext, ToolHost};
 
 /// How long in-flight requests get to finish once shutdown begins.
@@ -435,14 +436,7 @@ fn bind_obstacle(port: u16, err: &std::io::Error) -> String {
     if err.kind() != std::io::ErrorKind::AddrInUse {
         return format!("cannot bind 127.0.0.1:{port}: {err}");
     }
-    match holders::listeners(port).first() {
-        Some(holder) => format!(
-            "port {port} is held by {holder}, which is not a Reticle daemon; stop that process, or run Reticle on another port with --port"
-        ),
-        None => format!(
-            "port {port} is already in use by a process this user cannot see; free it, or run Reticle on another port with --port"
-        ),
-    }
+    obstacles::bind_taken(port)
 }
 
 fn install_panic_hook() {

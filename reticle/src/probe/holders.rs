@@ -1,19 +1,24 @@
-//! Which processes hold a TCP port, told apart by role: the listener (the process that bound it)
-//! and clients (processes connected to it). Read from `/proc`; never signals anything.
+//! Which processes hold a TCP port, told apart by role: the listener (the process that bound it),
+//! clients (processes connected to it) and, in [`outbound`], connections whose own local end is
+//! the port (an outgoing connection that took it as its source port). Read from `/proc`; never
+//! signals anything.
 
 use std::collections::{HashMap, HashSet};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use procfs::net::TcpState;
 use serde::Serialize;
 
 /// How a process holds a port.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SocketRole {
     /// It is listening on the port.
     Listener,
     /// It holds a connection to the port.
     Client,
+    /// It holds a connection whose local end is the port: the port is that connection's source.
+    Outbound,
 }
 
 /// One process holding a socket on a port.
@@ -45,11 +50,17 @@ pub fn holders(port: u16) -> Vec<PortHolder> {
             roles.entry(entry.inode).or_insert(SocketRole::Client);
         }
     }
-    if roles.is_empty() {
-        return Vec::new();
-    }
+    owners(&roles)
+}
+
+/// The processes (visible to this user) owning the socket inodes in `roles`, one entry per
+/// process and role, listeners first.
+fn owners(roles: &HashMap<u64, SocketRole>) -> Vec<PortHolder> {
     let mut found: Vec<PortHolder> = Vec::new();
-    let mut seen: HashSet<(u32, bool)> = HashSet::new();
+    if roles.is_empty() {
+        return found;
+    }
+    let mut seen: HashSet<(u32, SocketRole)> = HashSet::new();
     let Ok(processes) = procfs::process::all_processes() else {
         return found;
     };
@@ -60,7 +71,7 @@ pub fn holders(port: u16) -> Vec<PortHolder> {
                 && let Some(role) = roles.get(&inode)
             {
                 let pid = process.pid as u32;
-                if seen.insert((pid, *role == SocketRole::Listener)) {
+                if seen.insert((pid, *role)) {
                     found.push(PortHolder {
                         pid,
                         command: command_of(pid),
@@ -72,6 +83,54 @@ pub fn holders(port: u16) -> Vec<PortHolder> {
     }
     found.sort_by_key(|h| (h.role != SocketRole::Listener, h.pid));
     found
+}
+
+/// Connections whose local end is a loopback port, where nothing listens: each stops a daemon
+/// from binding the port (the kernel gave it to the connection as its source port, or the
+/// connection's process bound it by number).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutboundConnections {
+    /// Where each connection goes.
+    pub peers: Vec<SocketAddr>,
+    /// The processes holding them that this user can see (none when they belong to another user).
+    pub holders: Vec<PortHolder>,
+}
+
+/// The connections whose local end is `127.0.0.1:port` (or the wildcard address), when nothing
+/// listens there; `None` when there is none. A connection closed on this side lingers in
+/// TIME_WAIT (about a minute) with no process holding it, and still stops the bind: it counts.
+pub fn outbound(port: u16) -> Option<OutboundConnections> {
+    let entries = procfs::net::tcp()
+        .into_iter()
+        .flatten()
+        .chain(procfs::net::tcp6().into_iter().flatten());
+    let mut peers = Vec::new();
+    let mut roles: HashMap<u64, SocketRole> = HashMap::new();
+    for entry in entries {
+        if entry.local_address.port() != port || !binds_loopback(entry.local_address.ip()) {
+            continue;
+        }
+        match entry.state {
+            TcpState::Listen => return None,
+            TcpState::Close => {}
+            _ => {
+                peers.push(entry.remote_address);
+                roles.insert(entry.inode, SocketRole::Outbound);
+            }
+        }
+    }
+    (!peers.is_empty()).then(|| OutboundConnections {
+        peers,
+        holders: owners(&roles),
+    })
+}
+
+/// Whether a socket on this local address stops a daemon binding `127.0.0.1` on the same port.
+fn binds_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4 == Ipv4Addr::LOCALHOST || v4.is_unspecified(),
+        IpAddr::V6(v6) => v6.is_unspecified() || v6.to_ipv4_mapped() == Some(Ipv4Addr::LOCALHOST),
+    }
 }
 
 /// Only the processes listening on `port`.
@@ -141,5 +200,31 @@ mod tests {
         );
         assert!(pid_alive(me));
         assert!(!pid_alive(u32::MAX / 2));
+        // A listened-on port is not an outbound connection's, though its accepted sockets share it.
+        assert_eq!(outbound(port), None);
+    }
+
+    #[test]
+    fn finds_the_connection_whose_source_port_is_the_port() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let source = client.local_addr().unwrap().port();
+        let accepted = listener.accept().unwrap();
+        let found = outbound(source).expect("the client's local end is the port");
+        assert!(
+            found.peers.contains(&listener.local_addr().unwrap()),
+            "{found:?}"
+        );
+        assert!(
+            found
+                .holders
+                .iter()
+                .any(|h| h.pid == std::process::id() && h.role == SocketRole::Outbound),
+            "{found:?}"
+        );
+        // The control: once the connection is gone, the port is no one's.
+        drop(client);
+        drop(accepted);
+        assert!(outbound(source).is_none_or(|o| o.holders.is_empty()));
     }
 }

@@ -1,12 +1,14 @@
 //! Client-side truth about a port, for the CLI, the proxy and the harness: is a Reticle daemon
-//! answering there, is something else holding it, or is it free; which processes hold it; and,
-//! in [`obstacles`], the sentences naming what stands in the way (a foreign holder, a daemon
-//! that failed to start).
+//! answering there, is something else holding it (a listener, or a connection whose local end it
+//! is), or is it free; which processes hold it; whether it lies in the kernel's ephemeral range;
+//! and, in [`obstacles`], the sentences naming what stands in the way (a foreign holder, an
+//! outgoing connection, a daemon that failed to start).
 //! Probes are bounded and read-only; this module must never signal a process.
 
+pub mod ephemeral;
 pub mod holders;
 pub mod obstacles;
 pub mod presence;
 
-pub use holders::{PortHolder, SocketRole, holders, listeners};
+pub use holders::{OutboundConnections, PortHolder, SocketRole, holders, listeners};
 pub use presence::{PortPresence, PresenceKind, fetch_status, probe};

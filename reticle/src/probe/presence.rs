@@ -1,13 +1,15 @@
-//! Three-valued port presence: `daemon` (answers `/status` as Reticle), `foreign` (accepts TCP
-//! but does not answer as Reticle: a squatter, or a stopped or wedged daemon) or `free`; and
-//! [`PresenceKind`], the same three words without the daemon's status, for messages that carry
-//! only the word (the proxy worker's reports).
+//! Four-valued port presence: `daemon` (answers `/status` as Reticle), `foreign` (accepts TCP
+//! but does not answer as Reticle: a squatter, or a stopped or wedged daemon), `outbound`
+//! (refuses TCP, yet is the local end of a connection, so no daemon can bind it) or `free`; and
+//! [`PresenceKind`], the same words without the details, for messages that carry only the word
+//! (the proxy worker's reports).
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::holders::{OutboundConnections, outbound};
 use crate::wire::StatusReport;
 
 /// Bound on the TCP connect probe.
@@ -23,7 +25,9 @@ pub enum PortPresence {
     Daemon { status: Box<StatusReport> },
     /// Something accepts connections but did not answer as a Reticle daemon.
     Foreign,
-    /// Nothing accepts connections.
+    /// Nothing accepts connections, but the port is the local end of connections.
+    Outbound { connections: OutboundConnections },
+    /// Nothing accepts connections and no connection holds the port.
     Free,
 }
 
@@ -33,37 +37,41 @@ impl PortPresence {
         match self {
             PortPresence::Daemon { .. } => PresenceKind::Daemon,
             PortPresence::Foreign => PresenceKind::Foreign,
+            PortPresence::Outbound { .. } => PresenceKind::Outbound,
             PortPresence::Free => PresenceKind::Free,
         }
     }
 
-    /// The vocabulary word: `daemon`, `foreign` or `free`.
+    /// The vocabulary word: `daemon`, `foreign`, `outbound` or `free`.
     pub fn word(&self) -> &'static str {
         self.kind().word()
     }
 }
 
-/// What holds a port, as a word alone (serialized as `daemon`, `foreign` or `free`).
+/// What holds a port, as a word alone (serialized as `daemon`, `foreign`, `outbound` or `free`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PresenceKind {
     Daemon,
     Foreign,
+    Outbound,
     Free,
 }
 
 impl PresenceKind {
-    /// The vocabulary word: `daemon`, `foreign` or `free`.
+    /// The vocabulary word: `daemon`, `foreign`, `outbound` or `free`.
     pub fn word(self) -> &'static str {
         match self {
             PresenceKind::Daemon => "daemon",
             PresenceKind::Foreign => "foreign",
+            PresenceKind::Outbound => "outbound",
             PresenceKind::Free => "free",
         }
     }
 }
 
-/// Probes `127.0.0.1:port`: TCP first, then `/status`, each bounded.
+/// Probes `127.0.0.1:port`: TCP first, then `/status`, each bounded; a refused port is looked up
+/// in `/proc/net/tcp` for connections whose local end it is.
 pub async fn probe(port: u16) -> PortPresence {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     match tokio::time::timeout(TCP_PROBE_TIMEOUT, tokio::net::TcpStream::connect(addr)).await {
@@ -71,7 +79,10 @@ pub async fn probe(port: u16) -> PortPresence {
         // Only a refusal means nothing listens: a reset right after the handshake (a wedge that
         // accepts and closes) is something holding the port.
         Ok(Err(err)) if err.kind() == std::io::ErrorKind::ConnectionRefused => {
-            return PortPresence::Free;
+            return match outbound(port) {
+                Some(connections) => PortPresence::Outbound { connections },
+                None => PortPresence::Free,
+            };
         }
         Ok(Err(_)) => return PortPresence::Foreign,
         // A connect that neither succeeds nor is refused means something holds the port but

@@ -25,8 +25,7 @@ use crate::daemon::spawn::spawn_detached;
 use crate::mcp::{
     ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH,
 };
-use crate::probe::obstacles::foreign_holder;
-use crate::probe::obstacles::start_failure;
+use crate::probe::obstacles::{foreign_holder, outbound_holder, start_failure};
 use crate::probe::{PortPresence, PresenceKind, fetch_status, probe};
 use crate::wire::CatalogueSummary;
 
@@ -272,6 +271,13 @@ async fn establish(
             return Err(Unreachable {
                 presence: PresenceKind::Foreign,
                 obstacle: foreign_holder(port, &files).0,
+                definitive: true,
+            });
+        }
+        PortPresence::Outbound { connections } => {
+            return Err(Unreachable {
+                presence: PresenceKind::Outbound,
+                obstacle: outbound_holder(port, &connections),
                 definitive: true,
             });
         }
