@@ -2,7 +2,8 @@
 //! → daemon): the three counts (names, tools advertised under `RETICLE_ADVERTISE_ALL_TOOLS=1`,
 //! tools advertised by default) and the lists behind them, snapshot with insta; every family
 //! member listed with the action that reaches it; output schemas only under ALL; input schemas
-//! with the predicate defined once. And a proptest over argument shapes: every advertised tool,
+//! with the predicate defined once; the default list's size in bytes, snapshot (and under its
+//! budget) so growth is a reviewed change. And a proptest over argument shapes: every advertised tool,
 //! called with empty, null, wrong-typed, `__proto__`-keyed and 100,000-character arguments,
 //! answers with a tool result (a structured refusal when it refuses) and no crash text.
 
@@ -113,6 +114,33 @@ async fn the_three_counts_are_read_off_the_real_surface() {
     assert_eq!(catalogue["counts"]["names"], names.len());
     assert_eq!(catalogue["counts"]["all"], all_tools.len());
     assert_eq!(catalogue["counts"]["default"], default_tools.len());
+}
+
+/// The most bytes the default `tools/list` result may take (compact JSON, as served): its size
+/// when the schemas were made lean (17,202), with a little room. The target is 14,000
+/// (docs/benchmarks.md says what the rest would cost).
+const DEFAULT_LIST_BUDGET: usize = 17_500;
+
+#[tokio::test]
+async fn the_default_list_size_is_pinned() {
+    let (_daemon, lean) = agent(&[]).await;
+    let result = lean.custom("tools/list", json!({})).await.unwrap();
+    let bytes = result.to_string().len();
+    let names: Vec<&str> = result["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    // Growth is a reviewed change: the snapshot moves with any byte of it.
+    insta::assert_snapshot!(
+        "default_tools_list_size",
+        format!("{bytes} bytes\n{}", names.join("\n"))
+    );
+    assert!(
+        bytes <= DEFAULT_LIST_BUDGET,
+        "the default tools/list is {bytes} bytes, over its {DEFAULT_LIST_BUDGET}-byte budget"
+    );
 }
 
 /// A JSON value of any shape, big or small.

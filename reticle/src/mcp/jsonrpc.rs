@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0 framing, shared by the daemon's MCP endpoint, the `reticle mcp` proxy and the
 //! harness's clients: how one message is classified, the error codes, the error objects, and the
-//! typed `data` of a [`TRANSPORT_LOST`] answer. It parses and builds values; it must not route
-//! messages or perform I/O.
+//! typed `data` of a [`TRANSPORT_LOST`] answer. It parses and builds values (and answer lines
+//! around an already-encoded result); it must not route messages or perform I/O.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -221,6 +221,19 @@ pub fn result_response(id: &Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
 
+/// `{"jsonrpc":"2.0","id":<id>,"result":<result>}` as text, around a result already encoded
+/// (`result` must be one JSON value): the answer is written without decoding it again.
+pub fn result_line(id: &Value, result: &str) -> String {
+    let id = id.to_string();
+    let mut line = String::with_capacity(result.len() + id.len() + 32);
+    line.push_str(r#"{"jsonrpc":"2.0","id":"#);
+    line.push_str(&id);
+    line.push_str(r#","result":"#);
+    line.push_str(result);
+    line.push('}');
+    line
+}
+
 /// `{"jsonrpc":"2.0","method":<method>}` (a notification without params).
 pub fn notification(method: &str) -> Value {
     json!({ "jsonrpc": "2.0", "method": method })
@@ -234,6 +247,16 @@ pub fn id_key(id: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_result_line_is_the_answer_a_value_would_make() {
+        for id in [json!(7), json!("c-1"), json!("q\"uote")] {
+            let result = json!({"tools": [{"name": "a"}], "n": 1});
+            let line = result_line(&id, &result.to_string());
+            let parsed: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(parsed, result_response(&id, result));
+        }
+    }
 
     #[test]
     fn transport_lost_data_keeps_its_wire_words_and_order() {

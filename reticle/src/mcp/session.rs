@@ -7,13 +7,15 @@
 //! answered once with error -32800, so every request still gets exactly one answer). A call
 //! reusing the id of a call still running, or past the daemon's call cap, is refused -32600 and
 //! the running call keeps its answer; an answer waits a bounded time for room on its stream.
+//! Answers are encoded once: `tools/list` is the catalogue's pre-encoded result, and a tool
+//! result's structured content is written from the text block that already holds it.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
 use futures_util::FutureExt;
-use rmcp::model::{CallToolRequestParams, ListToolsResult};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
@@ -22,7 +24,7 @@ use super::jsonrpc::{
     self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, REQUEST_CANCELLED,
 };
 use super::{McpState, protocol};
-use crate::tools::{ToolContext, run_tool};
+use crate::tools::{Catalogue, ToolContext, run_tool};
 
 /// One client's protocol session.
 #[derive(Debug)]
@@ -124,7 +126,13 @@ impl ProtocolSession {
                 mcp.log_refusal(&self.id, method, "uninitialized");
                 Err((INVALID_REQUEST, reason))
             }
-            "tools/list" => list_tools(params, mcp),
+            "tools/list" => match list_tools(params, mcp) {
+                Ok(catalogue) => {
+                    let line = jsonrpc::result_line(&id, catalogue.list_result());
+                    return self.send(line).await;
+                }
+                Err(refusal) => Err(refusal),
+            },
             "tools/call" => match read_call(params) {
                 Ok(call) => match self.spawn_call(&id, call, mcp, ctx.clone()) {
                     Ok(()) => return,
@@ -185,7 +193,7 @@ impl ProtocolSession {
             let arguments = call.arguments.unwrap_or_default();
             let run = run_tool(&ctx, &catalogue, &call.name, arguments);
             let answer = match AssertUnwindSafe(run).catch_unwind().await {
-                Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| {
+                Ok(Ok(result)) => encode_call_result(result).map_err(|e| {
                     (
                         INTERNAL_ERROR,
                         format!("the result could not be encoded: {e}"),
@@ -272,12 +280,38 @@ impl Drop for InFlight {
     }
 }
 
-fn call_answer_line(id: &Value, answer: Result<Value, (i32, String, Option<Value>)>) -> String {
+fn call_answer_line(id: &Value, answer: Result<String, (i32, String, Option<Value>)>) -> String {
     match answer {
-        Ok(result) => jsonrpc::result_response(id, result),
-        Err((code, reason, data)) => jsonrpc::error_response(id, code, &reason, data),
+        Ok(result) => jsonrpc::result_line(id, &result),
+        Err((code, reason, data)) => jsonrpc::error_response(id, code, &reason, data).to_string(),
     }
-    .to_string()
+}
+
+/// A tool result as JSON text, its structured content encoded once: a result built by rmcp's
+/// `structured` constructors (every result `run_tool` returns) carries that content's JSON as
+/// its one text block, so the text is written as `structuredContent` instead of encoding the
+/// value again. A result of any other shape is encoded whole.
+fn encode_call_result(mut result: CallToolResult) -> Result<String, serde_json::Error> {
+    let Some(structured) = result.structured_content.take() else {
+        return serde_json::to_string(&result);
+    };
+    let mut encoded = serde_json::to_string(&result)?;
+    let text = match result.content.as_slice() {
+        [only] => only.as_text().map(|t| t.text.as_str()),
+        _ => None,
+    };
+    // `encoded` is an object: reopen it to add the field.
+    encoded.pop();
+    if !encoded.ends_with('{') {
+        encoded.push(',');
+    }
+    encoded.push_str(r#""structuredContent":"#);
+    match text {
+        Some(text) => encoded.push_str(text),
+        None => encoded.push_str(&serde_json::to_string(&structured)?),
+    }
+    encoded.push('}');
+    Ok(encoded)
 }
 
 fn answer_line(id: &Value, answer: Result<Value, RpcFailure>) -> String {
@@ -288,15 +322,14 @@ fn answer_line(id: &Value, answer: Result<Value, RpcFailure>) -> String {
     .to_string()
 }
 
-fn list_tools(params: Option<&Value>, mcp: &McpState) -> Result<Value, RpcFailure> {
+/// The catalogue whose pre-encoded list answers `tools/list`.
+fn list_tools(params: Option<&Value>, mcp: &McpState) -> Result<Arc<Catalogue>, RpcFailure> {
     if let Some(params) = params
         && !params.is_object()
     {
         return Err((INVALID_PARAMS, "tools/list params must be an object".into()));
     }
-    let mut result = ListToolsResult::with_all_items(mcp.catalogue().tools());
-    result.result_type = None;
-    serde_json::to_value(result).map_err(|e| (INTERNAL_ERROR, e.to_string()))
+    Ok(mcp.catalogue())
 }
 
 fn read_call(params: Option<&Value>) -> Result<CallToolRequestParams, RpcFailure> {
@@ -452,6 +485,23 @@ mod tests {
         .await;
         assert_eq!(pong["id"], "p");
         assert_eq!(pong["result"], json!({}));
+    }
+
+    #[test]
+    fn a_result_encoded_once_is_the_result_encoded_whole() {
+        let results = [
+            CallToolResult::structured(
+                json!({"ok": true, "count": 2, "why": "a \"quoted\" line\n"}),
+            ),
+            CallToolResult::structured_error(json!({"ok": false, "reason": "r", "recovery": "x"})),
+            CallToolResult::success(vec![rmcp::model::ContentBlock::text("plain")]),
+        ];
+        for mut result in results {
+            result.result_type = None;
+            let whole = serde_json::to_value(&result).unwrap();
+            let once: Value = serde_json::from_str(&encode_call_result(result).unwrap()).unwrap();
+            assert_eq!(once, whole);
+        }
     }
 
     #[tokio::test]

@@ -1,7 +1,8 @@
 //! The argument types of every tool. Each is parsed strictly (an unknown or wrongly typed field
 //! is a refusal naming it) and its JSON Schema, advertised as the tool's `inputSchema`, is
-//! generated from the type itself. The predicate schema is defined once ([`PredicateArg`]) and
-//! referenced by every tool that takes one.
+//! generated from the type itself, then made lean ([`super::lean_schema`]). The predicate schema
+//! is defined once ([`PredicateArg`]): one object shape (`kind` required) with one alternative per
+//! kind listing the fields that kind takes (the strict parse in `verdict` refuses any other).
 
 use std::borrow::Cow;
 
@@ -42,16 +43,13 @@ impl JsonSchema for PredicateArg {
                     };
                     properties.insert((*field).into(), schema);
                 }
-                serde_json::json!({
-                    "type": "object",
-                    "properties": properties,
-                    "required": ["kind"],
-                    "additionalProperties": false,
-                })
+                serde_json::json!({ "properties": properties })
             })
             .collect();
         json_schema!({
-            "description": "What must hold, e.g. {\"kind\":\"signal\",\"name\":\"login.succeeded\"} or {\"kind\":\"net\",\"urlContains\":\"/api/login\",\"status\":200}. Kinds: signal, net, route, state, element, text, console, settled, allOf, anyOf, not.",
+            "description": "What must hold, e.g. {\"kind\":\"signal\",\"name\":\"login.succeeded\"} or {\"kind\":\"net\",\"urlContains\":\"/api/login\",\"status\":200}. Each kind takes only the fields listed with it.",
+            "type": "object",
+            "required": ["kind"],
             "oneOf": kinds,
         })
     }
@@ -484,7 +482,7 @@ pub fn schema_of<T: JsonSchema>() -> Map<String, Value> {
         return Map::new();
     };
     map.insert("type".into(), Value::String("object".into()));
-    map
+    super::lean_schema::lean(map)
 }
 
 /// An omitted field is absent, never null: strips the `null` alternative schemars adds for

@@ -2,7 +2,8 @@
 //! definitions (descriptions, input schemas generated from the argument types, and output
 //! schemas when every tool is advertised), with a version (bumped by hand when tool shapes
 //! change) and a hash of the advertised definitions (so any change, including a test's edit,
-//! is visible). Fixed for a daemon life; read at start.
+//! is visible). Fixed for a daemon life; read at start. The `tools/list` result is encoded once,
+//! when the catalogue is built, and served as those bytes.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -57,6 +58,8 @@ pub struct Catalogue {
     /// The advertised definitions, in order.
     advertised: Vec<(ToolName, Tool)>,
     hash: String,
+    /// The `tools/list` result (`{"tools":[..]}`), encoded once.
+    list_result: Arc<str>,
 }
 
 /// One sentence (or two) per tool, as advertised.
@@ -310,11 +313,13 @@ impl Catalogue {
         let tools: Vec<&Tool> = advertised.iter().map(|(_, t)| t).collect();
         let text = serde_json::to_string(&tools).unwrap_or_default();
         let hash = format!("{:016x}", fnv1a(text.as_bytes()));
+        let list_result = format!(r#"{{"tools":{text}}}"#).into();
         Self {
             surface,
             callable,
             advertised,
             hash,
+            list_result,
         }
     }
 
@@ -367,6 +372,12 @@ impl Catalogue {
     /// The advertised definitions, in order.
     pub fn tools(&self) -> Vec<Tool> {
         self.advertised.iter().map(|(_, t)| t.clone()).collect()
+    }
+
+    /// The `tools/list` result, already encoded: `{"tools":[..]}` with every advertised
+    /// definition, in order.
+    pub fn list_result(&self) -> &str {
+        &self.list_result
     }
 
     /// The advertised tool behind a name.
@@ -447,6 +458,20 @@ mod tests {
             standard.hash(),
             "the same tools hash the same"
         );
+    }
+
+    #[test]
+    fn the_encoded_list_is_the_list_rmcp_would_encode() {
+        for catalogue in [
+            Catalogue::standard(),
+            Catalogue::for_surface(Surface::All),
+            Catalogue::with_edits("+reticle_test_echo", Surface::Default).unwrap(),
+        ] {
+            let mut expected = rmcp::model::ListToolsResult::with_all_items(catalogue.tools());
+            expected.result_type = None;
+            let served: Value = serde_json::from_str(catalogue.list_result()).unwrap();
+            assert_eq!(served, serde_json::to_value(expected).unwrap());
+        }
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! # Layout
 //! - [`names`]: every tool name, once, with its standing (default, extended, family member).
 //! - [`args`]: each tool's argument type; input schemas are generated from these.
+//! - `lean_schema`: says each thing once in a generated schema (single-use `$defs` in place,
+//!   no repeated descriptions).
 //! - [`catalogue`]: which tools this daemon has and advertises (the surface), their
 //!   definitions, version and hash.
 //! - [`chokepoint`]: [`run_tool`]: size cap, schema check, session resolution, root span,
@@ -34,6 +36,7 @@ mod act;
 mod capsules;
 mod flow_model;
 mod flows;
+mod lean_schema;
 mod look;
 mod meta;
 mod next_action;
