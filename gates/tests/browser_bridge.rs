@@ -247,3 +247,11 @@ async fn h5_3_an_offline_overflow_arrives_as_a_gap_marker_before_the_backlog() {
         "the kept signals are one unbroken run: {v}"
     );
 }
+
+/// H5.6 through its gate scenario (`compat::published_sdk_agrees`): the compatibility matrix with our
+/// SDK and the published 2.0.0 meets its target and its baseline (the matrix itself is checked
+/// by `sdk_compat.rs`).
+#[tokio::test]
+async fn h5_6_the_published_sdk_agrees_with_ours_through_the_gate() {
+    common::row_meets_target("H5.6").await;
+}

@@ -97,8 +97,9 @@ pub struct OutboundConnections {
 }
 
 /// The connections whose local end is `127.0.0.1:port` (or the wildcard address), when nothing
-/// listens there; `None` when there is none. A connection closed on this side lingers in
-/// TIME_WAIT (about a minute) with no process holding it, and still stops the bind: it counts.
+/// listens there and a listener could not bind it now; `None` otherwise. A client connection
+/// closed on this side lingers in TIME_WAIT (about a minute) with no process holding it, and
+/// still stops the bind: it counts; a killed daemon's own lingering connections do not.
 pub fn outbound(port: u16) -> Option<OutboundConnections> {
     let entries = procfs::net::tcp()
         .into_iter()
@@ -119,10 +120,22 @@ pub fn outbound(port: u16) -> Option<OutboundConnections> {
             }
         }
     }
-    (!peers.is_empty()).then(|| OutboundConnections {
+    if peers.is_empty() || daemon_could_bind(port) {
+        // Sockets left on the port that do not stop a listener (a killed daemon's accepted
+        // connections in TIME_WAIT, bound with SO_REUSEADDR as every listener is) hold nothing.
+        return None;
+    }
+    Some(OutboundConnections {
         peers,
         holders: owners(&roles),
     })
+}
+
+/// Whether a listener could bind `127.0.0.1:port` now, as the daemon binds it (SO_REUSEADDR):
+/// the ground truth `/proc/net/tcp` cannot give, since whether a lingering socket blocks a bind
+/// depends on flags it does not show. The socket is closed at once.
+fn daemon_could_bind(port: u16) -> bool {
+    std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok()
 }
 
 /// Whether a socket on this local address stops a daemon binding `127.0.0.1` on the same port.
