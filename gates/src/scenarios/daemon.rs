@@ -433,8 +433,14 @@ pub async fn port_held_by_a_connection(env: &GateEnv) -> Ran {
 pub async fn connection_on_the_port(env: &GateEnv, source: SourcePort) -> Ran {
     let history = History::new();
     let state = tempfile::tempdir().expect("state dir");
+    // The client's source port is one the harness reserved (outside the ephemeral range), bound
+    // by number: once the control closes the connection, no other connection on the machine can
+    // be handed that port as its source port before `serve` binds it.
     let connected = TcpListener::bind("127.0.0.1:0").and_then(|listener| {
-        let client = TcpStream::connect(listener.local_addr()?)?;
+        let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+        socket.bind(&std::net::SocketAddr::from(([127, 0, 0, 1], free_port())).into())?;
+        socket.connect(&listener.local_addr()?.into())?;
+        let client: TcpStream = socket.into();
         let (accepted, _) = listener.accept()?;
         Ok((client, accepted))
     });
