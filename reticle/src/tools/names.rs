@@ -82,39 +82,23 @@ pub enum Standing {
     Test,
 }
 
+/// A family member reached through `family`'s `action`.
+const fn member(family: ToolName, action: &'static str) -> Standing {
+    Standing::Member { family, action }
+}
+
 impl ToolName {
     /// Where this tool stands.
     pub const fn standing(self) -> Standing {
         use ToolName as T;
         match self {
-            T::Yield => Standing::Member {
-                family: T::Session,
-                action: "yield",
-            },
-            T::Resume => Standing::Member {
-                family: T::Session,
-                action: "resume",
-            },
-            T::EndSession => Standing::Member {
-                family: T::Session,
-                action: "end",
-            },
-            T::Messages => Standing::Member {
-                family: T::Session,
-                action: "messages",
-            },
-            T::FlowList => Standing::Member {
-                family: T::Flow,
-                action: "list",
-            },
-            T::FlowLoad => Standing::Member {
-                family: T::Flow,
-                action: "load",
-            },
-            T::FlowDelete => Standing::Member {
-                family: T::Flow,
-                action: "delete",
-            },
+            T::Yield => member(T::Session, "yield"),
+            T::Resume => member(T::Session, "resume"),
+            T::EndSession => member(T::Session, "end"),
+            T::Messages => member(T::Session, "messages"),
+            T::FlowList => member(T::Flow, "list"),
+            T::FlowLoad => member(T::Flow, "load"),
+            T::FlowDelete => member(T::Flow, "delete"),
             T::Capabilities | T::Clock | T::FlowSave | T::Flow => Standing::Extended,
             T::TestSleep | T::TestEcho => Standing::Test,
             _ => Standing::Default,
