@@ -1,5 +1,5 @@
-//! The foreground daemon: claim the port (lock, then bind), record the life, assemble the rooms
-//! (bridge, MCP endpoint, tools) into one [`AppState`], serve the router the caller hands in until
+//! The foreground daemon: claim the port (lock, then bind, waiting out a killed process's sockets
+//! the kernel is still tearing down), record the life, assemble the rooms (bridge, MCP endpoint, tools) into one [`AppState`], serve the router the caller hands in until
 //! a signal or idle shutdown, then write the exit line and let go. Every way out of a start writes
 //! a `daemon_start_failed` line naming the obstacle (a pairing token that cannot be had is one: a
 //! daemon never runs without a token); every way out of a life writes `daemon_exit`.
@@ -32,6 +32,7 @@ use crate::mcp::McpState;
 use crate::plane::is_loopback;
 use crate::probe::holders::pid_alive;
 use crate::probe::obstacles;
+use crate::probe::{PORT_SETTLE, PORT_SETTLE_POLL, no_live_holder};
 use crate::tools::{Catalogue, ToolContext, ToolHost};
 
 /// How long in-flight requests get to finish once shutdown begins.
@@ -207,7 +208,7 @@ pub async fn run(settings: Settings, router: RouterOver) -> Result<ExitReason, S
             )));
         }
     };
-    let listener = match TcpListener::bind(SocketAddr::new(settings.host, settings.port)).await {
+    let listener = match bind_when_settled(SocketAddr::new(settings.host, settings.port)).await {
         Ok(listener) => listener,
         Err(err) => {
             acquired.lock.release();
@@ -428,6 +429,25 @@ fn note_predecessors(log: &DaemonLog, files: &PortFiles, lock_holder: Option<&Lo
                 "lastHeard": heard.format(&time::format_description::well_known::Rfc3339).ok(),
             }),
         );
+    }
+}
+
+/// Binds the daemon's listener. A port held only by sockets no live process owns (a killed
+/// daemon's, which the kernel is still tearing down) is tried again for [`PORT_SETTLE`]; a port a
+/// live process holds fails at once.
+async fn bind_when_settled(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let settle_until = tokio::time::Instant::now() + PORT_SETTLE;
+    loop {
+        match TcpListener::bind(addr).await {
+            Err(err)
+                if err.kind() == std::io::ErrorKind::AddrInUse
+                    && tokio::time::Instant::now() < settle_until
+                    && no_live_holder(addr.port()) =>
+            {
+                tokio::time::sleep(PORT_SETTLE_POLL).await;
+            }
+            bound => return bound,
+        }
     }
 }
 

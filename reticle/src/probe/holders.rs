@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
 
 use procfs::net::TcpState;
 use serde::Serialize;
@@ -131,6 +132,20 @@ pub fn outbound(port: u16) -> Option<OutboundConnections> {
     })
 }
 
+/// How long a port held only by sockets no live process owns is waited on before it is called
+/// held: a killed process's listener and connections linger for a few milliseconds while the
+/// kernel tears them down, and a daemon started on the port in that moment must not fail.
+pub const PORT_SETTLE: Duration = Duration::from_secs(2);
+/// How often a settling port is looked at again.
+pub const PORT_SETTLE_POLL: Duration = Duration::from_millis(10);
+
+/// Whether no live process visible to this user holds `port` (no listener, no process owning a
+/// connection whose local end it is): whatever stops a bind may be a dying process's socket
+/// that frees itself within [`PORT_SETTLE`].
+pub fn no_live_holder(port: u16) -> bool {
+    listeners(port).is_empty() && outbound(port).is_none_or(|found| found.holders.is_empty())
+}
+
 /// Whether a listener could bind `127.0.0.1:port` now, as the daemon binds it (SO_REUSEADDR):
 /// the ground truth `/proc/net/tcp` cannot give, since whether a lingering socket blocks a bind
 /// depends on flags it does not show. The socket is closed at once.
@@ -215,6 +230,8 @@ mod tests {
         assert!(!pid_alive(u32::MAX / 2));
         // A listened-on port is not an outbound connection's, though its accepted sockets share it.
         assert_eq!(outbound(port), None);
+        // A live listener is never waited out as a dying socket.
+        assert!(!no_live_holder(port));
     }
 
     #[test]
@@ -235,9 +252,13 @@ mod tests {
                 .any(|h| h.pid == std::process::id() && h.role == SocketRole::Outbound),
             "{found:?}"
         );
-        // The control: once the connection is gone, the port is no one's.
+        // A live process's connection is never waited out as a dying socket.
+        assert!(!no_live_holder(source));
+        // The control: once the connection is gone, the port is no one's (what lingers in
+        // TIME_WAIT belongs to no live process).
         drop(client);
         drop(accepted);
         assert!(outbound(source).is_none_or(|o| o.holders.is_empty()));
+        assert!(no_live_holder(source));
     }
 }

@@ -3,6 +3,7 @@
 //! is), or is it free; which processes hold it; whether it lies in the kernel's ephemeral range;
 //! and, in [`obstacles`], the sentences naming what stands in the way (a foreign holder, an
 //! outgoing connection, a daemon that failed to start).
+//! Whether what holds a port may be a dying process's socket that frees itself ([`no_live_holder`]).
 //! Probes are bounded and read-only; this module must never signal a process.
 
 pub mod ephemeral;
@@ -10,5 +11,8 @@ pub mod holders;
 pub mod obstacles;
 pub mod presence;
 
-pub use holders::{OutboundConnections, PortHolder, SocketRole, holders, listeners};
+pub use holders::{
+    OutboundConnections, PORT_SETTLE, PORT_SETTLE_POLL, PortHolder, SocketRole, holders, listeners,
+    no_live_holder,
+};
 pub use presence::{PortPresence, PresenceKind, fetch_status, probe};

@@ -32,6 +32,15 @@ pub enum PortPresence {
 }
 
 impl PortPresence {
+    /// Whether this presence may be a killed process's sockets still being torn down (a
+    /// listener that completes handshakes without answering, or connections no live process
+    /// owns), so the port is worth looking at again for [`super::PORT_SETTLE`] before it is
+    /// reported held.
+    pub fn may_be_settling(&self, port: u16) -> bool {
+        matches!(self, PortPresence::Foreign | PortPresence::Outbound { .. })
+            && super::no_live_holder(port)
+    }
+
     /// Which of the three it is.
     pub fn kind(&self) -> PresenceKind {
         match self {

@@ -26,7 +26,9 @@ use crate::mcp::{
     ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH,
 };
 use crate::probe::obstacles::{foreign_holder, outbound_holder, start_failure};
-use crate::probe::{PortPresence, PresenceKind, fetch_status, probe};
+use crate::probe::{
+    PORT_SETTLE, PORT_SETTLE_POLL, PortPresence, PresenceKind, fetch_status, probe,
+};
 use crate::wire::CatalogueSummary;
 
 /// Writes reports to stdout synchronously, one line each, so a `posting` report is in the pipe
@@ -55,10 +57,6 @@ impl Reports {
 
 /// How long a POST under way when its stream drops may still take to finish.
 const POST_AFTER_DROP: Duration = Duration::from_millis(500);
-
-/// How often, and how many times, a foreign answer with no visible listener is probed again.
-const FOREIGN_RECHECKS: usize = 5;
-const FOREIGN_RECHECK_EVERY: Duration = Duration::from_millis(40);
 
 /// The one open session, as the command loop sees it.
 struct Live {
@@ -255,13 +253,12 @@ async fn establish(
     let port = settings.port;
     let mut spawned = None;
     let mut presence = probe(port).await;
-    // A listener that was just killed still completes handshakes for a moment while the kernel
-    // tears it down: with no listener visible, look again before calling the port foreign.
-    for _ in 0..FOREIGN_RECHECKS {
-        if presence != PortPresence::Foreign || !crate::probe::listeners(port).is_empty() {
-            break;
-        }
-        tokio::time::sleep(FOREIGN_RECHECK_EVERY).await;
+    // A daemon that was just killed leaves its listener and connections for a moment while the
+    // kernel tears them down: while no live process holds the port, look again before calling it
+    // held.
+    let settle_until = Instant::now() + PORT_SETTLE;
+    while presence.may_be_settling(port) && Instant::now() < settle_until {
+        tokio::time::sleep(PORT_SETTLE_POLL).await;
         presence = probe(port).await;
     }
     match presence {
