@@ -1,14 +1,16 @@
 //! `reticle init`: wire a project for Reticle from a pristine state. It owns the command's
-//! arguments and the order of its steps (each client's config, the project's `.gitignore`, the
+//! arguments and the order of its steps (each client's config, the app's entry file, the project's `.gitignore`, the
 //! pairing token, the PATH check), prints one marked line per step and the note on loading the SDK, and turns a failed
 //! step into a non-zero exit. It must not start or stop a daemon.
 //!
+//! - [`app`]: the app's dev stack, and the development-only snippet that loads the served SDK.
 //! - [`clients`]: the clients it wires and the entry each one gets.
 //! - [`merge`]: merging that entry into an existing config (pure).
 //! - [`ignore`]: keeping Reticle's runtime folder out of git.
 //! - [`steps`]: each step, done (or planned, in a dry run) and described in one line.
 //! - [`report`]: the marks, the lines and the closing note.
 
+mod app;
 mod clients;
 mod ignore;
 mod merge;
@@ -42,6 +44,12 @@ pub struct InitArgs {
     /// Print what would change and change nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Also wire the app: add a development-only line that loads the daemon's own SDK to the
+    /// entry its dev stack runs first (Vite: the module index.html loads; Next.js 15.3+:
+    /// instrumentation-client; plain HTML: index.html, loaded only on a loopback host). A second
+    /// run changes nothing. Without it, init prints exactly the lines it would add, and where.
+    #[arg(long)]
+    write: bool,
 }
 
 /// Runs every step, prints its line, and fails when any step failed.
@@ -74,6 +82,8 @@ pub fn init(args: InitArgs) -> Result<(), Exit> {
         .iter()
         .map(|client| steps::wire_client(&project, *client, port, args.dry_run))
         .collect();
+    let (app, app_wired) = steps::wire_app(&project, port, args.write, args.dry_run);
+    steps.push(app);
     steps.push(ignore::ignore_runtime(&project, args.dry_run));
     let (token_step, token) = steps::provision_token(args.dry_run);
     steps.push(token_step);
@@ -83,7 +93,7 @@ pub fn init(args: InitArgs) -> Result<(), Exit> {
     }
     if let Some(token) = token {
         println!();
-        println!("{}", report::sdk_note(port, &token));
+        println!("{}", report::sdk_note(port, &token, app_wired));
     }
     let failed = steps.iter().filter(|s| s.mark == Mark::Failed).count();
     if failed == 0 {

@@ -1,5 +1,6 @@
 //! How `reticle init` speaks: one line per step, led by its mark, and the closing note on loading
-//! the SDK. The marks are defined here once; this module formats and must not decide outcomes.
+//! the SDK (shorter once the app's build loads it).
+//! The marks are defined here once; this module formats and must not decide outcomes.
 
 use std::fmt;
 
@@ -74,7 +75,7 @@ pub fn one_line(port: u16) -> String {
 /// places a secret should not: an agent's transcript when the agent runs `reticle init`, CI
 /// logs, a pasted bug report. Naming the file and the command that reads it costs the developer
 /// one `cat`, and only someone who can read the state dir (mode 0700) gets it.
-pub fn sdk_note(port: u16, token: &TokenSource) -> String {
+pub fn sdk_note(port: u16, token: &TokenSource, app_wired: bool) -> String {
     let token_line = match token {
         TokenSource::File(path) => format!(
             "The pairing token is the content of {path} (read it with `cat {path}`).",
@@ -84,10 +85,16 @@ pub fn sdk_note(port: u16, token: &TokenSource) -> String {
             "The pairing token is the value of RETICLE_TOKEN (the daemon uses it instead of the token file).".to_string()
         }
     };
+    let served = if app_wired {
+        "Your app's development build loads the daemon's own SDK (the lines above), which pairs pages on a loopback origin itself.".to_string()
+    } else {
+        format!(
+            "Load the SDK in your app's development build with one line (the daemon serves its own SDK and pairs pages on a loopback origin itself), or let `reticle init --write` add it:\n\n    {}",
+            one_line(port)
+        )
+    };
     [
-        "Load the SDK in your app's development build with one line (the daemon serves its own SDK and pairs pages on a loopback origin itself):".to_string(),
-        String::new(),
-        format!("    {}", one_line(port)),
+        served,
         String::new(),
         "Or serve a copy of the SDK with your app and pass the port and the pairing token yourself:".to_string(),
         String::new(),
@@ -117,10 +124,11 @@ mod tests {
 
     #[test]
     fn the_note_names_the_port_and_the_token_file_but_not_a_token() {
-        let note = sdk_note(4401, &TokenSource::File("/s/pairing-token".into()));
+        let note = sdk_note(4401, &TokenSource::File("/s/pairing-token".into()), false);
         assert!(note.contains("connect({ port: 4401, token: '<pairing token>' })"));
         assert!(note.contains("cat /s/pairing-token"));
-        let from_env = sdk_note(4400, &TokenSource::Environment);
+        let from_env = sdk_note(4400, &TokenSource::Environment, true);
+        assert!(!from_env.contains("r.connect({ session"));
         assert!(from_env.contains("RETICLE_TOKEN"));
         assert!(from_env.contains("port: 4400"));
         assert!(note.contains(

@@ -1,5 +1,5 @@
 //! The steps of `reticle init`, each returning the line it prints: merge Reticle into one client's
-//! config, make sure the pairing token exists, and check that clients can find `reticle`. A step
+//! config, add the SDK's snippet to the app's development build (with `--write`), make sure the pairing token exists, and check that clients can find `reticle`. A step
 //! changes only what its line names, and nothing at all in a dry run.
 
 use std::fs;
@@ -7,6 +7,7 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use super::app::{AppEdit, Detected, detect, plan};
 use super::clients::{COMMAND, Client, SERVER_NAME, command_line};
 use super::merge::{Change, merge};
 use super::report::{Mark, Step, TokenSource};
@@ -74,6 +75,100 @@ pub fn wire_client(project: &Path, client: Client, port: u16, dry_run: bool) -> 
             ),
         ),
     }
+}
+
+/// Wires the app's development build (with `write`), or prints exactly what that would change:
+/// the file, and the lines added to it. A stack it does not wire, or a file it cannot read or
+/// parse, is named with the manual line, and nothing is written. Also says whether the app's
+/// build loads the SDK once the step is done.
+pub fn wire_app(project: &Path, port: u16, write: bool, dry_run: bool) -> (Step, bool) {
+    let manual = format!(
+        "add this line to your app's development build by hand: {}",
+        super::report::one_line(port)
+    );
+    let not_wired = |mark: Mark, text: String| (Step::new(mark, text), false);
+    let stack = match detect(project) {
+        Detected::Supported(stack) => stack,
+        Detected::NoApp => {
+            return not_wired(
+                Mark::Unchanged,
+                format!(
+                    "app: none here yet (no package.json naming Vite or Next.js, no index.html); run `reticle init --write` once there is one, or {manual}"
+                ),
+            );
+        }
+        Detected::Unsupported(why) => {
+            return not_wired(Mark::NeedsUser, format!("app: {why}; {manual}"));
+        }
+        Detected::Unreadable { file, why } => {
+            return not_wired(
+                Mark::NeedsUser,
+                format!("app: {} {why}; it was left alone: {manual}", file.display()),
+            );
+        }
+    };
+    let shown = format!("{} ({} app)", stack.file().display(), stack.label());
+    let path = project.join(stack.file());
+    let existing = match crate::store::read_if_present(&path) {
+        Ok(existing) => existing,
+        Err(err) => {
+            return not_wired(
+                Mark::NeedsUser,
+                format!("{shown}: cannot be read as text ({err}); it was left alone: {manual}"),
+            );
+        }
+    };
+    let (text, what) = match plan(&stack, existing.as_deref(), port) {
+        AppEdit::Unchanged => {
+            let line = format!("{shown}: already loads the daemon's SDK in development; unchanged");
+            return (Step::new(Mark::Unchanged, line), true);
+        }
+        AppEdit::Refused(why) => {
+            return not_wired(
+                Mark::NeedsUser,
+                format!("{shown} {why}; it was left alone: {manual}"),
+            );
+        }
+        AppEdit::Create { text } => (text, "created with these lines"),
+        AppEdit::Change {
+            text,
+            replaced: true,
+        } => (text, "Reticle's lines replaced by these"),
+        AppEdit::Change {
+            text,
+            replaced: false,
+        } => (text, "these lines added"),
+    };
+    let lines = indented(&stack.snippet(port));
+    if dry_run || !write {
+        let how = if dry_run {
+            "dry run"
+        } else {
+            "run `reticle init --write` to make the change"
+        };
+        return not_wired(
+            Mark::NeedsUser,
+            format!("{shown}: not changed ({how}); these are the lines it would get:\n{lines}"),
+        );
+    }
+    match write_through_links(&path, text.as_bytes()) {
+        Ok(()) => (
+            Step::new(Mark::Done, format!("{shown}: {what}:\n{lines}")),
+            true,
+        ),
+        Err(err) => not_wired(
+            Mark::Failed,
+            format!("{shown}: cannot be written ({err}); it was left as it was"),
+        ),
+    }
+}
+
+fn indented(snippet: &str) -> String {
+    snippet
+        .lines()
+        .map(|line| format!("      {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Writes atomically to the file `path` names, following a symlink to its target so that a

@@ -1,0 +1,372 @@
+//! The install gate, extended to the app: pristine projects created here with their stacks' own
+//! tools at pinned versions (`create-vite`'s vanilla and react templates, a minimal Next.js app
+//! installed from npm) are wired by the real `reticle init --write`, booted with their own dev
+//! servers, opened in Chromium, and must appear in `reticle_sessions` with no other step. A
+//! second `init --write` changes no byte, and a Vite production build keeps nothing of the
+//! snippet.
+//!
+//! Needs the npm registry (the machine's only network); a scaffold or install that fails is a
+//! failure of this test, never a skip. The negative control is the same project without
+//! `--write`: init only prints the lines, and no session ever appears.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use harness::{Browser, McpClient, OwnedDaemon, ProxyOptions, free_port, poll};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+
+/// The scaffolding tools, pinned.
+const CREATE_VITE: &str = "create-vite@9.3.0";
+const NEXT: &str = "16.4.6";
+const REACT: &str = "19.2.0";
+/// How long a scaffold plus its install may take (the registry, on a loaded machine).
+const INSTALL_BOUND: Duration = Duration::from_secs(300);
+/// How long a dev server gets to serve its first page (Next.js compiles on the first request).
+const PAGE_BOUND: Duration = Duration::from_secs(180);
+
+/// A project in a temporary directory, and a private state dir for its daemon.
+struct Project {
+    _root: tempfile::TempDir,
+    dir: PathBuf,
+    state: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        let root = tempfile::tempdir().expect("a temporary dir");
+        let dir = root.path().join("app");
+        Self {
+            _root: root,
+            dir,
+            state: tempfile::tempdir().expect("a private state dir"),
+        }
+    }
+
+    /// Runs a command in `dir` (or the project's parent) to its end, within the install bound.
+    fn run(&self, cwd: &Path, program: &str, args: &[&str]) {
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .current_dir(cwd)
+            .env("npm_config_update_notifier", "false")
+            .env("npm_config_fund", "false")
+            .env("npm_config_audit", "false")
+            .stdin(Stdio::null());
+        harness::marker::mark(&mut command);
+        let output = assert_cmd::Command::from_std(command)
+            .timeout(INSTALL_BOUND)
+            .output()
+            .expect("the command runs");
+        assert!(
+            output.status.success(),
+            "`{program} {}` failed in {} ({}): {}\n{}",
+            args.join(" "),
+            cwd.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    fn create_vite(&self, template: &str) {
+        let parent = self.dir.parent().unwrap();
+        self.run(
+            parent,
+            "npx",
+            &[
+                "-y",
+                CREATE_VITE,
+                "app",
+                "--template",
+                template,
+                "--no-interactive",
+            ],
+        );
+        self.run(&self.dir, "npm", &["install"]);
+    }
+
+    /// The smallest Next.js app: its package manifest, a root layout and a page.
+    fn create_next(&self) {
+        std::fs::create_dir_all(self.dir.join("app")).unwrap();
+        let manifest = json!({
+            "name": "next-app",
+            "private": true,
+            "scripts": { "dev": "next dev" },
+            "dependencies": { "next": NEXT, "react": REACT, "react-dom": REACT },
+        });
+        std::fs::write(self.dir.join("package.json"), manifest.to_string()).unwrap();
+        std::fs::write(
+            self.dir.join("app/layout.js"),
+            "export default function RootLayout({ children }) {\n  return <html lang=\"en\"><body>{children}</body></html>;\n}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            self.dir.join("app/page.js"),
+            "export default function Page() {\n  return <h1>next app</h1>;\n}\n",
+        )
+        .unwrap();
+        self.run(&self.dir, "npm", &["install"]);
+    }
+
+    /// `reticle init` on the project, for the daemon on `port`.
+    async fn init(&self, port: u16, write: bool) -> harness::cli::Ran {
+        let port = port.to_string();
+        let mut args = vec![
+            "init",
+            "--dir",
+            self.dir.to_str().unwrap(),
+            "--port",
+            &port,
+            "--client",
+            "claude",
+        ];
+        if write {
+            args.push("--write");
+        }
+        harness::cli::run(self.state.path(), &args).await
+    }
+
+    /// The project's files other than its dependencies, with their bytes.
+    fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut files = Vec::new();
+        let mut dirs = vec![self.dir.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                let name = entry.file_name();
+                if name == "node_modules" || name == ".next" || name == "dist" {
+                    continue;
+                }
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    files.push((path.clone(), std::fs::read(&path).unwrap()));
+                }
+            }
+        }
+        files.sort();
+        files
+    }
+}
+
+/// A dev server in its own process group, ended with the group (Next.js starts children).
+struct DevServer {
+    child: Child,
+    url: String,
+}
+
+impl DevServer {
+    fn start(project: &Project, program: &str, args: &[&str], port: u16) -> Self {
+        let mut command = Command::new(project.dir.join("node_modules/.bin").join(program));
+        command
+            .args(args)
+            .current_dir(&project.dir)
+            .env("NEXT_TELEMETRY_DISABLED", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        harness::marker::mark(&mut command);
+        let child = command.spawn().expect("the dev server starts");
+        Self {
+            child,
+            url: format!("http://localhost:{port}/"),
+        }
+    }
+
+    async fn serving(&self) -> bool {
+        let client = reqwest::Client::new();
+        poll::within(PAGE_BOUND, async || {
+            let response = client.get(&self.url).send().await.ok()?;
+            response.status().is_success().then_some(())
+        })
+        .await
+        .is_some()
+    }
+}
+
+impl Drop for DevServer {
+    fn drop(&mut self) {
+        let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+/// Boots the app with its dev server, opens it in Chromium, and asks `reticle_sessions` (through
+/// a real `reticle mcp` on the daemon's port) until a page on the dev server's URL is listed.
+/// `None` when it is listed; otherwise what was seen.
+async fn page_listed(project: &Project, daemon_port: u16, server: DevServer) -> Option<String> {
+    let _daemon = OwnedDaemon::builder()
+        .port(daemon_port)
+        .state_dir(project.state.path())
+        .env(
+            reticle::config::env::PROJECT_DIR,
+            project.dir.display().to_string(),
+        )
+        .try_start()
+        .await
+        .expect("the app's daemon starts");
+    assert!(server.serving().await, "{} never served a page", server.url);
+    let browser = Browser::launch().await.expect("Chromium launches");
+    let _tab = browser.open(&server.url).await.expect("the app opens");
+    let client = McpClient::start(ProxyOptions::new(daemon_port, project.state.path()))
+        .await
+        .expect("reticle mcp starts");
+    let mut last = Value::Null;
+    let listed = poll::within(Duration::from_secs(30), async || {
+        let result = client.call_tool("reticle_sessions", json!({})).await.ok()?;
+        last = result["structuredContent"].clone();
+        last["sessions"]
+            .as_array()?
+            .iter()
+            .any(|s| {
+                s["url"]
+                    .as_str()
+                    .is_some_and(|url| url.starts_with(&server.url))
+            })
+            .then_some(())
+    })
+    .await;
+    client.close().await;
+    browser.close().await;
+    match listed {
+        Some(()) => None,
+        None => Some(format!(
+            "reticle_sessions never listed {}: {last}",
+            server.url
+        )),
+    }
+}
+
+/// `init --write` wires the project, says so, and a second run changes no byte.
+async fn wire(project: &Project, daemon_port: u16, entry: &str) {
+    let first = project.init(daemon_port, true).await;
+    assert!(first.ok(), "{}", first.said());
+    assert!(
+        first
+            .stdout
+            .lines()
+            .any(|line| line.starts_with("[✓]") && line.contains(entry)),
+        "init --write did not say it wired {entry}: {}",
+        first.said()
+    );
+    let wired = project.snapshot();
+    let second = project.init(daemon_port, true).await;
+    assert!(second.ok(), "{}", second.said());
+    assert_eq!(
+        project.snapshot(),
+        wired,
+        "a second init --write changed files"
+    );
+    assert!(
+        second
+            .stdout
+            .lines()
+            .any(|line| line.starts_with("[=]") && line.contains(entry)),
+        "{}",
+        second.said()
+    );
+}
+
+#[tokio::test]
+async fn a_vite_vanilla_app_wired_by_init_write_appears_in_sessions_and_builds_without_it() {
+    let project = Project::new();
+    project.create_vite("vanilla");
+    let daemon_port = free_port();
+    wire(&project, daemon_port, "src/main.js").await;
+    project.run(&project.dir, "npx", &["vite", "build"]);
+    let built = std::fs::read_dir(project.dir.join("dist/assets"))
+        .unwrap()
+        .flatten()
+        .map(|entry| std::fs::read_to_string(entry.path()).unwrap_or_default())
+        .collect::<String>();
+    assert!(
+        !built.contains("/sdk/reticle.js"),
+        "the production build kept the snippet"
+    );
+    let dev_port = free_port();
+    let port = dev_port.to_string();
+    let server = DevServer::start(
+        &project,
+        "vite",
+        &["--port", &port, "--strictPort", "--host", "localhost"],
+        dev_port,
+    );
+    if let Some(why) = page_listed(&project, daemon_port, server).await {
+        panic!("{why}");
+    }
+}
+
+#[tokio::test]
+async fn a_vite_react_app_wired_by_init_write_appears_in_sessions() {
+    let project = Project::new();
+    project.create_vite("react");
+    let daemon_port = free_port();
+    wire(&project, daemon_port, "src/main.jsx").await;
+    let dev_port = free_port();
+    let port = dev_port.to_string();
+    let server = DevServer::start(
+        &project,
+        "vite",
+        &["--port", &port, "--strictPort", "--host", "localhost"],
+        dev_port,
+    );
+    if let Some(why) = page_listed(&project, daemon_port, server).await {
+        panic!("{why}");
+    }
+}
+
+#[tokio::test]
+async fn a_next_app_wired_by_init_write_appears_in_sessions() {
+    let project = Project::new();
+    project.create_next();
+    let daemon_port = free_port();
+    wire(&project, daemon_port, "instrumentation-client.js").await;
+    let dev_port = free_port();
+    let port = dev_port.to_string();
+    let server = DevServer::start(
+        &project,
+        "next",
+        &["dev", "--port", &port, "--hostname", "localhost"],
+        dev_port,
+    );
+    if let Some(why) = page_listed(&project, daemon_port, server).await {
+        panic!("{why}");
+    }
+}
+
+#[tokio::test]
+async fn control_without_write_init_only_prints_the_lines_and_no_page_appears() {
+    let project = Project::new();
+    project.create_vite("vanilla");
+    let daemon_port = free_port();
+    let before = project.snapshot();
+    let ran = project.init(daemon_port, false).await;
+    assert!(ran.ok(), "{}", ran.said());
+    assert!(
+        ran.stdout
+            .contains("run `reticle init --write` to make the change"),
+        "{}",
+        ran.said()
+    );
+    let main_js = project.dir.join("src/main.js");
+    let unchanged = before.iter().find(|(path, _)| *path == main_js).unwrap();
+    assert_eq!(std::fs::read(&main_js).unwrap(), unchanged.1);
+    let dev_port = free_port();
+    let port = dev_port.to_string();
+    let server = DevServer::start(
+        &project,
+        "vite",
+        &["--port", &port, "--strictPort", "--host", "localhost"],
+        dev_port,
+    );
+    assert!(
+        page_listed(&project, daemon_port, server).await.is_some(),
+        "a page appeared although init did not wire the app"
+    );
+}

@@ -1,0 +1,431 @@
+//! Wiring the app itself: detect the project's dev stack (Vite, Next.js, plain HTML; anything
+//! else is named as unsupported with the manual line) and plan the development-only snippet that
+//! loads the daemon's served SDK, in the entry file that stack runs first. The snippet sits
+//! between marker comments, so a second run finds it and changes nothing. Detection and planning
+//! are pure (file contents in, an [`AppEdit`] out); `steps::wire_app` writes. This module must
+//! not write files, and must never put the snippet where a production build would keep it.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// The comment that opens the snippet (the same text in every file kind).
+const BEGIN: &str = "reticle:begin";
+/// The comment that closes it.
+const END: &str = "reticle:end";
+
+/// A dev stack `reticle init` knows how to wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stack {
+    /// Vite: the module `index.html` loads, kept only while `import.meta.env.DEV`.
+    Vite { entry: PathBuf },
+    /// Next.js 15.3 or later: `instrumentation-client`, kept only in development.
+    Next { entry: PathBuf },
+    /// An HTML page served by any server: loaded only on a loopback host.
+    PlainHtml { page: PathBuf },
+}
+
+impl Stack {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Stack::Vite { .. } => "Vite",
+            Stack::Next { .. } => "Next.js",
+            Stack::PlainHtml { .. } => "plain HTML",
+        }
+    }
+
+    /// The file the snippet goes in, relative to the project.
+    pub fn file(&self) -> &Path {
+        match self {
+            Stack::Vite { entry } | Stack::Next { entry } => entry,
+            Stack::PlainHtml { page } => page,
+        }
+    }
+
+    /// The snippet for this stack, markers included, ending with a newline.
+    pub fn snippet(&self, port: u16) -> String {
+        let url = format!("http://127.0.0.1:{port}/sdk/reticle.js");
+        match self {
+            Stack::Vite { .. } => format!(
+                "// {BEGIN}: added by `reticle init --write`; Vite keeps it in development only\n\
+                 if (import.meta.env.DEV) import(/* @vite-ignore */ '{url}').then((r) => r.connect());\n\
+                 // {END}\n"
+            ),
+            Stack::Next { .. } => format!(
+                "// {BEGIN}: added by `reticle init --write`; Next.js keeps it in development only\n\
+                 if (process.env.NODE_ENV === 'development') import(/* webpackIgnore: true */ /* turbopackIgnore: true */ '{url}').then((r) => r.connect());\n\
+                 // {END}\n"
+            ),
+            Stack::PlainHtml { .. } => format!(
+                "<!-- {BEGIN}: added by `reticle init --write`; it loads only on a loopback host -->\n\
+                 <script type=\"module\">if (['localhost', '127.0.0.1', '[::1]'].includes(location.hostname)) import('{url}').then((r) => r.connect());</script>\n\
+                 <!-- {END} -->\n"
+            ),
+        }
+    }
+}
+
+/// What `reticle init` found the project to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Detected {
+    Supported(Stack),
+    /// A stack it does not wire (the reason names it); the user adds the line by hand.
+    Unsupported(String),
+    /// Nothing here is an app yet: no package.json naming a stack, no index.html.
+    NoApp,
+    /// A file it needed could not be read or parsed: named, and left alone.
+    Unreadable {
+        file: PathBuf,
+        why: String,
+    },
+}
+
+/// Frameworks whose dev build `reticle init` does not wire, by the package that gives them away.
+const UNSUPPORTED: &[(&str, &str)] = &[
+    ("@angular/core", "Angular"),
+    ("nuxt", "Nuxt"),
+    ("@sveltejs/kit", "SvelteKit"),
+    ("astro", "Astro"),
+    ("react-scripts", "Create React App"),
+    ("@remix-run/dev", "Remix"),
+    ("gatsby", "Gatsby"),
+];
+
+/// Reads what it needs under `project` and says which stack it is.
+pub fn detect(project: &Path) -> Detected {
+    let manifest_path = project.join("package.json");
+    let manifest = match read(project, "package.json") {
+        Ok(None) => None,
+        Ok(Some(text)) => match serde_json::from_str::<Value>(&text) {
+            Ok(value) => Some(value),
+            Err(err) => return unreadable(&manifest_path, format!("is not valid JSON ({err})")),
+        },
+        Err(detected) => return detected,
+    };
+    let has = |name: &str| {
+        manifest.as_ref().is_some_and(|m| {
+            ["dependencies", "devDependencies"]
+                .iter()
+                .any(|key| m[key].get(name).is_some())
+        })
+    };
+    if has("next") {
+        return detect_next(project, manifest.as_ref());
+    }
+    if let Some((_, name)) = UNSUPPORTED.iter().find(|(package, _)| has(package)) {
+        return Detected::Unsupported(format!("{name} is not wired by `reticle init`"));
+    }
+    let page = match read(project, "index.html") {
+        Ok(Some(page)) => page,
+        Ok(None) if manifest.is_none() => return Detected::NoApp,
+        Ok(None) if has("vite") => {
+            return unreadable(
+                &project.join("index.html"),
+                "does not exist, and Vite starts from it".into(),
+            );
+        }
+        Ok(None) => {
+            return Detected::Unsupported(
+                "package.json names neither Vite nor Next.js, and there is no index.html".into(),
+            );
+        }
+        Err(detected) => return detected,
+    };
+    if has("vite") {
+        return match module_entry(&page) {
+            Some(entry) => Detected::Supported(Stack::Vite { entry }),
+            None => unreadable(
+                &project.join("index.html"),
+                "loads no module script with a local src (`<script type=\"module\" src=\"/src/...\">`), so the entry module is unknown".into(),
+            ),
+        };
+    }
+    Detected::Supported(Stack::PlainHtml {
+        page: PathBuf::from("index.html"),
+    })
+}
+
+/// Next.js runs `instrumentation-client` in the browser before the app from 15.3 on.
+fn detect_next(project: &Path, manifest: Option<&Value>) -> Detected {
+    let installed = read(project, "node_modules/next/package.json")
+        .ok()
+        .flatten()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|m| m["version"].as_str().map(str::to_string));
+    let declared = manifest.and_then(|m| {
+        ["dependencies", "devDependencies"]
+            .iter()
+            .find_map(|key| m[key]["next"].as_str().map(str::to_string))
+    });
+    let version = installed.or(declared).unwrap_or_default();
+    if !next_runs_client_instrumentation(&version) {
+        return Detected::Unsupported(format!(
+            "Next.js '{version}' has no instrumentation-client (it came in 15.3)"
+        ));
+    }
+    let under_src = project.join("src/app").is_dir() || project.join("src/pages").is_dir();
+    let typescript = project.join("tsconfig.json").is_file();
+    let dir = if under_src { "src/" } else { "" };
+    let existing = ["ts", "js"]
+        .iter()
+        .map(|ext| PathBuf::from(format!("{dir}instrumentation-client.{ext}")))
+        .find(|path| project.join(path).is_file());
+    let entry = existing.unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "{dir}instrumentation-client.{}",
+            if typescript { "ts" } else { "js" }
+        ))
+    });
+    Detected::Supported(Stack::Next { entry })
+}
+
+/// Whether a Next.js version (or a range's lower bound: `^15.3.0`, `~16.0.1`, `16`) is 15.3+.
+fn next_runs_client_instrumentation(version: &str) -> bool {
+    let digits = version.trim_start_matches(|c: char| !c.is_ascii_digit());
+    let mut parts = digits.split('.').map(|p| {
+        p.chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse::<u32>()
+            .ok()
+    });
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), _) if major >= 16 => true,
+        (Some(15), Some(minor)) => minor >= 3,
+        _ => false,
+    }
+}
+
+/// The local module `index.html` loads first (`<script type="module" src="/src/main.js">`).
+fn module_entry(page: &str) -> Option<PathBuf> {
+    page.match_indices("<script").find_map(|(at, _)| {
+        let tag = &page[at..at + page[at..].find('>')?];
+        if !tag.contains("type=\"module\"") && !tag.contains("type='module'") {
+            return None;
+        }
+        let src = attribute(tag, "src")?;
+        let local = src.strip_prefix('/').unwrap_or(src);
+        (!local.is_empty() && !src.contains("://") && !local.starts_with('/'))
+            .then(|| PathBuf::from(local))
+    })
+}
+
+fn attribute<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let at = tag.find(&format!("{name}="))? + name.len() + 1;
+    let quote = tag[at..].chars().next()?;
+    let rest = &tag[at + 1..];
+    Some(&rest[..rest.find(quote)?])
+}
+
+/// What the file must become.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AppEdit {
+    /// The snippet is there, as it should be.
+    Unchanged,
+    /// The file is created with the snippet alone.
+    Create { text: String },
+    /// The snippet is added (or an older one replaced): the whole new text.
+    Change { text: String, replaced: bool },
+    /// The file cannot take the snippet: why (named to the user; the file is left alone).
+    Refused(String),
+}
+
+/// Plans the snippet in `existing` (the file's text, `None` when it does not exist).
+pub fn plan(stack: &Stack, existing: Option<&str>, port: u16) -> AppEdit {
+    let snippet = stack.snippet(port);
+    let Some(text) = existing else {
+        return match stack {
+            Stack::Next { .. } => AppEdit::Create { text: snippet },
+            _ => AppEdit::Refused("does not exist".into()),
+        };
+    };
+    if let Some((start, end)) = marked_block(text) {
+        if text[start..end] == snippet {
+            return AppEdit::Unchanged;
+        }
+        let text = format!("{}{snippet}{}", &text[..start], &text[end..]);
+        return AppEdit::Change {
+            text,
+            replaced: true,
+        };
+    }
+    let text = match stack {
+        Stack::Vite { .. } | Stack::Next { .. } => format!("{snippet}{text}"),
+        Stack::PlainHtml { .. } => {
+            let lower = text.to_ascii_lowercase();
+            let Some(at) = lower.find("</head>").or_else(|| lower.find("</body>")) else {
+                return AppEdit::Refused("has neither </head> nor </body> to put it before".into());
+            };
+            format!("{}{snippet}{}", &text[..at], &text[at..])
+        }
+    };
+    AppEdit::Change {
+        text,
+        replaced: false,
+    }
+}
+
+/// The byte range of an existing snippet, from its opening line to the end of its closing line.
+fn marked_block(text: &str) -> Option<(usize, usize)> {
+    let begin = text.find(BEGIN)?;
+    let start = text[..begin].rfind('\n').map_or(0, |at| at + 1);
+    let end_marker = begin + text[begin..].find(END)?;
+    let end = text[end_marker..]
+        .find('\n')
+        .map_or(text.len(), |at| end_marker + at + 1);
+    Some((start, end))
+}
+
+fn read(project: &Path, relative: &str) -> Result<Option<String>, Detected> {
+    let path = project.join(relative);
+    crate::store::read_if_present(&path)
+        .map_err(|err| unreadable(&path, format!("cannot be read as text ({err})")))
+}
+
+fn unreadable(file: &Path, why: String) -> Detected {
+    Detected::Unreadable {
+        file: file.to_path_buf(),
+        why,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    const VITE_PAGE: &str = "<html><body><div id=\"app\"></div>\n<script type=\"module\" src=\"/src/main.js\"></script></body></html>";
+
+    #[test]
+    fn each_stack_is_told_by_its_files() {
+        let vite = project(&[
+            ("package.json", r#"{"devDependencies":{"vite":"^8.3.4"}}"#),
+            ("index.html", VITE_PAGE),
+        ]);
+        assert_eq!(
+            detect(vite.path()),
+            Detected::Supported(Stack::Vite {
+                entry: "src/main.js".into()
+            })
+        );
+        let next = project(&[
+            ("package.json", r#"{"dependencies":{"next":"16.0.1"}}"#),
+            ("tsconfig.json", "{}"),
+            ("src/app/page.tsx", ""),
+        ]);
+        assert_eq!(
+            detect(next.path()),
+            Detected::Supported(Stack::Next {
+                entry: "src/instrumentation-client.ts".into()
+            })
+        );
+        let plain = project(&[("index.html", "<html><head></head></html>")]);
+        assert_eq!(
+            detect(plain.path()),
+            Detected::Supported(Stack::PlainHtml {
+                page: "index.html".into()
+            })
+        );
+    }
+
+    #[test]
+    fn what_it_cannot_wire_is_named_and_never_guessed() {
+        let old_next = project(&[("package.json", r#"{"dependencies":{"next":"^14.2.0"}}"#)]);
+        assert!(
+            matches!(detect(old_next.path()), Detected::Unsupported(why) if why.contains("15.3"))
+        );
+        let angular = project(&[
+            ("package.json", r#"{"dependencies":{"@angular/core":"19"}}"#),
+            ("index.html", "<html></html>"),
+        ]);
+        assert!(
+            matches!(detect(angular.path()), Detected::Unsupported(why) if why.contains("Angular"))
+        );
+        assert_eq!(detect(project(&[]).path()), Detected::NoApp);
+        let express = project(&[("package.json", r#"{"dependencies":{"express":"5"}}"#)]);
+        assert!(matches!(detect(express.path()), Detected::Unsupported(_)));
+        let broken = project(&[("package.json", "{ not json")]);
+        assert!(
+            matches!(detect(broken.path()), Detected::Unreadable { file, .. } if file.ends_with("package.json"))
+        );
+        let no_entry = project(&[
+            ("package.json", r#"{"devDependencies":{"vite":"8"}}"#),
+            (
+                "index.html",
+                "<html><script src=\"https://cdn/x.js\"></script></html>",
+            ),
+        ]);
+        assert!(
+            matches!(detect(no_entry.path()), Detected::Unreadable { file, .. } if file.ends_with("index.html"))
+        );
+    }
+
+    #[test]
+    fn next_versions_from_15_3_run_client_instrumentation() {
+        for yes in ["15.3.0", "^15.3.1", "~16.0.1", "16", ">=15.4"] {
+            assert!(next_runs_client_instrumentation(yes), "{yes}");
+        }
+        for no in ["15.2.9", "^14.2.0", "latest", ""] {
+            assert!(!next_runs_client_instrumentation(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn a_second_plan_changes_nothing_and_an_older_snippet_is_replaced() {
+        let stack = Stack::Vite {
+            entry: "src/main.js".into(),
+        };
+        let original = "import './style.css'\nconsole.log(1)\n";
+        let AppEdit::Change { text, replaced } = plan(&stack, Some(original), 4400) else {
+            panic!("the first plan adds the snippet")
+        };
+        assert!(!replaced);
+        assert!(text.starts_with("// reticle:begin") && text.ends_with(original));
+        assert_eq!(plan(&stack, Some(&text), 4400), AppEdit::Unchanged);
+        let AppEdit::Change {
+            text: moved,
+            replaced,
+        } = plan(&stack, Some(&text), 4401)
+        else {
+            panic!("another port replaces the snippet")
+        };
+        assert!(replaced && moved.contains("127.0.0.1:4401") && !moved.contains(":4400"));
+        assert!(moved.ends_with(original));
+    }
+
+    #[test]
+    fn a_page_takes_the_snippet_before_its_head_closes_or_is_refused() {
+        let page = Stack::PlainHtml {
+            page: "index.html".into(),
+        };
+        let AppEdit::Change { text, .. } = plan(
+            &page,
+            Some("<html><HEAD><title>x</title></HEAD><body></body></html>"),
+            4400,
+        ) else {
+            panic!("a page with a head takes it")
+        };
+        assert!(text.contains("<!-- reticle:end -->\n</HEAD>"), "{text}");
+        assert!(text.contains("location.hostname"));
+        assert!(matches!(
+            plan(&page, Some("just text"), 4400),
+            AppEdit::Refused(_)
+        ));
+        assert!(matches!(plan(&page, None, 4400), AppEdit::Refused(_)));
+        let next = Stack::Next {
+            entry: "instrumentation-client.js".into(),
+        };
+        assert!(
+            matches!(plan(&next, None, 4400), AppEdit::Create { text } if text.contains("NODE_ENV === 'development'"))
+        );
+    }
+}
