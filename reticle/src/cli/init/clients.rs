@@ -84,19 +84,23 @@ pub enum Client {
     /// Cursor: `.cursor/mcp.json` (project) or `~/.cursor/mcp.json` (user), under `mcpServers`.
     #[value(name = "cursor")]
     Cursor,
-    /// VS Code: `.vscode/mcp.json` (project) or the user profile's `mcp.json`, under `servers`.
+    /// VS Code: `.vscode/mcp.json` (project) or the user profile's `mcp.json`
+    /// (`~/.config/Code/User/mcp.json` on Linux), under `servers`.
     #[value(name = "vscode", alias = "vs-code")]
     VsCode,
     /// Windsurf: `~/.codeium/windsurf/mcp_config.json` (user only), under `mcpServers`.
     #[value(name = "windsurf")]
     Windsurf,
-    /// Gemini CLI: `.gemini/settings.json` (project) or `~/.gemini/settings.json` (user).
+    /// Gemini CLI: `.gemini/settings.json` (project) or `~/.gemini/settings.json` (user), under
+    /// `mcpServers`.
     #[value(name = "gemini", alias = "gemini-cli")]
     Gemini,
-    /// OpenCode: `opencode.json` (project) or `~/.config/opencode/opencode.json` (user).
+    /// OpenCode: `opencode.json` (project) or `~/.config/opencode/opencode.json` (user), under
+    /// `mcp`.
     #[value(name = "opencode")]
     OpenCode,
-    /// Codex: `.codex/config.toml` (project) or `~/.codex/config.toml` (user), `[mcp_servers]`.
+    /// Codex: `.codex/config.toml` (project, read once the project is trusted) or
+    /// `~/.codex/config.toml` (user), TOML `[mcp_servers.reticle]`.
     #[value(name = "codex")]
     Codex,
 }
