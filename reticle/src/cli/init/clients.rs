@@ -54,10 +54,25 @@ pub struct Location {
     pub base: Base,
     /// Relative to `base`, `/`-separated.
     pub path: &'static str,
+    /// The same config under the other name the client reads (relative to `base`), used when
+    /// that file exists and `path` does not.
+    pub or_existing: Option<&'static str>,
 }
 
 const fn at(base: Base, path: &'static str) -> Option<Location> {
-    Some(Location { base, path })
+    Some(Location {
+        base,
+        path,
+        or_existing: None,
+    })
+}
+
+const fn at_either(base: Base, path: &'static str, other: &'static str) -> Option<Location> {
+    Some(Location {
+        base,
+        path,
+        or_existing: Some(other),
+    })
 }
 
 /// How a client's config file is written.
@@ -95,8 +110,8 @@ pub enum Client {
     /// `mcpServers`.
     #[value(name = "gemini", alias = "gemini-cli")]
     Gemini,
-    /// OpenCode: `opencode.json` (project) or `~/.config/opencode/opencode.json` (user), under
-    /// `mcp`.
+    /// OpenCode: `opencode.json` (project) or `~/.config/opencode/opencode.json` (user), or the
+    /// `.jsonc` one already there, under `mcp`.
     #[value(name = "opencode")]
     OpenCode,
     /// Codex: `.codex/config.toml` (project, read once the project is trusted) or
@@ -166,9 +181,16 @@ impl Client {
             (Client::Gemini, Scope::Project) => at(Project, ".gemini/settings.json"),
             (Client::Gemini, Scope::User) => at(Home, ".gemini/settings.json"),
             // https://opencode.ai/docs/config/ and https://opencode.ai/docs/mcp-servers/ (project
-            // `opencode.json`, global `~/.config/opencode/opencode.json`).
-            (Client::OpenCode, Scope::Project) => at(Project, "opencode.json"),
-            (Client::OpenCode, Scope::User) => at(ConfigHome, "opencode/opencode.json"),
+            // `opencode.json`, global `~/.config/opencode/opencode.json`; either may be named
+            // `.jsonc`, and an existing one is the one to merge into).
+            (Client::OpenCode, Scope::Project) => {
+                at_either(Project, "opencode.json", "opencode.jsonc")
+            }
+            (Client::OpenCode, Scope::User) => at_either(
+                ConfigHome,
+                "opencode/opencode.json",
+                "opencode/opencode.jsonc",
+            ),
             // https://developers.openai.com/codex/mcp (`~/.codex/config.toml`, `CODEX_HOME` when
             // set; a project's `.codex/config.toml` is read once the project is trusted).
             (Client::Codex, Scope::Project) => at(Project, ".codex/config.toml"),

@@ -1,7 +1,8 @@
 //! Where a client's config is on this machine: the directories a [`Location`] is relative to,
 //! read once from the environment (`HOME`, `XDG_CONFIG_HOME`, `CODEX_HOME`) the way the clients
 //! read them, and the config file they resolve to with the name `reticle init` prints for it. It
-//! must not read or write files.
+//! looks only at whether a file exists (to pick the name a client's existing config has); it
+//! must not read or write one.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -60,17 +61,16 @@ impl Roots {
     /// `client`'s config in `scope`. `Ok(None)`: the client has no config in that scope;
     /// `Err`: the environment names no home for it (the text says which variable to set).
     pub fn config_file(&self, client: Client, scope: Scope) -> Result<Option<ConfigFile>, String> {
-        let Some(Location { base, path }) = client.location(scope) else {
+        let Some(Location {
+            base,
+            path,
+            or_existing,
+        }) = client.location(scope)
+        else {
             return Ok(None);
         };
         let root = match base {
-            Base::Project => {
-                return Ok(Some(ConfigFile {
-                    client,
-                    path: self.project.join(path),
-                    shown: path.to_string(),
-                }));
-            }
+            Base::Project => Some(&self.project),
             Base::Home => self.home.as_ref(),
             Base::ConfigHome => self.config_home.as_ref(),
             Base::CodexHome => self.codex_home.as_ref(),
@@ -82,10 +82,18 @@ impl Roots {
                 client.label()
             )
         })?;
+        let path = match or_existing {
+            Some(other) if !root.join(path).exists() && root.join(other).exists() => other,
+            _ => path,
+        };
         let full = root.join(path);
+        let shown = match base {
+            Base::Project => path.to_string(),
+            _ => full.display().to_string(),
+        };
         Ok(Some(ConfigFile {
             client,
-            shown: full.display().to_string(),
+            shown,
             path: full,
         }))
     }
@@ -154,6 +162,23 @@ mod tests {
             path_of(&relative, Client::OpenCode, Scope::User),
             Path::new("/h/.config/opencode/opencode.json")
         );
+    }
+
+    #[test]
+    fn an_existing_jsonc_config_is_the_one_merged_into() {
+        let project = tempfile::tempdir().unwrap();
+        let roots = Roots::for_home(project.path(), Path::new("/h"));
+        let file = |roots: &Roots| {
+            roots
+                .config_file(Client::OpenCode, Scope::Project)
+                .unwrap()
+                .unwrap()
+        };
+        assert_eq!(file(&roots).shown, "opencode.json");
+        std::fs::write(project.path().join("opencode.jsonc"), "{}").unwrap();
+        assert_eq!(file(&roots).shown, "opencode.jsonc");
+        std::fs::write(project.path().join("opencode.json"), "{}").unwrap();
+        assert_eq!(file(&roots).shown, "opencode.json");
     }
 
     #[test]
