@@ -368,6 +368,23 @@ fn resolve(command: &str) -> Result<PathBuf, String> {
     }
 }
 
+/// Spawns what `options` names as a client would, completes the handshake and lists the tools;
+/// `Err` says which step failed (the client is closed then).
+async fn handshake_and_list(options: ProxyOptions) -> Result<McpClient, String> {
+    let client = McpClient::start(options)
+        .await
+        .map_err(|failure| format!("the MCP handshake failed: {failure:?}"))?;
+    let why = match client.list_tools().await {
+        Err(failure) => format!("tools/list failed: {failure:?}"),
+        Ok(tools) if !tools.iter().any(|t| t == "reticle_sessions") => {
+            format!("tools/list lacks reticle_sessions: {tools:?}")
+        }
+        Ok(_) => return Ok(client),
+    };
+    client.close().await;
+    Err(why)
+}
+
 /// Acts as the entry's client: spawns exactly what it names, completes the handshake, lists the
 /// tools, and polls `reticle_sessions` until the page is listed.
 async fn reach_page_through(entry: &ServerEntry, state: &Path) -> Outcome {
@@ -379,36 +396,28 @@ async fn reach_page_through(entry: &ServerEntry, state: &Path) -> Outcome {
         Err(why) => return fail(why),
     };
     let port = entry.port();
-    let client = match McpClient::start(options).await {
+    let client = match handshake_and_list(options).await {
         Ok(client) => client,
-        Err(failure) => return fail(format!("the MCP handshake failed: {failure:?}")),
+        Err(why) => return fail(why),
     };
-    let outcome = match client.list_tools().await {
-        Err(failure) => fail(format!("tools/list failed: {failure:?}")),
-        Ok(tools) if !tools.iter().any(|t| t == "reticle_sessions") => {
-            fail(format!("tools/list lacks reticle_sessions: {tools:?}"))
-        }
-        Ok(_) => {
-            let mut last = Value::Null;
-            let listed = poll::within(SESSION_BOUND, async || {
-                let result = client.call_tool("reticle_sessions", json!({})).await.ok()?;
-                last = result["structuredContent"].clone();
-                last["sessions"]
-                    .as_array()?
-                    .iter()
-                    .any(|s| s["sessionId"] == PAGE_SESSION)
-                    .then_some(())
-            })
-            .await;
-            match listed {
-                Some(()) => Outcome::Pass,
-                None => fail(format!(
-                    "reticle_sessions through `{} {}` never listed the page '{PAGE_SESSION}' within {SESSION_BOUND:?}: the config starts it on port {port}; its last answer: {last}",
-                    entry.command,
-                    entry.args.join(" ")
-                )),
-            }
-        }
+    let mut last = Value::Null;
+    let listed = poll::within(SESSION_BOUND, async || {
+        let result = client.call_tool("reticle_sessions", json!({})).await.ok()?;
+        last = result["structuredContent"].clone();
+        last["sessions"]
+            .as_array()?
+            .iter()
+            .any(|s| s["sessionId"] == PAGE_SESSION)
+            .then_some(())
+    })
+    .await;
+    let outcome = match listed {
+        Some(()) => Outcome::Pass,
+        None => fail(format!(
+            "reticle_sessions through `{} {}` never listed the page '{PAGE_SESSION}' within {SESSION_BOUND:?}: the config starts it on port {port}; its last answer: {last}",
+            entry.command,
+            entry.args.join(" ")
+        )),
     };
     client.close().await;
     outcome
@@ -513,6 +522,19 @@ async fn install_check(daemon_port: u16, init_port: u16) -> InstallRun {
     run
 }
 
+/// Asserts that init's line for the config it shows as `shown` says `[=]` ... `unchanged`.
+fn assert_said_unchanged(ran: &Ran, shown: &str) {
+    let line = ran
+        .stdout
+        .lines()
+        .find(|l| l.contains(&format!("{shown} (")))
+        .unwrap_or_else(|| panic!("no line for {shown}:\n{}", ran.stdout));
+    assert!(
+        line.starts_with("[=]") && line.ends_with("unchanged"),
+        "{line}"
+    );
+}
+
 /// A free port other than `taken`.
 fn another_free_port(taken: u16) -> u16 {
     loop {
@@ -593,15 +615,7 @@ async fn a_second_init_changes_nothing_and_the_servers_already_there_are_kept() 
     let second = pristine.init(&["--port", &port]).await;
     assert!(second.ok(), "{}", second.said());
     for ClientConfig { file, .. } in CONFIGS {
-        let line = second
-            .stdout
-            .lines()
-            .find(|l| l.contains(&format!("{file} (")))
-            .unwrap_or_else(|| panic!("no line for {file}:\n{}", second.stdout));
-        assert!(
-            line.starts_with("[=]") && line.ends_with("unchanged"),
-            "{line}"
-        );
+        assert_said_unchanged(&second, file);
     }
     assert!(
         second
@@ -687,26 +701,23 @@ fn a_config_without_reticle_or_starting_another_program_fails_the_check() {
 /// Spawns `entry` as its client would, started in `project` (the daemon it may start takes that
 /// as its project, never the source tree), and asks it for `initialize` and `tools/list`.
 async fn serve_through(entry: &ServerEntry, state: &Path, project: &Path) -> Outcome {
-    let fail = |because: String| Outcome::Fail {
-        because: format!("{}: {because}", entry.file),
-    };
     let options = match spawn_options(entry, state) {
         Ok(options) => options.env(env::PROJECT_DIR, project.to_string_lossy()),
-        Err(why) => return fail(why),
-    };
-    let client = match McpClient::start(options).await {
-        Ok(client) => client,
-        Err(failure) => return fail(format!("the MCP handshake failed: {failure:?}")),
-    };
-    let outcome = match client.list_tools().await {
-        Err(failure) => fail(format!("tools/list failed: {failure:?}")),
-        Ok(tools) if !tools.iter().any(|t| t == "reticle_sessions") => {
-            fail(format!("tools/list lacks reticle_sessions: {tools:?}"))
+        Err(why) => {
+            return Outcome::Fail {
+                because: format!("{}: {why}", entry.file),
+            };
         }
-        Ok(_) => Outcome::Pass,
     };
-    client.close().await;
-    outcome
+    match handshake_and_list(options).await {
+        Ok(client) => {
+            client.close().await;
+            Outcome::Pass
+        }
+        Err(why) => Outcome::Fail {
+            because: format!("{}: {why}", entry.file),
+        },
+    }
 }
 
 #[tokio::test]
@@ -749,15 +760,9 @@ async fn init_in_the_user_scope_wires_every_clients_home_config_so_each_serves_m
         .await;
     assert!(second.ok(), "{}", second.said());
     for config in USER_CONFIGS {
-        let shown = pristine.home().join(config.file).display().to_string();
-        let line = second
-            .stdout
-            .lines()
-            .find(|l| l.contains(&format!("{shown} (")))
-            .unwrap_or_else(|| panic!("no line for {shown}:\n{}", second.stdout));
-        assert!(
-            line.starts_with("[=]") && line.ends_with("unchanged"),
-            "{line}"
+        assert_said_unchanged(
+            &second,
+            &pristine.home().join(config.file).display().to_string(),
         );
     }
     let after: Vec<Vec<u8>> = USER_CONFIGS

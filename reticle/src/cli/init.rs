@@ -154,6 +154,14 @@ mod tests {
         Cli::try_parse_from(std::iter::once("reticle").chain(line.iter().copied()))
     }
 
+    /// The arguments of an `init` command line.
+    fn parse_init(line: &[&str]) -> InitArgs {
+        let Command::Init(args) = parse(line).unwrap().command else {
+            panic!("{line:?} is not init")
+        };
+        args
+    }
+
     #[test]
     fn the_written_arguments_are_what_reticle_mcp_accepts() {
         for port in [crate::config::DEFAULT_PORT, 4401] {
@@ -169,10 +177,7 @@ mod tests {
 
     #[test]
     fn clients_are_named_repeated_or_comma_separated_and_deduplicated() {
-        let cli = parse(&["init", "--client", "vscode,claude", "--client", "vscode"]).unwrap();
-        let Command::Init(args) = cli.command else {
-            panic!("not init")
-        };
+        let args = parse_init(&["init", "--client", "vscode,claude", "--client", "vscode"]);
         assert_eq!(
             chosen_clients(&args.clients, args.scope).unwrap(),
             [Client::VsCode, Client::ClaudeCode]
@@ -182,18 +187,12 @@ mod tests {
 
     #[test]
     fn the_scope_is_project_by_default_and_its_clients_are_those_with_a_project_config() {
-        let cli = parse(&["init"]).unwrap();
-        let Command::Init(args) = cli.command else {
-            panic!("not init")
-        };
+        let args = parse_init(&["init"]);
         assert_eq!(args.scope, Scope::Project);
         let project = chosen_clients(&[], Scope::Project).unwrap();
         assert!(!project.contains(&Client::Windsurf), "{project:?}");
         assert_eq!(project.len(), Client::ALL.len() - 1);
-        let cli = parse(&["init", "--scope", "user", "--client", "windsurf,codex"]).unwrap();
-        let Command::Init(args) = cli.command else {
-            panic!("not init")
-        };
+        let args = parse_init(&["init", "--scope", "user", "--client", "windsurf,codex"]);
         assert_eq!(
             chosen_clients(&args.clients, args.scope).unwrap(),
             [Client::Windsurf, Client::Codex]
@@ -226,10 +225,7 @@ mod tests {
 
     #[test]
     fn a_missing_project_directory_is_refused_with_the_fix() {
-        let cli = parse(&["init", "--dir", "/nonexistent/reticle-project"]).unwrap();
-        let Command::Init(args) = cli.command else {
-            panic!("not init")
-        };
+        let args = parse_init(&["init", "--dir", "/nonexistent/reticle-project"]);
         let exit = init(args).unwrap_err();
         assert!(format!("{exit:?}").contains("create the project directory"));
     }
