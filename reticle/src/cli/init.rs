@@ -83,12 +83,12 @@ pub fn init(args: InitArgs) -> Result<(), Exit> {
             ""
         }
     );
+    // Each chosen client has a config in the scope (`chosen_clients` refused any other).
     let mut steps: Vec<Step> = clients
         .iter()
-        .map(|client| match roots.config_file(*client, args.scope) {
-            Ok(Some(file)) => steps::wire_client(&file, port, args.dry_run),
-            Ok(None) => unreachable!("chosen_clients keeps the clients with a config in the scope"),
-            Err(why) => Step::new(Mark::Failed, why),
+        .filter_map(|client| match roots.config_file(*client, args.scope) {
+            Ok(file) => file.map(|file| steps::wire_client(&file, port, args.dry_run)),
+            Err(why) => Some(Step::new(Mark::Failed, why)),
         })
         .collect();
     steps.push(ignore::ignore_runtime(&project, args.dry_run));

@@ -1,6 +1,7 @@
 //! The steps of `reticle init`, each returning the line it prints: merge Reticle into one client's
-//! config (in its format: JSON or TOML), make sure the pairing token exists, and check that clients can find `reticle`. A step
-//! changes only what its line names, and nothing at all in a dry run.
+//! config file (in the client's format, JSON or TOML), make sure the pairing token exists, and
+//! check that clients can find `reticle`. A step changes only what its line names, and nothing at
+//! all in a dry run.
 
 use std::fs;
 use std::io;
