@@ -12,8 +12,14 @@
 //! wired to another port than the daemon the app dials, a malformed config init must refuse, a
 //! config without Reticle's entry or starting another program.
 //!
-//! The three config files and their keys are written out here on purpose, not imported from the
-//! product: they are what the clients read, and a product that moved them must fail this gate.
+//! The user scope (`reticle init --scope user`, HOME a private tempdir) is checked the same way
+//! up to `tools/list`: every client's home config is read as its client reads it (JSON
+//! `command`/`args`/`env`, OpenCode's one `command` array and `environment`, Codex's TOML
+//! `[mcp_servers.reticle]`), spawned exactly so, and must answer `initialize` and `tools/list`.
+//!
+//! The config files, their formats and keys are written out here on purpose, not imported from
+//! the product: they are what the clients read (each client's documentation, cited in
+//! `reticle/src/cli/init/clients.rs`), and a product that moved them must fail this gate.
 
 mod support;
 
@@ -29,12 +35,67 @@ use reticle::auth::token::TOKEN_FILE;
 use reticle::config::{DEFAULT_PORT, env};
 use serde_json::{Value, json};
 
-/// The configs `reticle init` writes by default, as their clients read them: (file, key of the
-/// server list, the `type` the client needs in the entry, if any).
-const CONFIGS: &[(&str, &str, Option<&str>)] = &[
-    (".mcp.json", "mcpServers", None),
-    (".cursor/mcp.json", "mcpServers", None),
-    (".vscode/mcp.json", "servers", Some("stdio")),
+/// How a client reads Reticle's entry out of its config file.
+#[derive(Debug, Clone, Copy)]
+enum Reader {
+    /// JSON with the servers by name under `key`: `command` a string, `args` a list, `env` a map;
+    /// `type` must be `kind` when the client needs one.
+    Json {
+        key: &'static str,
+        kind: Option<&'static str>,
+    },
+    /// OpenCode: JSON servers under `mcp` (or `mcp.servers`), `"type": "local"`, `command` one
+    /// list (the program, then its arguments), `environment` a map.
+    OpenCode,
+    /// Codex: TOML `[mcp_servers.reticle]`, `command` a string, `args` a list, `env` a table.
+    Codex,
+}
+
+/// One client's config: its file (relative to the project, or to HOME) and how it is read.
+#[derive(Debug, Clone, Copy)]
+struct ClientConfig {
+    file: &'static str,
+    reader: Reader,
+}
+
+const fn json(file: &'static str, key: &'static str, kind: Option<&'static str>) -> ClientConfig {
+    ClientConfig {
+        file,
+        reader: Reader::Json { key, kind },
+    }
+}
+
+/// The configs `reticle init` writes by default (the project scope), as their clients read them.
+const CONFIGS: &[ClientConfig] = &[
+    json(".mcp.json", "mcpServers", None),
+    json(".cursor/mcp.json", "mcpServers", None),
+    json(".vscode/mcp.json", "servers", Some("stdio")),
+    json(".gemini/settings.json", "mcpServers", None),
+    ClientConfig {
+        file: "opencode.json",
+        reader: Reader::OpenCode,
+    },
+    ClientConfig {
+        file: ".codex/config.toml",
+        reader: Reader::Codex,
+    },
+];
+/// The configs `reticle init --scope user` writes, relative to HOME (Linux paths), as their
+/// clients read them.
+const USER_CONFIGS: &[ClientConfig] = &[
+    json(".claude.json", "mcpServers", None),
+    json(".cursor/mcp.json", "mcpServers", None),
+    json(".config/Code/User/mcp.json", "servers", Some("stdio")),
+    json(".codeium/windsurf/mcp_config.json", "mcpServers", None),
+    json(".gemini/settings.json", "mcpServers", None),
+    ClientConfig {
+        file: ".config/opencode/opencode.json",
+        reader: Reader::OpenCode,
+    },
+    ClientConfig {
+        file: ".codex/config.toml",
+        reader: Reader::Codex,
+    },
 ];
 /// The name every config registers Reticle under.
 const SERVER_NAME: &str = "reticle";
@@ -43,10 +104,12 @@ const SESSION_BOUND: Duration = Duration::from_secs(15);
 /// The session id the fixture page connects as.
 const PAGE_SESSION: &str = "install-gate";
 
-/// A fresh project directory and a private state dir: a machine that never ran Reticle.
+/// A fresh project directory, a private state dir and a private HOME: a machine that never ran
+/// Reticle.
 struct Pristine {
     project: tempfile::TempDir,
     state: tempfile::TempDir,
+    home: tempfile::TempDir,
 }
 
 impl Pristine {
@@ -54,7 +117,12 @@ impl Pristine {
         Self {
             project: tempfile::tempdir().expect("a temporary project dir"),
             state: tempfile::tempdir().expect("a private state dir"),
+            home: tempfile::tempdir().expect("a private home"),
         }
+    }
+
+    fn home(&self) -> &Path {
+        self.home.path()
     }
 
     fn project(&self) -> &Path {
@@ -66,7 +134,7 @@ impl Pristine {
     }
 
     /// Runs `reticle init --dir <project> <args>` as a user would, with the binary under test on
-    /// PATH and the private state dir.
+    /// PATH, the private state dir and the private HOME (the homes the clients honour unset).
     async fn init(&self, args: &[&str]) -> Ran {
         let dir = self.project().to_string_lossy().into_owned();
         let mut line = vec!["init", "--dir", &dir];
@@ -74,6 +142,9 @@ impl Pristine {
         let mut command = harness::cli::command(self.state.path(), &line);
         command
             .env("PATH", path_with_binary_under_test())
+            .env("HOME", self.home())
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CODEX_HOME")
             .env_remove(env::TOKEN)
             .env_remove(env::PORT);
         harness::cli::run_command(command).await
@@ -121,6 +192,8 @@ struct ServerEntry {
     file: &'static str,
     command: String,
     args: Vec<String>,
+    /// The environment the config gives the server, set on top of the client's own.
+    env: Vec<(String, String)>,
 }
 
 impl ServerEntry {
@@ -135,45 +208,152 @@ impl ServerEntry {
     }
 }
 
-/// Reads Reticle's entry out of a config as its client would; `Err` says what a client would
-/// miss.
-fn read_entry(
-    project: &Path,
-    (file, key, kind): (&'static str, &str, Option<&str>),
-) -> Result<ServerEntry, String> {
-    let text = std::fs::read_to_string(project.join(file))
+/// Reads Reticle's entry out of a config under `base` (the project, or HOME) as its client
+/// would; `Err` says what a client would miss.
+fn read_entry(base: &Path, config: ClientConfig) -> Result<ServerEntry, String> {
+    let file = config.file;
+    let text = std::fs::read_to_string(base.join(file))
         .map_err(|err| format!("{file} cannot be read: {err}"))?;
-    let config: Value =
-        serde_json::from_str(&text).map_err(|err| format!("{file} is not JSON: {err}"))?;
-    let entry = config
-        .get(key)
-        .and_then(|servers| servers.get(SERVER_NAME))
-        .ok_or_else(|| format!("{file} has no \"{key}\".\"{SERVER_NAME}\" entry: {config}"))?;
-    if let Some(kind) = kind
-        && entry["type"] != kind
-    {
-        return Err(format!(
-            "{file}: the entry's type is not \"{kind}\": {entry}"
-        ));
-    }
-    let command = entry["command"]
-        .as_str()
-        .ok_or_else(|| format!("{file}: the entry names no command: {entry}"))?
-        .to_string();
-    let args = match &entry["args"] {
-        Value::Null => Vec::new(),
-        Value::Array(args) => args
-            .iter()
-            .map(|arg| arg.as_str().map(str::to_string))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| format!("{file}: the entry's args are not all strings: {entry}"))?,
-        other => return Err(format!("{file}: the entry's args are not a list: {other}")),
+    let (command, args, env) = match config.reader {
+        Reader::Json { key, kind } => {
+            let config: Value =
+                serde_json::from_str(&text).map_err(|err| format!("{file} is not JSON: {err}"))?;
+            let entry = config
+                .get(key)
+                .and_then(|servers| servers.get(SERVER_NAME))
+                .ok_or_else(|| {
+                    format!("{file} has no \"{key}\".\"{SERVER_NAME}\" entry: {config}")
+                })?;
+            if let Some(kind) = kind
+                && entry["type"] != kind
+            {
+                return Err(format!(
+                    "{file}: the entry's type is not \"{kind}\": {entry}"
+                ));
+            }
+            let command = entry["command"]
+                .as_str()
+                .ok_or_else(|| format!("{file}: the entry names no command: {entry}"))?
+                .to_string();
+            let args = json_strings(&entry["args"]).ok_or_else(|| {
+                format!("{file}: the entry's args are not a list of strings: {entry}")
+            })?;
+            let env = json_env(&entry["env"]).ok_or_else(|| {
+                format!("{file}: the entry's env is not a map of strings: {entry}")
+            })?;
+            (command, args, env)
+        }
+        Reader::OpenCode => {
+            let config: Value =
+                serde_json::from_str(&text).map_err(|err| format!("{file} is not JSON: {err}"))?;
+            let servers = match config["mcp"].get("servers") {
+                Some(servers) if servers.is_object() => servers,
+                _ => &config["mcp"],
+            };
+            let entry = servers.get(SERVER_NAME).ok_or_else(|| {
+                format!("{file} has no \"mcp\".\"{SERVER_NAME}\" entry: {config}")
+            })?;
+            if entry["type"] != "local" {
+                return Err(format!(
+                    "{file}: the entry's type is not \"local\": {entry}"
+                ));
+            }
+            if entry["enabled"] == false {
+                return Err(format!("{file}: the entry is disabled: {entry}"));
+            }
+            let mut line = json_strings(&entry["command"])
+                .filter(|line| !line.is_empty())
+                .ok_or_else(|| {
+                    format!("{file}: the entry's command is not a list of strings: {entry}")
+                })?;
+            let env = json_env(&entry["environment"]).ok_or_else(|| {
+                format!("{file}: the entry's environment is not a map of strings: {entry}")
+            })?;
+            let command = line.remove(0);
+            (command, line, env)
+        }
+        Reader::Codex => {
+            let config: toml_edit::DocumentMut = text
+                .parse()
+                .map_err(|err| format!("{file} is not TOML: {err}"))?;
+            let entry = config
+                .get("mcp_servers")
+                .and_then(|servers| servers.get(SERVER_NAME))
+                .and_then(toml_edit::Item::as_table_like)
+                .ok_or_else(|| {
+                    format!("{file} has no [mcp_servers.{SERVER_NAME}] table:\n{text}")
+                })?;
+            let command = entry
+                .get("command")
+                .and_then(toml_edit::Item::as_str)
+                .ok_or_else(|| format!("{file}: the entry names no command:\n{text}"))?
+                .to_string();
+            let args = match entry.get("args") {
+                None => Some(Vec::new()),
+                Some(args) => args.as_array().and_then(|args| {
+                    args.iter()
+                        .map(|arg| arg.as_str().map(str::to_string))
+                        .collect()
+                }),
+            }
+            .ok_or_else(|| {
+                format!("{file}: the entry's args are not a list of strings:\n{text}")
+            })?;
+            let env = match entry.get("env") {
+                None => Some(Vec::new()),
+                Some(env) => env.as_table_like().and_then(|env| {
+                    env.iter()
+                        .map(|(key, value)| Some((key.to_string(), value.as_str()?.to_string())))
+                        .collect()
+                }),
+            }
+            .ok_or_else(|| format!("{file}: the entry's env is not a table of strings:\n{text}"))?;
+            (command, args, env)
+        }
     };
     Ok(ServerEntry {
         file,
         command,
         args,
+        env,
     })
+}
+
+/// A JSON list of strings (absent: none).
+fn json_strings(value: &Value) -> Option<Vec<String>> {
+    match value {
+        Value::Null => Some(Vec::new()),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| item.as_str().map(str::to_string))
+            .collect(),
+        _ => None,
+    }
+}
+
+/// A JSON map of strings (absent: none).
+fn json_env(value: &Value) -> Option<Vec<(String, String)>> {
+    match value {
+        Value::Null => Some(Vec::new()),
+        Value::Object(vars) => vars
+            .iter()
+            .map(|(key, value)| Some((key.clone(), value.as_str()?.to_string())))
+            .collect(),
+        _ => None,
+    }
+}
+
+/// The proxy options that spawn `entry` exactly as its client would: its command (resolved),
+/// its arguments and its environment, with the private state dir.
+fn spawn_options(entry: &ServerEntry, state: &Path) -> Result<ProxyOptions, String> {
+    let binary = resolve(&entry.command)?;
+    let mut options = ProxyOptions::new(entry.port(), state)
+        .program(&binary)
+        .args(&entry.args);
+    for (key, value) in &entry.env {
+        options = options.env(key, value);
+    }
+    Ok(options)
 }
 
 /// The program a client starts for `command`: `reticle`, found on PATH, is the binary under
@@ -188,50 +368,56 @@ fn resolve(command: &str) -> Result<PathBuf, String> {
     }
 }
 
+/// Spawns what `options` names as a client would, completes the handshake and lists the tools;
+/// `Err` says which step failed (the client is closed then).
+async fn handshake_and_list(options: ProxyOptions) -> Result<McpClient, String> {
+    let client = McpClient::start(options)
+        .await
+        .map_err(|failure| format!("the MCP handshake failed: {failure:?}"))?;
+    let why = match client.list_tools().await {
+        Err(failure) => format!("tools/list failed: {failure:?}"),
+        Ok(tools) if !tools.iter().any(|t| t == "reticle_sessions") => {
+            format!("tools/list lacks reticle_sessions: {tools:?}")
+        }
+        Ok(_) => return Ok(client),
+    };
+    client.close().await;
+    Err(why)
+}
+
 /// Acts as the entry's client: spawns exactly what it names, completes the handshake, lists the
 /// tools, and polls `reticle_sessions` until the page is listed.
 async fn reach_page_through(entry: &ServerEntry, state: &Path) -> Outcome {
     let fail = |because: String| Outcome::Fail {
         because: format!("{}: {because}", entry.file),
     };
-    let binary = match resolve(&entry.command) {
-        Ok(binary) => binary,
+    let options = match spawn_options(entry, state) {
+        Ok(options) => options,
         Err(why) => return fail(why),
     };
     let port = entry.port();
-    let options = ProxyOptions::new(port, state)
-        .program(&binary)
-        .args(&entry.args);
-    let client = match McpClient::start(options).await {
+    let client = match handshake_and_list(options).await {
         Ok(client) => client,
-        Err(failure) => return fail(format!("the MCP handshake failed: {failure:?}")),
+        Err(why) => return fail(why),
     };
-    let outcome = match client.list_tools().await {
-        Err(failure) => fail(format!("tools/list failed: {failure:?}")),
-        Ok(tools) if !tools.iter().any(|t| t == "reticle_sessions") => {
-            fail(format!("tools/list lacks reticle_sessions: {tools:?}"))
-        }
-        Ok(_) => {
-            let mut last = Value::Null;
-            let listed = poll::within(SESSION_BOUND, async || {
-                let result = client.call_tool("reticle_sessions", json!({})).await.ok()?;
-                last = result["structuredContent"].clone();
-                last["sessions"]
-                    .as_array()?
-                    .iter()
-                    .any(|s| s["sessionId"] == PAGE_SESSION)
-                    .then_some(())
-            })
-            .await;
-            match listed {
-                Some(()) => Outcome::Pass,
-                None => fail(format!(
-                    "reticle_sessions through `{} {}` never listed the page '{PAGE_SESSION}' within {SESSION_BOUND:?}: the config starts it on port {port}; its last answer: {last}",
-                    entry.command,
-                    entry.args.join(" ")
-                )),
-            }
-        }
+    let mut last = Value::Null;
+    let listed = poll::within(SESSION_BOUND, async || {
+        let result = client.call_tool("reticle_sessions", json!({})).await.ok()?;
+        last = result["structuredContent"].clone();
+        last["sessions"]
+            .as_array()?
+            .iter()
+            .any(|s| s["sessionId"] == PAGE_SESSION)
+            .then_some(())
+    })
+    .await;
+    let outcome = match listed {
+        Some(()) => Outcome::Pass,
+        None => fail(format!(
+            "reticle_sessions through `{} {}` never listed the page '{PAGE_SESSION}' within {SESSION_BOUND:?}: the config starts it on port {port}; its last answer: {last}",
+            entry.command,
+            entry.args.join(" ")
+        )),
     };
     client.close().await;
     outcome
@@ -336,6 +522,19 @@ async fn install_check(daemon_port: u16, init_port: u16) -> InstallRun {
     run
 }
 
+/// Asserts that init's line for the config it shows as `shown` says `[=]` ... `unchanged`.
+fn assert_said_unchanged(ran: &Ran, shown: &str) {
+    let line = ran
+        .stdout
+        .lines()
+        .find(|l| l.contains(&format!("{shown} (")))
+        .unwrap_or_else(|| panic!("no line for {shown}:\n{}", ran.stdout));
+    assert!(
+        line.starts_with("[=]") && line.ends_with("unchanged"),
+        "{line}"
+    );
+}
+
 /// A free port other than `taken`.
 fn another_free_port(taken: u16) -> u16 {
     loop {
@@ -411,20 +610,12 @@ async fn a_second_init_changes_nothing_and_the_servers_already_there_are_kept() 
 
     let before: Vec<Vec<u8>> = CONFIGS
         .iter()
-        .map(|(file, ..)| std::fs::read(pristine.config(file)).unwrap())
+        .map(|ClientConfig { file, .. }| std::fs::read(pristine.config(file)).unwrap())
         .collect();
     let second = pristine.init(&["--port", &port]).await;
     assert!(second.ok(), "{}", second.said());
-    for (file, ..) in CONFIGS {
-        let line = second
-            .stdout
-            .lines()
-            .find(|l| l.contains(&format!("{file} (")))
-            .unwrap_or_else(|| panic!("no line for {file}:\n{}", second.stdout));
-        assert!(
-            line.starts_with("[=]") && line.ends_with("unchanged"),
-            "{line}"
-        );
+    for ClientConfig { file, .. } in CONFIGS {
+        assert_said_unchanged(&second, file);
     }
     assert!(
         second
@@ -436,7 +627,7 @@ async fn a_second_init_changes_nothing_and_the_servers_already_there_are_kept() 
     );
     let after: Vec<Vec<u8>> = CONFIGS
         .iter()
-        .map(|(file, ..)| std::fs::read(pristine.config(file)).unwrap())
+        .map(|ClientConfig { file, .. }| std::fs::read(pristine.config(file)).unwrap())
         .collect();
     assert_eq!(
         before, after,
@@ -505,4 +696,141 @@ fn a_config_without_reticle_or_starting_another_program_fails_the_check() {
             .contains("not the reticle binary")
     );
     assert_eq!(resolve("reticle").unwrap(), binaries::reticle());
+}
+
+/// Spawns `entry` as its client would, started in `project` (the daemon it may start takes that
+/// as its project, never the source tree), and asks it for `initialize` and `tools/list`.
+async fn serve_through(entry: &ServerEntry, state: &Path, project: &Path) -> Outcome {
+    let options = match spawn_options(entry, state) {
+        Ok(options) => options.env(env::PROJECT_DIR, project.to_string_lossy()),
+        Err(why) => {
+            return Outcome::Fail {
+                because: format!("{}: {why}", entry.file),
+            };
+        }
+    };
+    match handshake_and_list(options).await {
+        Ok(client) => {
+            client.close().await;
+            Outcome::Pass
+        }
+        Err(why) => Outcome::Fail {
+            because: format!("{}: {why}", entry.file),
+        },
+    }
+}
+
+#[tokio::test]
+async fn init_in_the_user_scope_wires_every_clients_home_config_so_each_serves_mcp() {
+    let pristine = Pristine::new();
+    let port = free_port();
+    let _reap = ReapPort(port);
+    // A Codex config of the user's own: its comment and its server must survive the merge.
+    let codex = pristine.home().join(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    let theirs = "# mine\nmodel = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
+    std::fs::write(&codex, theirs).unwrap();
+
+    let first = pristine
+        .init(&["--scope", "user", "--port", &port.to_string()])
+        .await;
+    assert_eq!(judge_init(&first), Outcome::Pass, "{}", first.said());
+    assert!(
+        !pristine.project().join(".mcp.json").exists(),
+        "the user scope writes no project config"
+    );
+    let merged = std::fs::read_to_string(&codex).unwrap();
+    assert!(merged.starts_with(theirs), "{merged}");
+
+    let expected = ["mcp", "--port", &port.to_string()].map(str::to_string);
+    for config in USER_CONFIGS {
+        let entry = read_entry(pristine.home(), *config).unwrap_or_else(|why| panic!("{why}"));
+        assert_eq!(entry.command, "reticle", "{entry:?}");
+        assert_eq!(entry.args, expected, "{entry:?}");
+        let outcome = serve_through(&entry, pristine.state.path(), pristine.project()).await;
+        assert_eq!(outcome, Outcome::Pass, "{outcome}");
+    }
+
+    let before: Vec<Vec<u8>> = USER_CONFIGS
+        .iter()
+        .map(|config| std::fs::read(pristine.home().join(config.file)).unwrap())
+        .collect();
+    let second = pristine
+        .init(&["--scope", "user", "--port", &port.to_string()])
+        .await;
+    assert!(second.ok(), "{}", second.said());
+    for config in USER_CONFIGS {
+        assert_said_unchanged(
+            &second,
+            &pristine.home().join(config.file).display().to_string(),
+        );
+    }
+    let after: Vec<Vec<u8>> = USER_CONFIGS
+        .iter()
+        .map(|config| std::fs::read(pristine.home().join(config.file)).unwrap())
+        .collect();
+    assert_eq!(
+        before, after,
+        "a second run must leave every config byte for byte"
+    );
+}
+
+/// Negative controls for the OpenCode and Codex readers: an entry their client would not start
+/// fails the check before anything is spawned, and the environment a config gives is what the
+/// server is spawned with.
+#[test]
+fn opencode_and_codex_entries_are_read_as_their_clients_read_them() {
+    let project = tempfile::tempdir().unwrap();
+    let opencode = CONFIGS.iter().find(|c| c.file == "opencode.json").unwrap();
+    let codex = CONFIGS
+        .iter()
+        .find(|c| c.file == ".codex/config.toml")
+        .unwrap();
+    let write = |file: &str, text: &str| {
+        let path = project.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+
+    write(
+        "opencode.json",
+        r#"{"mcp": {"reticle": {"type": "remote", "url": "http://127.0.0.1:1/mcp"}}}"#,
+    );
+    let remote = read_entry(project.path(), *opencode).unwrap_err();
+    assert!(remote.contains("type is not \"local\""), "{remote}");
+    write(
+        "opencode.json",
+        r#"{"mcp": {"servers": {"reticle": {"type": "local", "command": ["reticle", "mcp"], "environment": {"A": "1"}}}}}"#,
+    );
+    let native = read_entry(project.path(), *opencode).unwrap();
+    assert_eq!(
+        (native.command.as_str(), native.args.as_slice()),
+        ("reticle", &["mcp".to_string()][..])
+    );
+    assert_eq!(native.env, [("A".to_string(), "1".to_string())]);
+
+    write(
+        ".codex/config.toml",
+        "[mcp_servers.docs]\ncommand = \"docs-mcp\"\n",
+    );
+    let missing = read_entry(project.path(), *codex).unwrap_err();
+    assert!(
+        missing.contains("no [mcp_servers.reticle] table"),
+        "{missing}"
+    );
+    write(".codex/config.toml", "[mcp_servers.reticle\n");
+    let broken = read_entry(project.path(), *codex).unwrap_err();
+    assert!(broken.contains("is not TOML"), "{broken}");
+    write(
+        ".codex/config.toml",
+        "[mcp_servers.reticle]\ncommand = \"npx\"\nargs = [\"reticle\"]\nenv = { B = \"2\" }\n",
+    );
+    let other = read_entry(project.path(), *codex).unwrap();
+    assert_eq!(other.env, [("B".to_string(), "2".to_string())]);
+    let state = tempfile::tempdir().unwrap();
+    assert!(
+        spawn_options(&other, state.path())
+            .unwrap_err()
+            .contains("not the reticle binary")
+    );
 }

@@ -116,17 +116,29 @@ enum Command {
     /// Wire a project for Reticle: the agents' MCP configs, the pairing token, the SDK snippet.
     ///
     /// Writes the MCP server entry `reticle` (command `reticle`, args `["mcp"]`, plus
-    /// `"--port", "<port>"` when the port is not 4400) into the project-level config of each
-    /// client: Claude Code `.mcp.json` (under `mcpServers`), Cursor `.cursor/mcp.json` (under
-    /// `mcpServers`), VS Code `.vscode/mcp.json` (under `servers`, with `"type": "stdio"`).
-    /// Default: all three; `--client claude,cursor,vscode` picks some.
+    /// `"--port", "<port>"` when the port is not 4400) into each client's config, in the format
+    /// its documentation gives: Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, OpenCode and
+    /// Codex (each one's file in each scope is listed under `--client` below). JSON files get
+    /// the entry under the client's server list (`mcpServers`, VS Code's `servers` with
+    /// `"type": "stdio"`, OpenCode's `mcp` with `"type": "local"` and one `command` array);
+    /// Codex's TOML gets a `[mcp_servers.reticle]` table.
+    ///
+    /// The project scope writes files you can commit, read by the client in this project (Codex
+    /// reads a project's `.codex/config.toml` once you trust the project). The user scope writes
+    /// under $HOME (XDG_CONFIG_HOME and CODEX_HOME are honoured as the clients honour them) and
+    /// the client reads it in every project. Default: every client with a config in the scope;
+    /// `--client claude,codex` picks some (a client without a config in the scope is refused
+    /// with the scope it has).
     ///
     /// An existing config is merged: every other key and server is kept in its order, and so is
     /// any field of the `reticle` entry Reticle does not own (`env`, say). A config that already
-    /// says the right thing is not touched, so a second run changes nothing. A config that is not
-    /// a JSON object (JSON with comments included) is never overwritten: its line names the file
-    /// and the fix, the other configs are still written, and the exit code is 1. Writes are
-    /// atomic (a reader sees the old file or the new one), and a symlinked config stays linked.
+    /// says the right thing is not touched, so a second run changes nothing. TOML is edited in
+    /// place: comments, blank lines and key order stay. A config that cannot be parsed (a JSON
+    /// file that is not an object, JSON with comments included, or invalid TOML) is never
+    /// overwritten: its line names the file and the fix, the other configs are still written,
+    /// and the exit code is 1. Writes are atomic (a reader sees the old file or the new one),
+    /// keep the file's owner and mode (a 0600 config stays 0600), and a symlinked config stays
+    /// linked.
     ///
     /// It also makes sure the pairing token the page must present exists (`pairing-token` in the
     /// state dir, RETICLE_STATE_DIR or ~/.reticle, mode 0600; or RETICLE_TOKEN when set), and

@@ -1,6 +1,8 @@
-//! Merging Reticle's server entry into the text of a client's config: a pure function, so every
-//! case (no file, an empty one, malformed JSON, not an object, other servers, already wired) is
-//! tested without touching a disk. It decides the new text; it must not read or write files.
+//! Merging Reticle's server entry into the text of a client's config: pure functions, so every
+//! case (no file, an empty one, malformed text, not an object, other servers, already wired) is
+//! tested without touching a disk. This module owns what a merge reports ([`Change`],
+//! [`Merged`], [`ConfigRefusal`]) and the JSON merge; [`super::merge_toml`] is the TOML one. It
+//! decides the new text; it must not read or write files.
 //!
 //! Keys keep their order (serde_json is built with `preserve_order`), every key and server that
 //! is not Reticle's is kept as it was, and a config already wired is left byte for byte.
@@ -37,23 +39,38 @@ pub struct Merged {
 pub enum ConfigRefusal {
     #[error("is not valid JSON ({detail})")]
     NotJson { detail: String },
+    #[error("is not valid TOML ({detail})")]
+    NotToml { detail: String },
     #[error("holds {found} where a JSON object is expected")]
     NotAnObject { found: &'static str },
     #[error("has \"{key}\" as {found}, where an object of servers by name is expected")]
     ServersNotAnObject { key: String, found: &'static str },
     #[error("has \"{key}\".\"{name}\" as {found}, where a server entry (an object) is expected", name = SERVER_NAME)]
     EntryNotAnObject { key: String, found: &'static str },
+    #[error("has [{key}] as {found}, where a table of servers by name is expected")]
+    ServersNotATable { key: String, found: &'static str },
+    #[error("has [{key}.{name}] as {found}, where a server entry (a table) is expected", name = SERVER_NAME)]
+    EntryNotATable { key: String, found: &'static str },
 }
 
-/// Merges `fields` into the entry `SERVER_NAME` under `servers_key` of `existing` (`None`: no
-/// file). Fields Reticle does not own, in its entry or anywhere else, are kept.
+/// Merges `fields` into the entry `SERVER_NAME` of the servers of `existing` (`None`: no file).
+/// The servers are at the first key path of `servers_at` the document holds as an object, else
+/// at the last one (created). A document created here starts with `new_file`'s string fields.
+/// Fields Reticle does not own, in its entry or anywhere else, are kept.
 pub fn merge(
     existing: Option<&str>,
-    servers_key: &str,
+    servers_at: &[&[&str]],
+    new_file: &[(&str, &str)],
     fields: &Map<String, Value>,
 ) -> Result<Merged, ConfigRefusal> {
     let (mut document, change_if_new) = match existing {
-        None => (Map::new(), Change::Created),
+        None => {
+            let preamble = new_file
+                .iter()
+                .map(|(key, value)| (key.to_string(), Value::String(value.to_string())))
+                .collect();
+            (preamble, Change::Created)
+        }
         Some(text) if text.trim().is_empty() => (Map::new(), Change::Added),
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(document)) => (document, Change::Added),
@@ -69,15 +86,13 @@ pub fn merge(
             }
         },
     };
-    let servers = document
-        .entry(servers_key.to_string())
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Value::Object(servers) = servers else {
-        return Err(ConfigRefusal::ServersNotAnObject {
-            key: servers_key.to_string(),
-            found: kind_of(servers),
-        });
-    };
+    let path = servers_at
+        .iter()
+        .find(|path| object_at(&document, path).is_some())
+        .or(servers_at.last())
+        .expect("a client names where its servers are");
+    let key = path.join("\".\"");
+    let servers = servers_object(&mut document, path)?;
     let other_servers = servers.keys().filter(|name| *name != SERVER_NAME).count();
     let change = match servers.get_mut(SERVER_NAME) {
         None => {
@@ -97,7 +112,7 @@ pub fn merge(
         }
         Some(other) => {
             return Err(ConfigRefusal::EntryNotAnObject {
-                key: servers_key.to_string(),
+                key,
                 found: kind_of(other),
             });
         }
@@ -111,6 +126,37 @@ pub fn merge(
         text,
         other_servers,
     })
+}
+
+/// The object at key path `path` of `document`, if every step is one.
+fn object_at<'a>(
+    document: &'a Map<String, Value>,
+    path: &[&str],
+) -> Option<&'a Map<String, Value>> {
+    path.iter()
+        .try_fold(document, |object, key| object.get(*key)?.as_object())
+}
+
+/// The object at key path `path` of `document`, created where absent; a step that is there but
+/// is not an object is refused, naming the path up to it.
+fn servers_object<'a>(
+    document: &'a mut Map<String, Value>,
+    path: &[&str],
+) -> Result<&'a mut Map<String, Value>, ConfigRefusal> {
+    let mut object = document;
+    for (depth, key) in path.iter().enumerate() {
+        let value = object
+            .entry(key.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        let found = kind_of(value);
+        object = value
+            .as_object_mut()
+            .ok_or_else(|| ConfigRefusal::ServersNotAnObject {
+                key: path[..=depth].join("\".\""),
+                found,
+            })?;
+    }
+    Ok(object)
 }
 
 /// Two-space indented JSON ending in a newline.
@@ -136,11 +182,18 @@ fn kind_of(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::init::clients::Client;
+    use crate::cli::init::clients::{Client, Format};
     use serde_json::json;
 
     fn merge_for(client: Client, existing: Option<&str>) -> Result<Merged, ConfigRefusal> {
-        merge(existing, client.servers_key(), &client.entry_fields(4401))
+        let Format::Json {
+            servers_at,
+            new_file,
+        } = client.format()
+        else {
+            panic!("{client:?} is not a JSON client")
+        };
+        merge(existing, servers_at, new_file, &client.entry_fields(4401))
     }
 
     fn parsed(merged: &Merged) -> Value {
@@ -268,6 +321,39 @@ mod tests {
                 key: "servers".into(),
                 found: "a string"
             }
+        );
+    }
+
+    #[test]
+    fn opencode_entries_go_where_the_file_keeps_its_servers() {
+        let created = merge_for(Client::OpenCode, None).unwrap();
+        assert_eq!(
+            parsed(&created),
+            json!({"$schema": "https://opencode.ai/config.json", "mcp": {"reticle": {"type": "local", "command": ["reticle", "mcp", "--port", "4401"]}}})
+        );
+        let v1 =
+            r#"{"mcp": {"docs": {"type": "local", "command": ["docs-mcp"], "enabled": true}}}"#;
+        let merged = merge_for(Client::OpenCode, Some(v1)).unwrap();
+        assert_eq!(merged.other_servers, 1);
+        assert_eq!(parsed(&merged)["mcp"]["reticle"]["type"], "local");
+        let v2 = r#"{"mcp": {"servers": {"docs": {"type": "local", "command": ["docs-mcp"]}}}}"#;
+        let merged = merge_for(Client::OpenCode, Some(v2)).unwrap();
+        assert_eq!(merged.other_servers, 1);
+        let after = parsed(&merged);
+        assert_eq!(after["mcp"]["servers"]["reticle"]["command"][0], "reticle");
+        assert!(after["mcp"].get("reticle").is_none(), "{after}");
+        let again = merge_for(Client::OpenCode, Some(&merged.text)).unwrap();
+        assert_eq!(again.change, Change::Unchanged);
+        // Only a file created by Reticle gets the schema line; an existing one is left its own.
+        assert!(after.get("$schema").is_none());
+    }
+
+    #[test]
+    fn an_opencode_mcp_key_that_is_not_an_object_is_refused_naming_it() {
+        let refusal = merge_for(Client::OpenCode, Some(r#"{"mcp": true}"#)).unwrap_err();
+        assert_eq!(
+            refusal.to_string(),
+            "has \"mcp\" as a boolean, where an object of servers by name is expected"
         );
     }
 }

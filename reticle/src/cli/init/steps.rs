@@ -1,6 +1,8 @@
 //! The steps of `reticle init`, each returning the line it prints: merge Reticle into one client's
-//! config, add the SDK's snippet to the app's development build (with `--write`), make sure the pairing token exists, and check that clients can find `reticle`. A step
-//! changes only what its line names, and nothing at all in a dry run.
+//! config file (in the client's format, JSON or TOML), add the SDK's lines to the app's
+//! development build (with `--write`), make sure the pairing token exists, and
+//! check that clients can find `reticle`. A step changes only what its line names, and nothing at
+//! all in a dry run.
 
 use std::fs;
 use std::io;
@@ -8,18 +10,21 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use super::app::{AppEdit, Detected, detect, plan};
-use super::clients::{COMMAND, Client, SERVER_NAME, command_line};
-use super::merge::{Change, merge};
+use super::clients::{COMMAND, Client, Format, SERVER_NAME, command_line, mcp_args};
+use super::locations::ConfigFile;
+use super::merge::{self, Change, ConfigRefusal, Merged};
+use super::merge_toml;
 use super::report::{Mark, Step, TokenSource};
 use crate::auth::token::{PairingToken, TOKEN_FILE, TokenError, TokenSource as TokenOrigin};
 use crate::config::env;
 use crate::daemon::StateDir;
 
-/// Writes (or, in a dry run, plans) Reticle's entry in `client`'s config under `project`.
-pub fn wire_client(project: &Path, client: Client, port: u16, dry_run: bool) -> Step {
-    let shown = format!("{} ({})", client.config_path(), client.label());
-    let path = project.join(client.config_path());
-    let existing = match crate::store::read_if_present(&path) {
+/// Writes (or, in a dry run, plans) Reticle's entry in the client's config `file`.
+pub fn wire_client(file: &ConfigFile, port: u16, dry_run: bool) -> Step {
+    let client = file.client;
+    let shown = format!("{} ({})", file.shown, client.label());
+    let path = &file.path;
+    let existing = match crate::store::read_if_present(path) {
         Ok(existing) => existing,
         Err(err) => {
             return Step::new(
@@ -30,16 +35,14 @@ pub fn wire_client(project: &Path, client: Client, port: u16, dry_run: bool) -> 
             );
         }
     };
-    let fields = client.entry_fields(port);
-    let merged = match merge(existing.as_deref(), client.servers_key(), &fields) {
+    let merged = match merge_into(existing.as_deref(), client, port) {
         Ok(merged) => merged,
         Err(refusal) => {
-            let entry = serde_json::Value::Object(fields);
             return Step::new(
                 Mark::Failed,
                 format!(
-                    "{shown} {refusal}; nothing was written to it. Fix the file (or add \"{SERVER_NAME}\": {entry} under \"{key}\" by hand), then run `reticle init` again.",
-                    key = client.servers_key()
+                    "{shown} {refusal}; nothing was written to it. Fix the file (or add {} by hand), then run `reticle init` again.",
+                    by_hand(client, port)
                 ),
             );
         }
@@ -65,13 +68,13 @@ pub fn wire_client(project: &Path, client: Client, port: u16, dry_run: bool) -> 
     if dry_run {
         return Step::new(Mark::Done, format!("{shown}: {what}"));
     }
-    match write_through_links(&path, merged.text.as_bytes()) {
+    match write_through_links(path, merged.text.as_bytes()) {
         Ok(()) => Step::new(Mark::Done, format!("{shown}: {what}")),
         Err(err) => Step::new(
             Mark::Failed,
             format!(
                 "{shown}: cannot be written ({err}); it was left as it was. Make {} writable, then run `reticle init` again.",
-                path.parent().unwrap_or(project).display()
+                path.parent().unwrap_or(path).display()
             ),
         ),
     }
@@ -169,6 +172,40 @@ fn indented(snippet: &str) -> String {
         .map(|line| format!("      {line}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Merges Reticle's entry into `existing`, in the client's format.
+fn merge_into(existing: Option<&str>, client: Client, port: u16) -> Result<Merged, ConfigRefusal> {
+    match client.format() {
+        Format::Json {
+            servers_at,
+            new_file,
+        } => merge::merge(existing, servers_at, new_file, &client.entry_fields(port)),
+        Format::Toml { table } => merge_toml::merge(existing, table, COMMAND, &mcp_args(port)),
+    }
+}
+
+/// Reticle's entry as the user would add it to the client's file by hand.
+fn by_hand(client: Client, port: u16) -> String {
+    match client.format() {
+        Format::Json { servers_at, .. } => {
+            let path = servers_at
+                .last()
+                .expect("a client names where its servers are");
+            format!(
+                "\"{SERVER_NAME}\": {} under \"{}\"",
+                serde_json::Value::Object(client.entry_fields(port)),
+                path.join("\".\"")
+            )
+        }
+        Format::Toml { table } => {
+            let args: Vec<String> = mcp_args(port).iter().map(|a| format!("\"{a}\"")).collect();
+            format!(
+                "a table [{table}.{SERVER_NAME}] with command = \"{COMMAND}\" and args = [{}]",
+                args.join(", ")
+            )
+        }
+    }
 }
 
 /// Writes atomically to the file `path` names, following a symlink to its target so that a
@@ -315,13 +352,23 @@ fn find_executable(name: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::init::clients::Scope;
+    use crate::cli::init::locations::Roots;
+
+    /// `client`'s project config under `project`.
+    fn in_project(project: &Path, client: Client) -> ConfigFile {
+        Roots::from_env(project)
+            .config_file(client, Scope::Project)
+            .unwrap()
+            .expect("the client has a project config")
+    }
 
     #[test]
     fn a_malformed_config_is_refused_by_name_and_left_byte_for_byte() {
         let project = tempfile::tempdir().unwrap();
         let path = project.path().join(".mcp.json");
         fs::write(&path, "{ not json").unwrap();
-        let step = wire_client(project.path(), Client::ClaudeCode, 4401, false);
+        let step = wire_client(&in_project(project.path(), Client::ClaudeCode), 4401, false);
         assert_eq!(step.mark, Mark::Failed, "{step}");
         assert!(
             step.text
@@ -336,7 +383,7 @@ mod tests {
     #[test]
     fn a_dry_run_writes_nothing() {
         let project = tempfile::tempdir().unwrap();
-        let step = wire_client(project.path(), Client::Cursor, 4401, true);
+        let step = wire_client(&in_project(project.path(), Client::Cursor), 4401, true);
         assert_eq!(step.mark, Mark::Done);
         assert!(step.text.contains("would be created"), "{step}");
         assert!(!project.path().join(".cursor").exists());
@@ -348,7 +395,7 @@ mod tests {
         let shared = project.path().join("shared.json");
         fs::write(&shared, r#"{"mcpServers": {}}"#).unwrap();
         std::os::unix::fs::symlink(&shared, project.path().join(".mcp.json")).unwrap();
-        let step = wire_client(project.path(), Client::ClaudeCode, 4401, false);
+        let step = wire_client(&in_project(project.path(), Client::ClaudeCode), 4401, false);
         assert_eq!(step.mark, Mark::Done, "{step}");
         let link = fs::symlink_metadata(project.path().join(".mcp.json")).unwrap();
         assert!(link.file_type().is_symlink());
@@ -366,6 +413,108 @@ mod tests {
         assert_eq!(
             find_executable("reticle", dir.path().as_os_str()),
             Some(file)
+        );
+    }
+}
+
+/// Every client's file, in both formats: what is written, that a second run changes nothing,
+/// that the file's mode is kept, and that a malformed file is refused by name and left alone.
+#[cfg(test)]
+mod per_client {
+    use super::*;
+    use crate::cli::init::clients::Scope;
+    use crate::cli::init::locations::Roots;
+
+    /// Each client's config as a user-scope file in a private home, and the home.
+    fn user_files() -> (tempfile::TempDir, Vec<ConfigFile>) {
+        let home = tempfile::tempdir().unwrap();
+        let project = home.path().join("project");
+        let roots = Roots::for_home(&project, home.path());
+        let files = Client::ALL
+            .iter()
+            .map(|client| roots.config_file(*client, Scope::User).unwrap().unwrap())
+            .collect();
+        (home, files)
+    }
+
+    /// Text that is not valid in the file's format.
+    fn malformed(client: Client) -> &'static str {
+        match client.format() {
+            Format::Json { .. } => "{ \"servers\": ",
+            Format::Toml { .. } => "[mcp_servers.docs\ncommand = 1\n",
+        }
+    }
+
+    #[test]
+    fn each_clients_written_file_is_what_its_documentation_gives() {
+        let (_home, files) = user_files();
+        for file in &files {
+            let step = wire_client(file, 4401, false);
+            assert_eq!(step.mark, Mark::Done, "{step}");
+            assert!(
+                step.text
+                    .contains("created, starting `reticle mcp --port 4401`"),
+                "{step}"
+            );
+            let name = format!("{:?}", file.client).to_lowercase();
+            insta::assert_snapshot!(name, fs::read_to_string(&file.path).unwrap());
+        }
+    }
+
+    #[test]
+    fn a_second_run_changes_nothing_in_any_client_file() {
+        let (_home, files) = user_files();
+        for file in &files {
+            assert_eq!(wire_client(file, 4401, false).mark, Mark::Done);
+            let before = fs::read(&file.path).unwrap();
+            let second = wire_client(file, 4401, false);
+            assert_eq!(second.mark, Mark::Unchanged, "{second}");
+            assert!(second.text.ends_with("unchanged"), "{second}");
+            assert_eq!(fs::read(&file.path).unwrap(), before, "{}", file.shown);
+        }
+    }
+
+    #[test]
+    fn a_private_file_stays_private_when_reticle_is_added() {
+        let (_home, files) = user_files();
+        for file in &files {
+            fs::create_dir_all(file.path.parent().unwrap()).unwrap();
+            fs::write(&file.path, "").unwrap();
+            fs::set_permissions(&file.path, fs::Permissions::from_mode(0o600)).unwrap();
+            let step = wire_client(file, 4401, false);
+            assert_eq!(step.mark, Mark::Done, "{step}");
+            let mode = fs::metadata(&file.path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{}", file.shown);
+        }
+    }
+
+    #[test]
+    fn a_malformed_file_of_each_client_is_refused_by_name_and_left_byte_for_byte() {
+        let (_home, files) = user_files();
+        for file in &files {
+            let broken = malformed(file.client);
+            fs::create_dir_all(file.path.parent().unwrap()).unwrap();
+            fs::write(&file.path, broken).unwrap();
+            let step = wire_client(file, 4401, false);
+            assert_eq!(step.mark, Mark::Failed, "{step}");
+            let named = format!("{} ({}) is not valid", file.shown, file.client.label());
+            assert!(step.text.starts_with(&named), "{step}");
+            assert!(step.text.contains("nothing was written"), "{step}");
+            assert!(step.text.contains("by hand"), "{step}");
+            assert!(step.text.contains("run `reticle init` again"), "{step}");
+            assert_eq!(fs::read_to_string(&file.path).unwrap(), broken);
+        }
+    }
+
+    #[test]
+    fn the_by_hand_entry_names_the_clients_own_shape() {
+        assert_eq!(
+            by_hand(Client::Codex, 4401),
+            "a table [mcp_servers.reticle] with command = \"reticle\" and args = [\"mcp\", \"--port\", \"4401\"]"
+        );
+        assert_eq!(
+            by_hand(Client::OpenCode, 4400),
+            "\"reticle\": {\"type\":\"local\",\"command\":[\"reticle\",\"mcp\"]} under \"mcp\""
         );
     }
 }
