@@ -16,6 +16,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use nix::sys::signal::{SigHandler, Signal};
 
 pub use exit::Exit;
 
@@ -171,7 +172,23 @@ impl PortArg {
 
 /// Parses the command line, runs the command and returns its exit code.
 pub fn main() -> ExitCode {
+    // A one-shot command whose reader went away (`reticle init | head -1`) ends quietly on
+    // SIGPIPE, as Unix tools do, instead of panicking on its next print; the long-running ones
+    // (the daemon, the MCP proxy) ignore it again, so a closed pipe or socket is an error they
+    // handle, never their death.
+    set_sigpipe(SigHandler::SigDfl);
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Mcp { .. }
+            | Command::McpWorker { .. }
+            | Command::Serve {
+                foreground: true,
+                ..
+            }
+    ) {
+        set_sigpipe(SigHandler::SigIgn);
+    }
     let proxy = match cli.command {
         Command::Mcp { port } => Some((port, crate::proxy::run_supervisor as fn(u16) -> ExitCode)),
         Command::McpWorker { port } => {
@@ -189,6 +206,11 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(exit) => exit.report(),
     }
+}
+
+fn set_sigpipe(handler: SigHandler) {
+    // SAFETY: SIG_DFL and SIG_IGN are not handlers that run code; this runs before any thread.
+    let _ = unsafe { nix::sys::signal::signal(Signal::SIGPIPE, handler) };
 }
 
 fn run(command: Command) -> Result<(), Exit> {
