@@ -51,20 +51,10 @@ pub struct Limitation {
 
 /// The documented 2.0.0 limitations. A difference on any other probe fails the suite; a listed
 /// probe that no longer differs fails it too (the list must not outlive the limitation).
-pub const LIMITATIONS: &[Limitation] = &[
-    Limitation {
-        probe: "query by css",
-        reason: "protocol 1's query has no `css` criterion (ours adds it); 2.0.0 ignores the field and matches nothing",
-    },
-    Limitation {
-        probe: "state of a path",
-        reason: "2.0.0's store API is `state(name, value)`; its state_read did not find the fixture's store through the suite's adapter (cause not yet established)",
-    },
-    Limitation {
-        probe: "act_and_wait until state",
-        reason: "the state predicate reads state_read, which finds no store under 2.0.0 (see state of a path)",
-    },
-];
+pub const LIMITATIONS: &[Limitation] = &[Limitation {
+    probe: "query by css",
+    reason: "protocol 1's query has no `css` criterion (ours adds it); 2.0.0 ignores the field and matches nothing",
+}];
 
 /// How one probe compares across the two SDKs.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,10 +22,10 @@ pub const BOUND: Duration = Duration::from_secs(30);
 const OUR_IMPORT: &str = "import * as reticle from '/sdk/reticle.js';";
 
 /// Maps the fixture's calls (`connect({port, token, session, present})`, `registerStore(name,
-/// get)`, `signal(name, data)`) onto the published API (`connect({url, ...})`, `state(name,
-/// value)`, `signal`). A store is re-published on every signal, which the fixture sends after
-/// each state change, so the adapter adds no staleness of its own.
-const PUBLISHED_ADAPTER: &str = r#"import { reticle } from '/published/reticle-sdk.mjs';
+/// get)`, `signal(name, data)`) onto the published API (`connect({url, ...})`, its own
+/// `registerStore(name, getter)`, which its state_read reads, and `state(name, value)`, the
+/// state-change event, re-sent on every signal the fixture sends after each change).
+const PUBLISHED_ADAPTER: &str = r#"import { reticle, registerStore as publishedRegisterStore } from '/published/reticle-sdk.mjs';
 const stores = new Map();
 export function connect(o) {
   reticle.connect({ url: `ws://127.0.0.1:${o.port}/reticle`, token: o.token, session: o.session, present: false });
@@ -33,6 +33,7 @@ export function connect(o) {
 }
 export function registerStore(name, get) {
   stores.set(name, get);
+  publishedRegisterStore(name, get);
   reticle.state(name, get());
   return { ok: true };
 }

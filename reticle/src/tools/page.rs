@@ -332,6 +332,10 @@ impl PageProbe for LivePage {
     async fn state(&mut self, store: &str, path: &str) -> Read<StateFacts> {
         let args = json!({ "store": store, "path": path });
         match self.read(CommandName::StateRead, args).await {
+            Read::Seen(result) if !store_registered(&result, store) => Read::Unreadable(format!(
+                "no store named '{store}' is registered in the page (registered: {}): the page must register it (registerStore) before its state can prove anything",
+                result["storeNames"]
+            )),
             Read::Seen(result) => Read::Seen(StateFacts {
                 found: result
                     .get("found")
@@ -358,5 +362,26 @@ impl PageProbe for LivePage {
             return Read::Lost;
         }
         Read::Seen(self.session.identity().url)
+    }
+}
+
+/// Whether a state_read answer shows `store` registered. Both SDKs list the page's stores in
+/// `storeNames`; an answer without the list is taken at its word.
+fn store_registered(answer: &Value, store: &str) -> bool {
+    answer["storeNames"]
+        .as_array()
+        .is_none_or(|names| names.iter().any(|name| name == store))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_the_page_never_registered_is_not_read_as_absent_state() {
+        let answer = json!({ "found": false, "storeNames": ["app"] });
+        assert!(store_registered(&answer, "app"));
+        assert!(!store_registered(&answer, "cart"));
+        assert!(store_registered(&json!({ "found": false }), "cart"));
     }
 }
