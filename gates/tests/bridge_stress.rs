@@ -328,8 +328,14 @@ async fn the_thirty_third_session_is_closed_1013_and_a_replacement_still_gets_in
     let (code, reason) = extra.closed(BOUND).await.expect("closed");
     assert_eq!(code, Some(1013));
     assert!(reason.contains("session limit"), "{reason}");
-    // A replacement of a connected id is not a new session.
+    // A replacement of a connected id is not a new session (the old s0 is dead: no pong).
+    pages[0].freeze();
     let replacement = page(&daemon, "s0").await;
+    poll::until("the new socket carries s0", BOUND, async || {
+        (client.session("s0").await?["counters"]["links"] == 2).then_some(())
+    })
+    .await;
+    pages[0].thaw();
     let (code, _) = pages[0]
         .closed(BOUND)
         .await

@@ -47,6 +47,9 @@ pub mod env {
     pub const MAX_MCP_CALLS: &str = "RETICLE_MAX_MCP_CALLS";
     /// Test only: edits to the daemon's tool catalogue, read at start (`+name,-name`).
     pub const TEST_CATALOGUE: &str = "RETICLE_TEST_CATALOGUE";
+    /// Test only, a stand-in: the bridge lets a hello take a session from a live socket without
+    /// asking it (the old behaviour, for S9's negative control).
+    pub const TEST_STAND_IN_SESSION_SWAP: &str = "RETICLE_TEST_STAND_IN_SESSION_SWAP";
     /// Test only: a JSON-RPC method whose handling panics inside `reticle mcp`.
     pub const TEST_PANIC_METHOD: &str = "RETICLE_TEST_PANIC_METHOD";
 }
