@@ -118,7 +118,9 @@ async fn a_hello_with_the_id_of_a_live_socket_is_refused_naming_the_conflict() {
     );
     let session = client.session("shared").await.unwrap();
     assert_eq!(session["counters"]["links"], 1);
-    let answer = client.command(Some("shared"), "query", json!({}), None).await;
+    let answer = client
+        .command(Some("shared"), "query", json!({}), None)
+        .await;
     assert_eq!(answer["outcome"], "answered", "{answer}");
 }
 

@@ -420,9 +420,8 @@ impl Bridge {
         let mut sessions = lock(&self.inner.sessions);
         if let Some(existing) = sessions.get(&hello.session_id) {
             let carrier = existing.link_id();
-            let replaceable = self.inner.config.stand_in_silent_swap
-                || carrier.is_none()
-                || carrier == dead_link;
+            let replaceable =
+                self.inner.config.stand_in_silent_swap || carrier.is_none() || carrier == dead_link;
             if !replaceable {
                 let carrier = carrier.unwrap_or_default();
                 return Ok(Admission::Carried(existing.clone(), carrier));
