@@ -71,8 +71,8 @@ pub const MCP_STREAM_BACKLOG: usize = 1024;
 /// How long an answer waits for room on its stream before it is dropped (the stream is not
 /// being read).
 pub const MCP_STREAM_WAIT: Duration = Duration::from_secs(5);
-/// Distinct project ids the bridge remembers for its wrong-project hint (not a refusal: past
-/// it, new ids are not remembered).
+/// Distinct project ids whose pages the bridge admits in one daemon life (remembered for its
+/// wrong-project hint); a page of one more project is refused naming the cap.
 pub const MAX_SERVED_PROJECTS: usize = 64;
 
 /// A setting that could not be understood, named so the user can fix it.

@@ -1,6 +1,6 @@
 //! [`Bridge`]: the registry of connected sessions and the Rust API the tool layer calls (list,
-//! resolve, command, read events). It admits hellos (token, session limit, replacement of a dead
-//! socket, refusal of a second document on a live one's id), keeps
+//! resolve, command, read events). It admits hellos (token, session and project limits,
+//! replacement of a dead socket, refusal of a second document on a live one's id), keeps
 //! the last refusals for `/status`, and runs the reaper. Sockets themselves are driven by
 //! [`super::connection`].
 
@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::BridgeConfig;
 use super::session::{Answer, CommandError, Cursor, EventsRead, Identity, Session, SocketLink};
 use crate::auth::PairingToken;
+use crate::config::MAX_SERVED_PROJECTS;
 use crate::daemon::activity::Holder;
 use crate::daemon::{Activity, DaemonLog};
 use crate::wire::limits::{LIVENESS_BOUND, MAX_PENDING_HANDSHAKES, MAX_SESSIONS};
@@ -75,8 +76,8 @@ struct Inner {
     /// The URL of the last page that went away (what `reticle_sessions` advises from).
     last_gone_url: Mutex<Option<String>>,
     /// Projects whose pages this daemon has accepted, so a refused page from another project
-    /// can be told which one this daemon serves (at most [`crate::config::MAX_SERVED_PROJECTS`];
-    /// past it a new project is not remembered, and only the hint is lost).
+    /// can be told which one this daemon serves (at most [`MAX_SERVED_PROJECTS`]; past it a
+    /// page of a new project is refused [`CloseReason::ProjectLimit`]).
     served_projects: Mutex<Vec<String>>,
     next_life: AtomicU64,
     next_link: AtomicU64,
@@ -439,6 +440,15 @@ impl Bridge {
         if sessions.len() >= MAX_SESSIONS {
             return Err(CloseReason::SessionLimit);
         }
+        if let Some(project) = &hello.project_id {
+            let mut served = lock(&self.inner.served_projects);
+            if !served.contains(project) {
+                if served.len() >= MAX_SERVED_PROJECTS {
+                    return Err(CloseReason::ProjectLimit(MAX_SERVED_PROJECTS));
+                }
+                served.push(project.clone());
+            }
+        }
         let life = self.inner.next_life.fetch_add(1, Ordering::SeqCst);
         let session = Arc::new(Session::new(
             hello.session_id.clone(),
@@ -450,12 +460,6 @@ impl Bridge {
         ));
         sessions.insert(hello.session_id.clone(), session.clone());
         drop(sessions);
-        if let Some(project) = &hello.project_id {
-            let mut served = lock(&self.inner.served_projects);
-            if !served.contains(project) && served.len() < crate::config::MAX_SERVED_PROJECTS {
-                served.push(project.clone());
-            }
-        }
         self.log(
             "bridge_session_connected",
             json!({ "session": session.id(), "life": life, "url": clip(&hello.url, 512) }),

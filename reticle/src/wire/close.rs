@@ -30,6 +30,9 @@ pub enum CloseReason {
     TooManyHandshakes,
     /// [`super::limits::MAX_SESSIONS`] sessions were connected and this hello named a new id.
     SessionLimit,
+    /// The hello named a project past the daemon's cap on projects served
+    /// ([`crate::config::MAX_SERVED_PROJECTS`]); carries the cap.
+    ProjectLimit(usize),
     /// No hello within [`super::limits::HELLO_TIMEOUT`].
     HelloTimeout,
     /// The first frame parsed but was not a hello.
@@ -72,7 +75,8 @@ impl CloseReason {
             | CloseReason::VersionMismatch { .. }
             | CloseReason::AuthFailed(_)
             | CloseReason::Replaced
-            | CloseReason::SessionInUse(_) => code::POLICY,
+            | CloseReason::SessionInUse(_)
+            | CloseReason::ProjectLimit(_) => code::POLICY,
         }
     }
 
@@ -81,6 +85,7 @@ impl CloseReason {
         match self {
             CloseReason::TooManyHandshakes => "too_many_handshakes",
             CloseReason::SessionLimit => "session_limit",
+            CloseReason::ProjectLimit(_) => "project_limit",
             CloseReason::HelloTimeout => "hello_timeout",
             CloseReason::HelloFirst => "hello_first",
             CloseReason::SecondHello => "second_hello",
@@ -110,6 +115,10 @@ impl fmt::Display for CloseReason {
             CloseReason::SessionLimit => {
                 f.write_str("session limit reached; close a tab and retry")
             }
+            CloseReason::ProjectLimit(cap) => write!(
+                f,
+                "project limit: this daemon has served {cap} projects, its cap; restart it (`reticle stop`) to serve another"
+            ),
             CloseReason::HelloTimeout => f.write_str("hello timeout: no hello within 5 s"),
             CloseReason::HelloFirst => {
                 f.write_str("invalid message: the first frame must be a hello")
@@ -164,6 +173,7 @@ mod tests {
         let all = [
             CloseReason::TooManyHandshakes,
             CloseReason::SessionLimit,
+            CloseReason::ProjectLimit(64),
             CloseReason::HelloTimeout,
             CloseReason::HelloFirst,
             CloseReason::SecondHello,
