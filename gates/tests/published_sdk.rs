@@ -39,30 +39,62 @@ fn ok_result(answer: &Value) -> &Value {
     &answer["result"]
 }
 
+/// A daemon, the fixture app serving [`PAGE`] with the published SDK bundled, and Chromium.
+struct Stack {
+    _sdk: PublishedSdk,
+    _daemon: OwnedDaemon,
+    _app: FixtureApp,
+    client: BridgeClient,
+    browser: Browser,
+    /// [`PAGE`], connecting to the daemon with its token.
+    url: String,
+}
+
+impl Stack {
+    async fn start() -> Self {
+        let sdk = tokio::task::spawn_blocking(PublishedSdk::build)
+            .await
+            .unwrap()
+            .unwrap_or_else(|why| panic!("could not build the published SDK bundle: {why}"));
+        let daemon = OwnedDaemon::start().await;
+        let client = BridgeClient::new(daemon.port());
+        let app = FixtureApp::builder()
+            .mount("published", sdk.dir())
+            .start()
+            .await;
+        app.page("/published.html", PAGE);
+        let browser = Browser::launch().await.expect("chromium launches");
+        let url = app.url(&format!(
+            "/published.html?port={}&token={}",
+            daemon.port(),
+            daemon.token()
+        ));
+        Self {
+            _sdk: sdk,
+            _daemon: daemon,
+            _app: app,
+            client,
+            browser,
+            url,
+        }
+    }
+
+    /// Opens [`PAGE`] in a tab and waits until its session `published-1` is connected.
+    async fn open_connected(&self) -> harness::Tab {
+        let tab = self.browser.open(&self.url).await.unwrap();
+        poll::until("the published SDK's session", BOUND, async || {
+            self.client.session("published-1").await.map(|_| ())
+        })
+        .await;
+        tab
+    }
+}
+
 #[tokio::test]
 async fn the_published_2_0_0_sdk_is_driven_through_our_bridge() {
-    let sdk = tokio::task::spawn_blocking(PublishedSdk::build)
-        .await
-        .unwrap()
-        .unwrap_or_else(|why| panic!("could not build the published SDK bundle: {why}"));
-    let daemon = OwnedDaemon::start().await;
-    let client = BridgeClient::new(daemon.port());
-    let app = FixtureApp::builder()
-        .mount("published", sdk.dir())
-        .start()
-        .await;
-    app.page("/published.html", PAGE);
-    let browser = Browser::launch().await.expect("chromium launches");
-    let url = app.url(&format!(
-        "/published.html?port={}&token={}",
-        daemon.port(),
-        daemon.token()
-    ));
-    let tab = browser.open(&url).await.unwrap();
-    poll::until("the published SDK's session", BOUND, async || {
-        client.session("published-1").await.map(|_| ())
-    })
-    .await;
+    let stack = Stack::start().await;
+    let client = &stack.client;
+    let tab = stack.open_connected().await;
     let session = client.session("published-1").await.unwrap();
     assert_eq!(session["identity"]["title"], "Published SDK", "{session}");
 
@@ -166,31 +198,12 @@ async fn mark(tab: &harness::Tab, name: &str) {
 
 #[tokio::test]
 async fn a_second_published_page_on_a_live_session_id_is_refused_never_swapped_in() {
-    let sdk = tokio::task::spawn_blocking(PublishedSdk::build)
-        .await
-        .unwrap()
-        .unwrap_or_else(|why| panic!("could not build the published SDK bundle: {why}"));
-    let daemon = OwnedDaemon::start().await;
-    let client = BridgeClient::new(daemon.port());
-    let app = FixtureApp::builder()
-        .mount("published", sdk.dir())
-        .start()
-        .await;
-    app.page("/published.html", PAGE);
-    let browser = Browser::launch().await.expect("chromium launches");
-    let url = app.url(&format!(
-        "/published.html?port={}&token={}",
-        daemon.port(),
-        daemon.token()
-    ));
-    let first = browser.open(&url).await.unwrap();
-    poll::until("the first page's session", BOUND, async || {
-        client.session("published-1").await.map(|_| ())
-    })
-    .await;
+    let stack = Stack::start().await;
+    let client = &stack.client;
+    let first = stack.open_connected().await;
     mark(&first, "Document: first").await;
     // A duplicate of the tab: the same page, the same session id.
-    let second = browser.open(&url).await.unwrap();
+    let second = stack.browser.open(&stack.url).await.unwrap();
     mark(&second, "Document: second").await;
     // 2.0.0 reads no close reason: it retries every second, and is refused each time.
     let refusals = poll::until("the second page refused twice", BOUND, async || {

@@ -67,14 +67,20 @@ test('daemon down: attempts back off with growing, jittered, capped delays and n
   assert.ok(h.warnings().every((w) => w.startsWith('[reticle] ')), 'SDK warnings are tagged');
 });
 
-test('a 1008 refusal is not terminal: one warning, retries at the cap, reconnects when the daemon accepts', async (t) => {
+/** A daemon stand-in closing every hello 1008 with `reason` until `accept()`. */
+async function refusingDaemon(t, reason) {
   let refuse = true;
   const daemon = await startDaemonStandIn({
     onHello: (conn) => {
-      if (refuse) conn.socket.close(1008, 'protocol version mismatch: daemon speaks 2, page speaks 1');
+      if (refuse) conn.socket.close(1008, reason);
     },
   });
   t.after(() => daemon.close());
+  return { daemon, accept: () => (refuse = false) };
+}
+
+test('a 1008 refusal is not terminal: one warning, retries at the cap, reconnects when the daemon accepts', async (t) => {
+  const { daemon, accept } = await refusingDaemon(t, 'protocol version mismatch: daemon speaks 2, page speaks 1');
   const h = harness(daemon.url, { random: () => 0 });
   t.after(() => h.transport.stop());
   h.transport.start();
@@ -88,7 +94,7 @@ test('a 1008 refusal is not terminal: one warning, retries at the cap, reconnect
   assert.equal(refusals.length, 1, 'warned once for the whole refusal episode');
   assert.match(refusals[0], /version mismatch/);
   assert.ok(!h.warnings().some((w) => w.includes('lost the connection')), 'a never-established socket is not a "lost" connection');
-  refuse = false;
+  accept();
   h.clock.advance(h.transport.stats.lastDelayMs);
   await waitFor(() => h.transport.state === 'open', { what: 'accepted' });
   h.clock.advance(1000);
@@ -96,13 +102,7 @@ test('a 1008 refusal is not terminal: one warning, retries at the cap, reconnect
 });
 
 test('a "session in use" refusal hands the conflict to the caller and retries soon, not at the cap', async (t) => {
-  let refuse = true;
-  const daemon = await startDaemonStandIn({
-    onHello: (conn) => {
-      if (refuse) conn.socket.close(1008, 'session in use: another open page carries it; connect with another id (s-test)');
-    },
-  });
-  t.after(() => daemon.close());
+  const { daemon, accept } = await refusingDaemon(t, 'session in use: another open page carries it; connect with another id (s-test)');
   let taken = 0;
   const h = harness(daemon.url, { random: () => 0, onSessionInUse: () => ((taken += 1), true) });
   t.after(() => h.transport.stop());
@@ -112,16 +112,13 @@ test('a "session in use" refusal hands the conflict to the caller and retries so
   assert.equal(h.transport.stats.refusals, 0, 'a conflict is not a refusal');
   assert.ok(h.transport.stats.lastDelayMs < 1000, `retried soon (got ${h.transport.stats.lastDelayMs} ms)`);
   assert.ok(!h.warnings().some((w) => w.includes('refused this page')), 'no refusal warning for a conflict the SDK resolved');
-  refuse = false;
+  accept();
   h.clock.advance(h.transport.stats.lastDelayMs);
   await waitFor(() => h.transport.state === 'open', { what: 'accepted under the new id' });
 });
 
 test('a "session in use" refusal nobody resolves is an ordinary refusal, retried at the cap', async (t) => {
-  const daemon = await startDaemonStandIn({
-    onHello: (conn) => conn.socket.close(1008, 'session in use: another open page carries it'),
-  });
-  t.after(() => daemon.close());
+  const { daemon } = await refusingDaemon(t, 'session in use: another open page carries it');
   const h = harness(daemon.url, { random: () => 0 });
   t.after(() => h.transport.stop());
   h.transport.start();
