@@ -1,7 +1,9 @@
 //! One bridge socket from upgrade to close: a pending-handshake place, the hello within its
-//! bound, admission, then a read loop (events through the rate cap into the session's buffer,
-//! results to their pending commands) beside a writer task fed by the session. Every way out
-//! sends the close code and reason of its [`CloseReason`], or none when the page left first.
+//! bound, admission (which may wait for the pong of another socket carrying the same id), then a
+//! read loop (events through the rate cap into the session's buffer, results to their pending
+//! commands, pongs to whoever pinged) beside a writer task fed by the session (text, pings,
+//! the close). Every way out sends the close code and reason of its [`CloseReason`], or none
+//! when the page left first.
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -370,7 +370,7 @@ impl Bridge {
         (SocketLink::new(id, outbound), receiver)
     }
 
-    /// Admits a hello on `link`: checks the token and the session limit. A hello naming a
+    /// Admits a hello on `link`: checks the token and the session and project limits. A hello naming a
     /// session another socket carries is a reconnect when that socket is dead (it does not
     /// answer a ping within [`LIVENESS_BOUND`]), and replaces it; when it answers, two documents
     /// share the id and the newcomer is refused [`CloseReason::SessionInUse`], never swapped in
@@ -420,11 +420,10 @@ impl Bridge {
         };
         let mut sessions = lock(&self.inner.sessions);
         if let Some(existing) = sessions.get(&hello.session_id) {
-            let carrier = existing.link_id();
-            let replaceable =
-                self.inner.config.stand_in_silent_swap || carrier.is_none() || carrier == dead_link;
-            if !replaceable {
-                let carrier = carrier.unwrap_or_default();
+            if let Some(carrier) = existing.link_id()
+                && Some(carrier) != dead_link
+                && !self.inner.config.stand_in_silent_swap
+            {
                 return Ok(Admission::Carried(existing.clone(), carrier));
             }
             existing.replace_link(link.clone(), identity);

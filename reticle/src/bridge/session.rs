@@ -1,7 +1,7 @@
-//! One connected page: its identity, its current socket (the link), the commands waiting for
-//! their results, and its event buffer. A session outlives a socket replaced by a newer one with
-//! the same id (the buffer and cursors carry on); it ends when its socket drops with no
-//! replacement. Every pending command then resolves at once as `observation_lost`.
+//! One connected page: its identity, its current socket (the link, which it can ping to learn
+//! whether a page is still there), the commands waiting for their results, and its event buffer.
+//! A session outlives a dead socket replaced by a newer one with the same id (the buffer and
+//! cursors carry on); it ends when its socket drops with no replacement. Every pending command then resolves at once as `observation_lost`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
