@@ -3,10 +3,11 @@
 // Owns: wiring every control of index.html to something an observer or a command can see:
 // a login POST (network, signals, store), a history-API route change, a registered store,
 // signals, console output and uncaught errors, a re-rendering element (stale refs), a
-// destructive button, a page timer (clock), 200 rows in a scroll container, and the config
-// handed to the sandboxed iframe.
+// destructive button, a page timer (clock), 200 rows in a scroll container, the config
+// handed to the sandboxed iframe, and, with `sameOriginFrame=1`, a same-origin iframe loading the
+// SDK (it shares this tab's sessionStorage, so it claims this page's session id).
 // Must not: reach for globals; everything goes through `win` (so tests can run it in jsdom)
-// and the SDK module passed in as `reticle`.
+// and the SDK module passed in as `reticle`. Sets `win.__reticleStatus()` (the SDK's status) for the harness.
 
 import { connectOptions, readReticleConfig } from './config.js';
 
@@ -35,6 +36,7 @@ export function startApp(win, reticle) {
   if (config.port !== null) connection = reticle.connect(connectOptions(config));
   sdkStatus.textContent = connection.ok ? `SDK connected as ${connection.sessionId}` : `SDK not connected: ${connection.reason}`;
   reticle.registerStore('app', () => state);
+  win.__reticleStatus = () => reticle.status(); // for the harness: the session this document is connected as
 
   // --- route (history API) -----------------------------------------------------------------
   const VIEWS = {
@@ -237,6 +239,16 @@ export function startApp(win, reticle) {
   win.addEventListener('message', (ev) => {
     if (ev.source === frame.contentWindow && ev.data && ev.data.type === 'reticle-config-request') sendFrameConfig();
   });
+
+  // --- a same-origin frame loading the SDK, added after connect() stored the session id ----------
+  if (config.sameOriginFrame && config.port !== null) {
+    const inner = doc.createElement('iframe');
+    const token = config.token ? `&reticleToken=${encodeURIComponent(config.token)}` : '';
+    inner.src = `/iframe.html?reticlePort=${config.port}${token}`;
+    inner.title = 'Same-origin frame';
+    inner.dataset.testid = 'same-origin-frame';
+    byTestid('frame-section').append(inner);
+  }
 
   return { state, connection };
 }

@@ -1,7 +1,7 @@
 // config.js — how a fixture page learns where the daemon is: its own query string.
 //
-// Owns: `readReticleConfig(search)` → `{port, token, session}` from
-// `?reticlePort=P&reticleToken=T&session=S`, and `connectOptions(config)`.
+// Owns: `readReticleConfig(search)` → `{port, token, session, sameOriginFrame}` from
+// `?reticlePort=P&reticleToken=T&session=S&sameOriginFrame=1`, and `connectOptions(config)`.
 // Must not: hold a port or a token of its own; nothing secret is ever committed with the app.
 
 export function readReticleConfig(search) {
@@ -11,6 +11,7 @@ export function readReticleConfig(search) {
     port: port === null || port === '' ? null : Number(port),
     token: params.get('reticleToken') || undefined,
     session: params.get('session') || undefined,
+    sameOriginFrame: params.get('sameOriginFrame') === '1',
   };
 }
 

@@ -18,6 +18,7 @@ export function startFrame(win, reticle) {
       return;
     }
     started = true;
+    win.__reticleStatus = () => reticle.status(); // for the harness: the session this frame is connected as
     const result = reticle.connect(connectOptions(config));
     status.textContent = result.ok
       ? `Frame connected as ${result.sessionId} (storage: ${result.storage})`

@@ -94,6 +94,18 @@ pub async fn stand_in_page_blames_the_app() -> Control {
     )
 }
 
+/// The stand-in bridge that lets a hello take a session from a live socket without asking it
+/// (`RETICLE_TEST_STAND_IN_SESSION_SWAP`, the old behaviour), run through S9's scenario and
+/// checker in Chromium: documents sharing an id must be scored silent.
+pub async fn stand_in_bridge_swaps_sessions() -> Control {
+    let ran = scenarios::shared_session::stand_in_swaps_silently().await;
+    Control::of(
+        "stand-in bridge hands a live page's session to a second document",
+        "S9",
+        ran.judgement,
+    )
+}
+
 /// Writes [`STAND_IN_MCP`] into `dir` as an executable, for a scenario's `GateEnv::reticle`.
 pub fn write_stand_in_mcp(dir: &Path) -> std::io::Result<PathBuf> {
     write_script(dir, "reticle-stand-in-mcp", STAND_IN_MCP)
@@ -120,7 +132,7 @@ fn unwritten(name: &'static str, row: &'static str, err: std::io::Error) -> Cont
 }
 
 /// The rows that have a control, in the order the controls run.
-pub const CONTROLLED_ROWS: &[&str] = &["H3.1", "H3.2", "H2.7", "H4.3"];
+pub const CONTROLLED_ROWS: &[&str] = &["H3.1", "H3.2", "H2.7", "H4.3", "S9"];
 
 /// The control of one row, if it has one.
 pub async fn of_row(row: &str) -> Option<Control> {
@@ -129,6 +141,7 @@ pub async fn of_row(row: &str) -> Option<Control> {
         "H3.2" => stand_in_status_says_running(&harness::binaries::reticle()).await,
         "H2.7" => stand_in_mcp_swallows_calls().await,
         "H4.3" => stand_in_page_blames_the_app().await,
+        "S9" => stand_in_bridge_swaps_sessions().await,
         _ => return None,
     })
 }

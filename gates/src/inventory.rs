@@ -440,6 +440,14 @@ pub const INVENTORY: &[Row] = &[
         "each route asked with a foreign Origin, Origin: null, or only a foreign Referer; each refuses 403 naming the header (control: a tool and a loopback page are served)",
     ),
     row(
+        "S9",
+        Security,
+        "two documents on one session id (a same-origin iframe, a duplicated tab, a popup) take it from each other on every reconnect",
+        "silent swap; commands land in the wrong document",
+        Surfaced,
+        "in Chromium, the fixture app on one id with a same-origin iframe loading the SDK, and a tab seeded over CDP with its sessionStorage: each document ends on a session of its own and a command to it lands in it (control: the first tab connects)",
+    ),
+    row(
         "S10",
         Security,
         "the MCP endpoint has no limits: a reused in-flight id orphans the first call; calls and streams are unbounded",

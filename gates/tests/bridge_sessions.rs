@@ -1,5 +1,6 @@
 //! Sessions and commands through a real daemon: a hello with a connected id replaces the old
-//! socket (really closed, its pending command lost, the session and its cursor carried on); a
+//! socket when that one answers no ping (really closed, its pending command lost, the session and
+//! its cursor carried on), and is refused `session in use` when it answers (S9); a
 //! page lost with commands pending resolves them at once as `observation_lost` (H4.3), never as
 //! the app's failure; results match by id out of order; a silent page times out at the bound;
 //! the reaper marks a quiet session idle and the next command revives it (H4.4, through its gate
@@ -60,7 +61,14 @@ async fn a_hello_with_a_connected_id_replaces_the_old_socket_which_is_really_clo
         .await
         .expect("the old socket got the command");
 
+    // The old socket's connection has died without a close: it answers no ping.
+    old.freeze();
     let new = connect(&daemon, "dup", true).await;
+    poll::until("the new socket carries dup", BOUND, async || {
+        (client.session("dup").await?["counters"]["links"] == 2).then_some(())
+    })
+    .await;
+    old.thaw();
     let (code, reason) = old.closed(BOUND).await.expect("the old socket is closed");
     assert_eq!(code, Some(1008));
     assert!(reason.contains("replaced"), "{reason}");
@@ -89,6 +97,31 @@ async fn a_hello_with_a_connected_id_replaces_the_old_socket_which_is_really_clo
         answer["outcome"], "answered",
         "the replacement is drivable: {answer}"
     );
+}
+
+#[tokio::test]
+async fn a_hello_with_the_id_of_a_live_socket_is_refused_naming_the_conflict() {
+    let daemon = OwnedDaemon::start().await;
+    let client = BridgeClient::new(daemon.port());
+    let mut first = connect(&daemon, "shared", true).await;
+    let mut second = WirePage::open(daemon.port(), ORIGIN).await.unwrap();
+    second.hello("shared", Some(&daemon.token())).await;
+    let (code, reason) = second.closed(BOUND).await.expect("the newcomer is refused");
+    assert_eq!(code, Some(1008));
+    assert!(
+        reason.starts_with(reticle::wire::close::SESSION_IN_USE),
+        "{reason}"
+    );
+    assert!(
+        first.next(Duration::from_millis(200)).await.is_none(),
+        "the live socket keeps its session"
+    );
+    let session = client.session("shared").await.unwrap();
+    assert_eq!(session["counters"]["links"], 1);
+    let answer = client
+        .command(Some("shared"), "query", json!({}), None)
+        .await;
+    assert_eq!(answer["outcome"], "answered", "{answer}");
 }
 
 /// H4.3 with raw frames and three commands pending (the gate's H4.3 scenario closes a real tab

@@ -1,7 +1,8 @@
 //! H4.6 (through its gate scenario) and the bridge's limits, against a live daemon with a
 //! bystander page that must live on: a flood of 5000 events (excess dropped and counted, the
 //! socket never closed), 60 aborted handshakes, an oversized frame (1009), malformed frames
-//! (1008), the pending-handshake and session limits (1013), and the hello timeout (1008). After
+//! (1008), the pending-handshake and session limits (1013), the cap on projects served (1008
+//! naming it), and the hello timeout (1008). After
 //! each, `/status` answers and the bystander still answers commands.
 
 use std::time::Duration;
@@ -328,8 +329,14 @@ async fn the_thirty_third_session_is_closed_1013_and_a_replacement_still_gets_in
     let (code, reason) = extra.closed(BOUND).await.expect("closed");
     assert_eq!(code, Some(1013));
     assert!(reason.contains("session limit"), "{reason}");
-    // A replacement of a connected id is not a new session.
+    // A replacement of a connected id is not a new session (the old s0 is dead: no pong).
+    pages[0].freeze();
     let replacement = page(&daemon, "s0").await;
+    poll::until("the new socket carries s0", BOUND, async || {
+        (client.session("s0").await?["counters"]["links"] == 2).then_some(())
+    })
+    .await;
+    pages[0].thaw();
     let (code, _) = pages[0]
         .closed(BOUND)
         .await
@@ -362,4 +369,62 @@ async fn a_silent_socket_is_closed_1008_at_the_hello_timeout() {
     let client = BridgeClient::new(daemon.port());
     assert!(client.session("prompt").await.is_some());
     drop(prompt);
+}
+
+/// Says hello as `session` of `project` and waits until the bridge lists it or closes the socket.
+async fn project_page(daemon: &OwnedDaemon, session: &str, project: &str) -> (WirePage, bool) {
+    let client = BridgeClient::new(daemon.port());
+    let mut page = WirePage::open(daemon.port(), ORIGIN).await.unwrap();
+    let mut hello = wire_page::hello(session, Some(&daemon.token()));
+    hello["projectId"] = json!(project);
+    page.send_json(&hello).await;
+    let admitted = poll::until(
+        &format!("{session} admitted or refused"),
+        BOUND,
+        async || {
+            if client.session(session).await.is_some() {
+                return Some(true);
+            }
+            page.next(Duration::from_millis(20)).await.map(|_| false)
+        },
+    )
+    .await;
+    (page, admitted)
+}
+
+#[tokio::test]
+async fn a_page_of_one_project_past_the_served_projects_cap_is_refused_naming_the_cap() {
+    let daemon = OwnedDaemon::start().await;
+    let cap = reticle::config::MAX_SERVED_PROJECTS;
+    // Control: up to the cap, each new project's page is admitted (each then leaves).
+    for i in 0..cap {
+        let (page, admitted) =
+            project_page(&daemon, &format!("p{i}"), &format!("project-{i}")).await;
+        assert!(admitted, "project {i} of {cap} is within the cap");
+        page.close().await;
+        let client = BridgeClient::new(daemon.port());
+        poll::until(&format!("p{i} gone"), BOUND, async || {
+            client
+                .session(&format!("p{i}"))
+                .await
+                .is_none()
+                .then_some(())
+        })
+        .await;
+    }
+    let mut past = WirePage::open(daemon.port(), ORIGIN).await.unwrap();
+    let mut hello = wire_page::hello("past", Some(&daemon.token()));
+    hello["projectId"] = json!("project-past-the-cap");
+    past.send_json(&hello).await;
+    let (code, reason) = past.closed(BOUND).await.expect("refused");
+    assert_eq!(code, Some(1008));
+    assert!(
+        reason.contains("project limit") && reason.contains(&cap.to_string()),
+        "{reason}"
+    );
+    let refused = BridgeClient::new(daemon.port()).status().await["refused"].clone();
+    assert!(refused.to_string().contains("project_limit"), "{refused}");
+    // A page of a project already served still gets in.
+    let (_known, admitted) = project_page(&daemon, "known", "project-0").await;
+    assert!(admitted, "a served project is not refused");
 }

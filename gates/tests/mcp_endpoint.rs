@@ -2,13 +2,17 @@
 //! answers arrive as `message` events, JSON-RPC 2.0 holds exactly, a fresh session refuses calls
 //! before `initialize` (the control for H2.6), the catalogue's version and hash are in `/status`,
 //! a planned shutdown is announced on the stream, and idle shutdown never fires while a stream
-//! is attached (control: it fires once none is).
+//! is attached (control: it fires once none is). A client that stops reading its stream: a POST
+//! once its backlog is full is refused 503 naming the cap (control: a read stream never is), and
+//! an answer waiting for room is dropped after its bound, freeing its call's slot (control: the
+//! slot was held meanwhile).
 
 mod support;
 
 use harness::sse_stream::SseReader;
 use harness::{OwnedDaemon, poll};
 use nix::sys::signal::Signal;
+use reticle::config::{MCP_STREAM_BACKLOG, env};
 use serde_json::{Value, json};
 use support::{BOUND, initialize_line};
 
@@ -215,4 +219,120 @@ async fn the_raw_bridge_routes_exist_only_for_the_harness() {
         .unwrap();
     assert_eq!(commands.status(), 404);
     assert_eq!(sessions(harnessed.port()).await.status(), 200);
+}
+
+fn tools_list(id: usize) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}).to_string()
+}
+
+fn sleep_call(id: &str, ms: u64) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "reticle_test_sleep", "arguments": {"ms": ms}}})
+    .to_string()
+}
+
+/// An initialized stream.
+async fn initialized(port: u16) -> SseReader {
+    let mut stream = SseReader::open(port).await;
+    assert_eq!(stream.post(&initialize_line(1)).await, 202);
+    assert_eq!(stream.next_message().await["id"], 1);
+    stream
+}
+
+/// Posts `tools/list` (a large answer) to a stream nobody reads, sixteen at a time, until a
+/// POST is refused; the number accepted and the first refusal's status and body. Panics when
+/// none is refused within four backlogs' worth (the socket buffers hold the rest).
+async fn post_until_refused(stream: &SseReader) -> (usize, u16, Value) {
+    const AT_ONCE: usize = 16;
+    let mut accepted = 0;
+    for batch in 0..(MCP_STREAM_BACKLOG * 4 / AT_ONCE) {
+        let bodies: Vec<String> = (0..AT_ONCE)
+            .map(|i| tools_list(100 + batch * AT_ONCE + i))
+            .collect();
+        let answers =
+            futures_util::future::join_all(bodies.iter().map(|b| stream.try_post(b))).await;
+        let mut refused = None;
+        for (status, body) in answers.into_iter().map(Result::unwrap) {
+            if status == 202 {
+                accepted += 1;
+            } else if refused.is_none() {
+                refused = Some((status, serde_json::from_str(&body).unwrap_or(Value::Null)));
+            }
+        }
+        if let Some((status, body)) = refused {
+            return (accepted, status, body);
+        }
+    }
+    panic!("no POST refused after {accepted} unread answers");
+}
+
+#[tokio::test]
+async fn a_post_to_a_stream_whose_backlog_is_full_is_refused_naming_the_cap() {
+    let daemon = OwnedDaemon::start().await;
+    let mut stream = initialized(daemon.port()).await;
+    // Control: while the stream is read, every POST is accepted and answered.
+    for id in 0..(MCP_STREAM_BACKLOG / 8) {
+        assert_eq!(stream.post(&tools_list(id + 2)).await, 202);
+        assert_eq!(stream.next_message().await["id"], id + 2);
+    }
+    // The client stops reading.
+    let (accepted, status, body) = post_until_refused(&stream).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        accepted >= MCP_STREAM_BACKLOG,
+        "refused after only {accepted} unread answers"
+    );
+    assert_eq!(body["status"], 503, "{body}");
+    let sentence = body["error"].as_str().unwrap_or_default();
+    assert!(
+        sentence.contains("backlog cap") && sentence.contains(&MCP_STREAM_BACKLOG.to_string()),
+        "{sentence}"
+    );
+    // Reading again makes room: the stream still holds the answers, in order, and a POST is
+    // accepted once they are read.
+    for _ in 0..accepted {
+        stream.next_message().await;
+    }
+    assert_eq!(stream.post(&tools_list(1)).await, 202);
+}
+
+#[tokio::test]
+async fn an_answer_waiting_for_room_on_an_unread_stream_is_dropped_after_its_bound() {
+    let daemon = OwnedDaemon::builder()
+        .env(env::TEST_CATALOGUE, "+reticle_test_sleep")
+        .env(env::MAX_MCP_CALLS, "1")
+        .start()
+        .await;
+    let stalled = initialized(daemon.port()).await;
+    // The only call slot: a call whose answer will find its stream full.
+    assert_eq!(stalled.post(&sleep_call("held", 15_000)).await, 202);
+    let (_, status, body) = post_until_refused(&stalled).await;
+    assert_eq!(status, 503, "{body}");
+    let mut other = initialized(daemon.port()).await;
+    // Control: meanwhile the slot is held, so another client's call is refused naming the cap.
+    assert_eq!(other.post(&sleep_call("early", 1)).await, 202);
+    let early = other.next_message().await;
+    assert_eq!(early["id"], "early");
+    assert!(
+        early["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(env::MAX_MCP_CALLS)),
+        "{early}"
+    );
+    // Once the held call's answer has waited its bound for room and been dropped, the slot is
+    // free: another client's call runs and is answered (unbounded, it would wait forever).
+    let mut attempt = 0;
+    poll::until(
+        "a call answered once the held one's answer is dropped",
+        BOUND * 2,
+        async || {
+            attempt += 1;
+            let id = format!("after-{attempt}");
+            assert_eq!(other.post(&sleep_call(&id, 1)).await, 202);
+            let answer = other.next_message().await;
+            assert_eq!(answer["id"], id.as_str());
+            answer.get("result").map(|_| ())
+        },
+    )
+    .await;
 }

@@ -3,6 +3,9 @@
 //! against our daemon with its token. Through the bridge it answers `snapshot`, `query`, `act`
 //! and `state_read`, and its console and network events arrive. Its extra behaviours (a
 //! `present: false` page makes no fetch of its own; no Origin-less hello) need nothing special.
+//! A second document on a live page's session id (S9) is refused `session in use`; the published
+//! SDK takes no id of its own, so it stays refused while the first page lives, and the first page
+//! keeps its session: never a silent swap (docs/sdk-compat.md).
 
 use std::time::Duration;
 
@@ -36,30 +39,62 @@ fn ok_result(answer: &Value) -> &Value {
     &answer["result"]
 }
 
+/// A daemon, the fixture app serving [`PAGE`] with the published SDK bundled, and Chromium.
+struct Stack {
+    _sdk: PublishedSdk,
+    _daemon: OwnedDaemon,
+    _app: FixtureApp,
+    client: BridgeClient,
+    browser: Browser,
+    /// [`PAGE`], connecting to the daemon with its token.
+    url: String,
+}
+
+impl Stack {
+    async fn start() -> Self {
+        let sdk = tokio::task::spawn_blocking(PublishedSdk::build)
+            .await
+            .unwrap()
+            .unwrap_or_else(|why| panic!("could not build the published SDK bundle: {why}"));
+        let daemon = OwnedDaemon::start().await;
+        let client = BridgeClient::new(daemon.port());
+        let app = FixtureApp::builder()
+            .mount("published", sdk.dir())
+            .start()
+            .await;
+        app.page("/published.html", PAGE);
+        let browser = Browser::launch().await.expect("chromium launches");
+        let url = app.url(&format!(
+            "/published.html?port={}&token={}",
+            daemon.port(),
+            daemon.token()
+        ));
+        Self {
+            _sdk: sdk,
+            _daemon: daemon,
+            _app: app,
+            client,
+            browser,
+            url,
+        }
+    }
+
+    /// Opens [`PAGE`] in a tab and waits until its session `published-1` is connected.
+    async fn open_connected(&self) -> harness::Tab {
+        let tab = self.browser.open(&self.url).await.unwrap();
+        poll::until("the published SDK's session", BOUND, async || {
+            self.client.session("published-1").await.map(|_| ())
+        })
+        .await;
+        tab
+    }
+}
+
 #[tokio::test]
 async fn the_published_2_0_0_sdk_is_driven_through_our_bridge() {
-    let sdk = tokio::task::spawn_blocking(PublishedSdk::build)
-        .await
-        .unwrap()
-        .unwrap_or_else(|why| panic!("could not build the published SDK bundle: {why}"));
-    let daemon = OwnedDaemon::start().await;
-    let client = BridgeClient::new(daemon.port());
-    let app = FixtureApp::builder()
-        .mount("published", sdk.dir())
-        .start()
-        .await;
-    app.page("/published.html", PAGE);
-    let browser = Browser::launch().await.expect("chromium launches");
-    let url = app.url(&format!(
-        "/published.html?port={}&token={}",
-        daemon.port(),
-        daemon.token()
-    ));
-    let tab = browser.open(&url).await.unwrap();
-    poll::until("the published SDK's session", BOUND, async || {
-        client.session("published-1").await.map(|_| ())
-    })
-    .await;
+    let stack = Stack::start().await;
+    let client = &stack.client;
+    let tab = stack.open_connected().await;
     let session = client.session("published-1").await.unwrap();
     assert_eq!(session["identity"]["title"], "Published SDK", "{session}");
 
@@ -149,4 +184,72 @@ async fn the_published_2_0_0_sdk_is_driven_through_our_bridge() {
     .await;
     let counters = client.session("published-1").await.unwrap()["counters"].clone();
     assert_eq!(counters["eventsDropped"], 0, "{counters}");
+}
+
+/// Adds a button named `name` to the page, so a command's answer says which document it reached.
+async fn mark(tab: &harness::Tab, name: &str) {
+    tab.eval::<Value>(&format!(
+        "(() => {{ const b = document.createElement('button'); b.textContent = {}; document.body.append(b); return true; }})()",
+        json!(name)
+    ))
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_second_published_page_on_a_live_session_id_is_refused_never_swapped_in() {
+    let stack = Stack::start().await;
+    let client = &stack.client;
+    let first = stack.open_connected().await;
+    mark(&first, "Document: first").await;
+    // A duplicate of the tab: the same page, the same session id.
+    let second = stack.browser.open(&stack.url).await.unwrap();
+    mark(&second, "Document: second").await;
+    // 2.0.0 reads no close reason: it retries every second, and is refused each time.
+    let refusals = poll::until("the second page refused twice", BOUND, async || {
+        let refused = client.status().await["refused"].as_array()?.clone();
+        let in_use: Vec<Value> = refused
+            .into_iter()
+            .filter(|r| r["kind"] == "session_in_use" && r["sessionId"] == "published-1")
+            .collect();
+        (in_use.len() >= 2).then_some(in_use)
+    })
+    .await;
+    assert_eq!(refusals[0]["code"], 1008, "{refusals:?}");
+    let session = client.session("published-1").await.unwrap();
+    assert_eq!(
+        session["counters"]["links"], 1,
+        "never handed over: {session}"
+    );
+    let answer = client
+        .command(
+            Some("published-1"),
+            "query",
+            json!({"role": "button"}),
+            None,
+        )
+        .await;
+    let elements = ok_result(&answer)["elements"].to_string();
+    assert!(
+        elements.contains("Document: first") && !elements.contains("Document: second"),
+        "the command landed in the first page: {elements}"
+    );
+    // Once the first page is gone, the second gets the session on its next retry.
+    first.close().await.unwrap();
+    poll::until("the second page holds the session", BOUND, async || {
+        let answer = client
+            .try_command(
+                Some("published-1"),
+                "query",
+                json!({"role": "button"}),
+                None,
+            )
+            .await
+            .ok()?;
+        answer["result"]["elements"]
+            .to_string()
+            .contains("Document: second")
+            .then_some(())
+    })
+    .await;
 }

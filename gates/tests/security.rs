@@ -1,6 +1,6 @@
 //! The security rows as tests: each S row's scenario attacks the real binary from outside (a fake
 //! `/status`, bad token material, unsafe state dirs, racing provisioners, a private config, a
-//! capsule with a password, worst-case frames, a page on a foreign origin, an MCP client past the endpoint's caps) and must meet its target.
+//! capsule with a password, worst-case frames, a page on a foreign origin, two documents on one session id in Chromium, an MCP client past the endpoint's caps) and must meet its target.
 
 mod common;
 
@@ -44,6 +44,21 @@ async fn s7_ring_memory_is_bounded() {
 #[tokio::test]
 async fn s8_foreign_pages_are_refused_on_every_route() {
     row_meets_target("S8").await;
+}
+
+#[tokio::test]
+async fn s9_two_documents_on_one_session_id_are_kept_apart() {
+    row_meets_target("S9").await;
+}
+
+/// S9's negative control (the gate runs it too): the stand-in bridge that lets a hello take a
+/// live socket's session (the old behaviour) must score `silent`.
+#[tokio::test]
+async fn s9_control_a_silent_swap_scores_silent() {
+    let control = gates::controls::of_row("S9")
+        .await
+        .expect("S9 has a control");
+    assert!(control.went_red(), "{control:?}");
 }
 
 #[tokio::test]

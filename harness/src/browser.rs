@@ -1,6 +1,7 @@
 //! [`Browser`]: Debian's Chromium over the DevTools protocol (chromiumoxide), headless with the
 //! flags this machine needs (no sandbox as root, no GPU, no QUIC, no background networking) and
-//! a fresh profile. It opens, reloads, backgrounds and closes tabs, evaluates script in them,
+//! a fresh profile. It opens tabs (optionally seeded by a script that runs before each document's
+//! own, e.g. the sessionStorage a duplicated tab copies), reloads, backgrounds and closes them, evaluates script in them,
 //! reads their console and switches their DevTools network recording. The process carries the
 //! harness marker and is killed on drop.
 //!
@@ -106,6 +107,17 @@ impl Browser {
     pub async fn open(&self, url: &str) -> Result<Tab, BrowserError> {
         let page = self.inner.new_page("about:blank").await?;
         let tab = Tab::watch(page).await?;
+        tab.page.goto(url).await?;
+        Ok(tab)
+    }
+
+    /// Like [`Browser::open`], with `seed` run in every document of the tab before its own
+    /// scripts: how a tab that starts with state (a duplicated tab's copy of its source's
+    /// sessionStorage) is opened.
+    pub async fn open_seeded(&self, url: &str, seed: &str) -> Result<Tab, BrowserError> {
+        let page = self.inner.new_page("about:blank").await?;
+        let tab = Tab::watch(page).await?;
+        tab.page.evaluate_on_new_document(seed).await?;
         tab.page.goto(url).await?;
         Ok(tab)
     }

@@ -1,7 +1,8 @@
 //! [`WirePage`]: a page without a browser. It opens the bridge socket as a page would (with an
 //! Origin of the test's choosing), speaks protocol 1 frame by frame, and can answer commands on
 //! its own, so gates can provoke the bridge with exact frames: floods, malformed and oversized
-//! frames, aborted handshakes, replaced sockets.
+//! frames, aborted handshakes, replaced sockets. Frozen ([`WirePage::freeze`]) it stops reading,
+//! so it answers no ping, as a page whose connection died without a close would.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -56,6 +57,8 @@ pub struct WirePage {
     incoming: mpsc::UnboundedReceiver<Incoming>,
     /// The reader task; aborted on drop so dropping a page really drops its connection.
     reader: tokio::task::JoinHandle<()>,
+    /// While true the reader reads nothing (and so sends no pong).
+    frozen: tokio::sync::watch::Sender<bool>,
 }
 
 impl Drop for WirePage {
@@ -131,8 +134,15 @@ impl WirePage {
         let sink = Arc::new(Mutex::new(sink));
         let (tx, incoming) = mpsc::unbounded_channel();
         let reply_sink = sink.clone();
+        let (frozen, mut thawed) = tokio::sync::watch::channel(false);
         let reader = tokio::spawn(async move {
-            while let Some(frame) = stream.next().await {
+            loop {
+                if thawed.wait_for(|frozen| !*frozen).await.is_err() {
+                    return;
+                }
+                let Some(frame) = stream.next().await else {
+                    break;
+                };
                 match frame {
                     Ok(Frame::Text(text)) => {
                         let Ok(Message::Command(command)) = reticle::wire::messages::decode(&text)
@@ -180,6 +190,7 @@ impl WirePage {
             sink,
             incoming,
             reader,
+            frozen,
         })
     }
 
@@ -234,6 +245,17 @@ impl WirePage {
         let mut result = json!({ "kind": "command_result", "id": command.id, "ok": ok });
         result[if ok { "result" } else { "error" }] = value;
         self.send_json(&result).await
+    }
+
+    /// Stops reading (after the frame being read, if any): the page answers no ping and sees
+    /// nothing until [`WirePage::thaw`], as a page behind a dead connection.
+    pub fn freeze(&self) {
+        self.frozen.send_replace(true);
+    }
+
+    /// Reads again, from where [`WirePage::freeze`] stopped.
+    pub fn thaw(&self) {
+        self.frozen.send_replace(false);
     }
 
     /// Closes the socket with a normal close frame.

@@ -47,6 +47,9 @@ pub mod env {
     pub const MAX_MCP_CALLS: &str = "RETICLE_MAX_MCP_CALLS";
     /// Test only: edits to the daemon's tool catalogue, read at start (`+name,-name`).
     pub const TEST_CATALOGUE: &str = "RETICLE_TEST_CATALOGUE";
+    /// Test only, a stand-in: the bridge lets a hello take a session from a live socket without
+    /// asking it (the old behaviour, for S9's negative control).
+    pub const TEST_STAND_IN_SESSION_SWAP: &str = "RETICLE_TEST_STAND_IN_SESSION_SWAP";
     /// Test only: a JSON-RPC method whose handling panics inside `reticle mcp`.
     pub const TEST_PANIC_METHOD: &str = "RETICLE_TEST_PANIC_METHOD";
 }
@@ -68,8 +71,8 @@ pub const MCP_STREAM_BACKLOG: usize = 1024;
 /// How long an answer waits for room on its stream before it is dropped (the stream is not
 /// being read).
 pub const MCP_STREAM_WAIT: Duration = Duration::from_secs(5);
-/// Distinct project ids the bridge remembers for its wrong-project hint (not a refusal: past
-/// it, new ids are not remembered).
+/// Distinct project ids whose pages the bridge admits in one daemon life (remembered for its
+/// wrong-project hint); a page of one more project is refused naming the cap.
 pub const MAX_SERVED_PROJECTS: usize = 64;
 
 /// A setting that could not be understood, named so the user can fix it.

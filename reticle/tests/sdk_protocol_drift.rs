@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use reticle::wire::close::code;
+use reticle::wire::close::{self, code};
 use reticle::wire::limits;
 use reticle::wire::{
     Command, CommandName, CommandResult, Event, EventMessage, EventType, Hello, KnownEventType,
@@ -104,6 +104,7 @@ const DAEMON_ONLY_LIMITS: &[&str] = &[
     "MAX_SESSIONS",
     "MAX_PENDING_HANDSHAKES",
     "HELLO_TIMEOUT",
+    "LIVENESS_BOUND",
     "COMMAND_TIMEOUT",
     "MAX_EVENTS_PER_SECOND",
 ];
@@ -378,6 +379,15 @@ fn compare(js: &str, limits_rs: &str) -> Result<Vec<String>, String> {
         ));
     }
 
+    let starts = frozen_object(js, "CloseReasonStart")?;
+    let in_use = JsValue::Text(close::SESSION_IN_USE.to_string());
+    if starts.get("SESSION_IN_USE") != Some(&in_use) || starts.len() != 1 {
+        differences.push(format!(
+            "close reason starts: sdk {starts:?}, daemon SESSION_IN_USE {:?}",
+            close::SESSION_IN_USE
+        ));
+    }
+
     let js_limits = frozen_object(js, "Limits")?;
     let shared = shared_limits();
     for (key, value) in &js_limits {
@@ -457,6 +467,10 @@ fn control_every_kind_of_edit_to_protocol_js_is_caught() {
         ),
         ("CLOCK: 'clock',", ""),
         ("TOO_BIG: 1009,", "TOO_BIG: 1010,"),
+        (
+            "SESSION_IN_USE: 'session in use',",
+            "SESSION_IN_USE: 'session taken',",
+        ),
         ("NORMAL: 1000,", "NORMAL: 1000,\n  GOING_AWAY: 1001,"),
         (
             "MAX_FRAME_BYTES: 1024 * 1024,",

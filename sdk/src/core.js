@@ -1,7 +1,8 @@
 // core.js — one Reticle SDK instance bound to one window: connect, observe, answer commands.
 //
 // Owns: `createReticle({win, ...})` and its lifecycle: validating `connect()` options, resolving
-// the session id, building `hello`, encoding events (time, sequence, wire-safe data), starting and
+// the session id (and taking a new one when the daemon says another page carries it), building
+// `hello`, encoding events (time, sequence, wire-safe data), starting and
 // stopping observers and the transport, and the handler context for commands.
 // Must not: throw to the page. Every public method returns a value; bad input gets
 // `{ok:false, reason}`.
@@ -35,7 +36,7 @@ import {
   WS_PATH,
 } from './protocol.js';
 import { clip, encodeFrame, redactUrl, toWireValue } from './serialize.js';
-import { openTabStore, resolveSessionId } from './storage.js';
+import { newSessionId, openTabStore, resolveSessionId } from './storage.js';
 import { createTransport, TransportState } from './transport.js';
 
 /** Builds and checks the daemon URL from `connect()` options. */
@@ -264,6 +265,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
           dispatcher(data).catch(() => {});
         },
         onState: (state) => presenter && presenter.setConnection(state),
+        onSessionInUse: takeOwnSession,
       });
       startObservers();
       transport.start();
@@ -272,6 +274,27 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
     } catch (err) {
       return refuseConnect(`connect failed: ${err && err.message ? err.message : String(err)}`);
     }
+  }
+
+  /**
+   * The daemon refused this page's session id: another open page (a same-origin iframe or a popup
+   * sharing this tab's sessionStorage, a duplicated tab) carries it. This page takes an id of its
+   * own, for as long as it lives (not written to sessionStorage, which the other page may share),
+   * and events still queued are put in envelopes naming it.
+   */
+  function takeOwnSession() {
+    const previous = session.sessionId;
+    session.sessionId = newSessionId(win.crypto || globalThis.crypto);
+    session.source = 'conflict';
+    for (const entry of outbox.drain()) {
+      entry.text = encodeEvent(entry);
+      if (entry.text) outbox.push(entry);
+    }
+    log.warn(
+      `session ${previous} is in use by another open page (a same-origin iframe, a duplicated tab or a popup); ` +
+        `this page connects as ${session.sessionId}`,
+    );
+    return true;
   }
 
   function refuseConnect(reason) {

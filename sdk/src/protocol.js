@@ -103,6 +103,15 @@ export const CloseCode = Object.freeze({
   TRY_AGAIN_LATER: 1013,
 });
 
+/**
+ * How the daemon's close reasons that the SDK acts on start (`reticle/src/wire/close.rs` holds the
+ * same words). SESSION_IN_USE: another open page (a same-origin iframe, a duplicated tab, a popup)
+ * carries this session id; the SDK connects this page under an id of its own.
+ */
+export const CloseReasonStart = Object.freeze({
+  SESSION_IN_USE: 'session in use',
+});
+
 /** Protocol limits the daemon enforces; the SDK keeps inside them rather than get closed. */
 export const Limits = Object.freeze({
   MAX_FRAME_BYTES: 1024 * 1024,

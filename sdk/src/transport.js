@@ -2,7 +2,9 @@
 //
 // Owns: opening the socket, sending `hello` first on every open, the gap marker, replaying the
 // offline queue, reconnecting with capped jittered backoff (forever; a 1008 refusal included),
-// and the SDK's few connection warnings (cannot reach, lost, back, refused).
+// and the SDK's few connection warnings (cannot reach, lost, back, refused). A 1008 refusal whose
+// reason says the session is in use is handed to `onSessionInUse` (the caller takes a new id) and
+// retried soon, not at the cap.
 // Must not: interpret commands (it hands raw frames to `onFrame`), build event envelopes (the
 // caller encodes them), or call the page's possibly-frozen timers (it uses the injected clock).
 //
@@ -13,7 +15,7 @@
 
 import { createBackoff } from './backoff.js';
 import { addToGap, mergeGaps } from './outbox.js';
-import { CloseCode, Transport } from './protocol.js';
+import { CloseCode, CloseReasonStart, Transport } from './protocol.js';
 
 export const TransportState = Object.freeze({
   IDLE: 'idle',
@@ -36,6 +38,8 @@ const OPEN_READY_STATE = 1;
  * @param {(gap: object) => string | null} o.encodeGapMarker
  * @param {(data: unknown) => void} o.onFrame      every frame the daemon sends
  * @param {(state: string) => void} [o.onState]
+ * @param {() => boolean} [o.onSessionInUse]   another page carries the session id: take a new
+ *                                             one for the next hello; true when taken
  * @param {() => number} [o.random]
  */
 export function createTransport({
@@ -48,6 +52,7 @@ export function createTransport({
   encodeGapMarker,
   onFrame,
   onState = () => {},
+  onSessionInUse = () => false,
   random = Math.random,
   backoff = createBackoff({ random }),
   establishedAfterMs = Transport.ESTABLISHED_AFTER_MS,
@@ -73,7 +78,7 @@ export function createTransport({
     unconfirmed.push(entry);
     if (unconfirmed.length > outbox.limit) unconfirmedGap = addToGap(unconfirmedGap, unconfirmed.shift());
   }
-  const stats = { opens: 0, closes: 0, lastCloseCode: null, lastCloseReason: '', lastDelayMs: null, refusals: 0 };
+  const stats = { opens: 0, closes: 0, lastCloseCode: null, lastCloseReason: '', lastDelayMs: null, refusals: 0, sessionConflicts: 0 };
 
   function setState(next) {
     if (state === next) return;
@@ -201,7 +206,10 @@ export function createTransport({
           `events are queued (up to ${outbox.limit}) and reconnection continues in the background`,
       );
     }
-    if (code === CloseCode.POLICY) {
+    if (code === CloseCode.POLICY && reason.startsWith(CloseReasonStart.SESSION_IN_USE) && takeNewSession()) {
+      stats.sessionConflicts += 1;
+      backoff.reset();
+    } else if (code === CloseCode.POLICY) {
       stats.refusals += 1;
       backoff.toCap();
       if (!refusedWarned) {
@@ -218,6 +226,14 @@ export function createTransport({
       }
     }
     scheduleRetry();
+  }
+
+  function takeNewSession() {
+    try {
+      return onSessionInUse() === true;
+    } catch {
+      return false;
+    }
   }
 
   function scheduleRetry() {

@@ -315,3 +315,27 @@ test('disconnect restores what the SDK wrapped and closes the socket', async (t)
   await waitFor(() => daemon.connections[0].closed);
   assert.equal(sdk.status().state, 'idle');
 });
+
+test('a session id another page carries: refused "session in use", the page reconnects under an id of its own', async (t) => {
+  const daemon = await startDaemonStandIn({
+    onHello: (conn, hello) => {
+      if (hello.sessionId === 'shared') conn.socket.close(1008, 'session in use: another open page carries it; connect with another id (shared)');
+    },
+  });
+  const win = page('http://127.0.0.1:5173/');
+  const lines = quietConsole(win);
+  win.sessionStorage.setItem('__reticle_session', 'shared'); // a duplicated tab's copy, or the parent's
+  const sdk = createReticle({ win, WebSocketImpl: WebSocket, clock: captureClock(globalThis), settle: { quietMs: 0, maxMs: 50 }, random: () => 0.5 });
+  t.after(async () => {
+    sdk.disconnect();
+    await daemon.close();
+  });
+  assert.equal(sdk.connect({ port: daemon.port, present: false }).sessionId, 'shared');
+  const second = await waitFor(() => daemon.connections[1]?.frames[0], { what: 'the second hello' });
+  assert.equal(second.kind, 'hello');
+  assert.notEqual(second.sessionId, 'shared');
+  assert.equal(sdk.status().sessionId, second.sessionId);
+  assert.equal(win.sessionStorage.getItem('__reticle_session'), 'shared', "the storage the other page may share keeps that page's id");
+  const warned = lines.filter((l) => l.level === 'warn' && l.text.includes('session shared is in use') && l.text.includes(second.sessionId));
+  assert.equal(warned.length, 1, JSON.stringify(lines));
+});

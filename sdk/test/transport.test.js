@@ -7,7 +7,7 @@ import { createBackoff } from '../src/backoff.js';
 import { createSdkLog } from '../src/log.js';
 import { manualClock, waitFor, startDaemonStandIn, freePort, recordingConsole, WebSocket } from '../test-support/helpers.js';
 
-function harness(url, { random = () => 0.5, queueLimit = 500 } = {}) {
+function harness(url, { random = () => 0.5, queueLimit = 500, onSessionInUse } = {}) {
   const clock = manualClock();
   const { sink, lines } = recordingConsole();
   const outbox = createOutbox({ limit: queueLimit });
@@ -24,6 +24,7 @@ function harness(url, { random = () => 0.5, queueLimit = 500 } = {}) {
     buildHello: () => ({ kind: 'hello', protocolVersion: 1, sessionId: 's-test', url: 'http://x/', title: 'T', adapters: [], hasCapabilities: false }),
     encodeGapMarker: (gap) => JSON.stringify({ kind: 'event', event: { t: gap.firstDropT, type: 'transport.overflow', sessionId: 's-test', data: { dropped: gap.dropped, firstDropT: gap.firstDropT } } }),
     onFrame: (data) => frames.push(String(data)),
+    onSessionInUse,
   });
   const event = (type, t = clock.now()) => {
     const s = seq++;
@@ -66,14 +67,20 @@ test('daemon down: attempts back off with growing, jittered, capped delays and n
   assert.ok(h.warnings().every((w) => w.startsWith('[reticle] ')), 'SDK warnings are tagged');
 });
 
-test('a 1008 refusal is not terminal: one warning, retries at the cap, reconnects when the daemon accepts', async (t) => {
+/** A daemon stand-in closing every hello 1008 with `reason` until `accept()`. */
+async function refusingDaemon(t, reason) {
   let refuse = true;
   const daemon = await startDaemonStandIn({
     onHello: (conn) => {
-      if (refuse) conn.socket.close(1008, 'protocol version mismatch: daemon speaks 2, page speaks 1');
+      if (refuse) conn.socket.close(1008, reason);
     },
   });
   t.after(() => daemon.close());
+  return { daemon, accept: () => (refuse = false) };
+}
+
+test('a 1008 refusal is not terminal: one warning, retries at the cap, reconnects when the daemon accepts', async (t) => {
+  const { daemon, accept } = await refusingDaemon(t, 'protocol version mismatch: daemon speaks 2, page speaks 1');
   const h = harness(daemon.url, { random: () => 0 });
   t.after(() => h.transport.stop());
   h.transport.start();
@@ -87,11 +94,36 @@ test('a 1008 refusal is not terminal: one warning, retries at the cap, reconnect
   assert.equal(refusals.length, 1, 'warned once for the whole refusal episode');
   assert.match(refusals[0], /version mismatch/);
   assert.ok(!h.warnings().some((w) => w.includes('lost the connection')), 'a never-established socket is not a "lost" connection');
-  refuse = false;
+  accept();
   h.clock.advance(h.transport.stats.lastDelayMs);
   await waitFor(() => h.transport.state === 'open', { what: 'accepted' });
   h.clock.advance(1000);
   assert.equal(h.transport.established, true);
+});
+
+test('a "session in use" refusal hands the conflict to the caller and retries soon, not at the cap', async (t) => {
+  const { daemon, accept } = await refusingDaemon(t, 'session in use: another open page carries it; connect with another id (s-test)');
+  let taken = 0;
+  const h = harness(daemon.url, { random: () => 0, onSessionInUse: () => ((taken += 1), true) });
+  t.after(() => h.transport.stop());
+  h.transport.start();
+  await waitFor(() => h.transport.state === 'waiting' && h.transport.stats.sessionConflicts === 1, { what: 'the conflict' });
+  assert.equal(taken, 1, 'the caller was asked to take a new session id');
+  assert.equal(h.transport.stats.refusals, 0, 'a conflict is not a refusal');
+  assert.ok(h.transport.stats.lastDelayMs < 1000, `retried soon (got ${h.transport.stats.lastDelayMs} ms)`);
+  assert.ok(!h.warnings().some((w) => w.includes('refused this page')), 'no refusal warning for a conflict the SDK resolved');
+  accept();
+  h.clock.advance(h.transport.stats.lastDelayMs);
+  await waitFor(() => h.transport.state === 'open', { what: 'accepted under the new id' });
+});
+
+test('a "session in use" refusal nobody resolves is an ordinary refusal, retried at the cap', async (t) => {
+  const { daemon } = await refusingDaemon(t, 'session in use: another open page carries it');
+  const h = harness(daemon.url, { random: () => 0 });
+  t.after(() => h.transport.stop());
+  h.transport.start();
+  await waitFor(() => h.transport.state === 'waiting' && h.transport.stats.refusals === 1, { what: 'the refusal' });
+  assert.ok(h.transport.stats.lastDelayMs >= 15000, `at the cap (got ${h.transport.stats.lastDelayMs} ms)`);
 });
 
 test('an established connection lost and regained: exactly one "lost" and one "back" warning', async (t) => {

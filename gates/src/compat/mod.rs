@@ -169,9 +169,26 @@ impl Matrix {
                 row.outcome.word()
             );
         }
+        out.push_str(BEHAVIOURS);
         out
     }
 }
+
+/// What the matrix cannot show, written under it: behaviours of the two SDKs around the
+/// connection, each with the test that holds it.
+const BEHAVIOURS: &str = "\n## Behaviours outside the matrix\n\n\
+- Two documents on one session id (S9: a same-origin iframe or a popup sharing the tab's \
+sessionStorage, a duplicated tab). The daemon refuses the second document's hello with close \
+1008 `session in use: …` while the first document's socket answers a ping within 2 s, and hands \
+the session over only when it does not (a reconnect after the old socket died). Our SDK reads the \
+reason, takes a session id of its own (kept in memory, not in the shared sessionStorage), warns \
+once naming both ids and reconnects at once (`gates/src/scenarios/shared_session.rs`, row S9). The \
+published 2.0.0 reads no close reason and takes no id of its own: it retries the same id every \
+second and is refused each time (one entry in `/status` `refused` and the daemon log per retry) \
+while the first page lives, and gets the session on its first retry after that page is gone. It \
+never takes the session from a live page, so commands always land in the document holding the \
+id (`gates/tests/published_sdk.rs`, \
+`a_second_published_page_on_a_live_session_id_is_refused_never_swapped_in`).\n";
 
 fn cell_text(text: &str) -> String {
     text.replace('|', "\\|")

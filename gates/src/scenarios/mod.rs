@@ -1,7 +1,7 @@
 //! Scenarios: for each inventory row, the code that provokes it against the real system and
 //! records a history, and the judgement of that history. One module per hop (`stdio` hop 1,
 //! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `compat` the SDK compatibility matrix H5.6,
-//! `traces` T1 to T4, `layers` L1, `security` S1 to S7, `cross_site` S8, `mcp_limits` S10, `fuzz` S11;
+//! `traces` T1 to T4, `layers` L1, `security` S1 to S7, `cross_site` S8, `shared_session` S9, `mcp_limits` S10, `fuzz` S11;
 //! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `proxied` a
 //! daemon behind a fault proxy, `kit` what every scenario shares); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
 //! from one table, so they cannot drift).
@@ -19,6 +19,7 @@ pub mod mcp_limits;
 pub mod proxied;
 pub mod sdk;
 pub mod security;
+pub mod shared_session;
 pub mod stdio;
 pub mod traces;
 
@@ -106,6 +107,7 @@ scenario_table! {
     "S6" => security::capsules_hold_no_secrets,
     "S7" => security::ring_memory_is_bounded,
     "S8" => cross_site::foreign_pages_are_refused,
+    "S9" => shared_session::shared_session_ids_are_kept_apart,
     "S10" => mcp_limits::mcp_endpoint_is_bounded,
     "S11" => fuzz::fuzz_holds,
 }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::origin::AllowedOrigins;
 use super::ring::RingLimits;
-use crate::config::{ConfigError, env, millis_from_env};
+use crate::config::{ConfigError, env, millis_from_env, switch_on};
 use crate::wire::limits::{COMMAND_TIMEOUT, HELLO_TIMEOUT, MAX_EVENTS_PER_SECOND};
 
 /// How long a session may go without agent activity before the reaper marks it idle.
@@ -25,6 +25,9 @@ pub struct BridgeConfig {
     pub hello_timeout: Duration,
     /// Each session's event buffer bounds.
     pub ring: RingLimits,
+    /// `RETICLE_TEST_STAND_IN_SESSION_SWAP`, test only: a stand-in for the old bridge, which
+    /// let a hello take a session from a live socket without asking it (S9's negative control).
+    pub stand_in_silent_swap: bool,
 }
 
 impl Default for BridgeConfig {
@@ -36,6 +39,7 @@ impl Default for BridgeConfig {
             command_timeout: COMMAND_TIMEOUT,
             hello_timeout: HELLO_TIMEOUT,
             ring: RingLimits::default(),
+            stand_in_silent_swap: false,
         }
     }
 }
@@ -62,6 +66,7 @@ impl BridgeConfig {
             allowed_origins,
             max_events_per_second,
             session_idle: millis_from_env(env::SESSION_IDLE_MS, DEFAULT_SESSION_IDLE)?,
+            stand_in_silent_swap: switch_on(env::TEST_STAND_IN_SESSION_SWAP),
             ..Self::default()
         })
     }

@@ -1,7 +1,9 @@
 //! One bridge socket from upgrade to close: a pending-handshake place, the hello within its
-//! bound, admission, then a read loop (events through the rate cap into the session's buffer,
-//! results to their pending commands) beside a writer task fed by the session. Every way out
-//! sends the close code and reason of its [`CloseReason`], or none when the page left first.
+//! bound, admission (which may wait for the pong of another socket carrying the same id), then a
+//! read loop (events through the rate cap into the session's buffer, results to their pending
+//! commands, pongs to whoever pinged) beside a writer task fed by the session (text, pings,
+//! the close). Every way out sends the close code and reason of its [`CloseReason`], or none
+//! when the page left first.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -93,7 +95,11 @@ pub async fn serve(bridge: Bridge, mut socket: WebSocket, origin: Option<String>
         }
     };
     let (link, outbound) = bridge.new_link();
-    let session = match bridge.admit(&hello, link.clone()) {
+    let admitted = tokio::select! {
+        _ = bridge.shutdown().cancelled() => Err(CloseReason::ShuttingDown),
+        admitted = bridge.admit(&hello, link.clone()) => admitted,
+    };
+    let session = match admitted {
         Ok(session) => session,
         Err(refusal) => {
             let clues = FrameClues {
@@ -253,7 +259,12 @@ async fn read(
                 }
             },
             Some(Ok(Frame::Close(_))) => return End::PageLeft("the page closed the socket"),
-            Some(Ok(Frame::Ping(_) | Frame::Pong(_))) => {
+            Some(Ok(Frame::Pong(_))) => {
+                session.touch_page();
+                link.pong.notify_waiters();
+                continue;
+            }
+            Some(Ok(Frame::Ping(_))) => {
                 session.touch_page();
                 continue;
             }
@@ -291,6 +302,11 @@ async fn write(mut sink: SplitSink<WebSocket, Frame>, mut outbound: UnboundedRec
         match item {
             Outbound::Text(text) => {
                 if sink.send(Frame::Text(text.into())).await.is_err() {
+                    return;
+                }
+            }
+            Outbound::Ping => {
+                if sink.send(Frame::Ping(Default::default())).await.is_err() {
                     return;
                 }
             }

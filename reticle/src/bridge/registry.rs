@@ -1,5 +1,6 @@
 //! [`Bridge`]: the registry of connected sessions and the Rust API the tool layer calls (list,
-//! resolve, command, read events). It admits hellos (token, session limit, replacement), keeps
+//! resolve, command, read events). It admits hellos (token, session and project limits,
+//! replacement of a dead socket, refusal of a second document on a live one's id), keeps
 //! the last refusals for `/status`, and runs the reaper. Sockets themselves are driven by
 //! [`super::connection`].
 
@@ -14,9 +15,10 @@ use tokio_util::sync::CancellationToken;
 use super::config::BridgeConfig;
 use super::session::{Answer, CommandError, Cursor, EventsRead, Identity, Session, SocketLink};
 use crate::auth::PairingToken;
+use crate::config::MAX_SERVED_PROJECTS;
 use crate::daemon::activity::Holder;
 use crate::daemon::{Activity, DaemonLog};
-use crate::wire::limits::{MAX_PENDING_HANDSHAKES, MAX_SESSIONS};
+use crate::wire::limits::{LIVENESS_BOUND, MAX_PENDING_HANDSHAKES, MAX_SESSIONS};
 use crate::wire::messages::{FrameClues, clip};
 use crate::wire::{CloseReason, Hello, RefusedPage, SessionSummary};
 
@@ -24,6 +26,13 @@ use crate::wire::{CloseReason, Hello, RefusedPage, SessionSummary};
 pub const REFUSALS_KEPT: usize = 16;
 /// Most events one read returns.
 pub const MAX_READ_EVENTS: usize = 5000;
+
+/// What one attempt at admitting a hello came to.
+enum Admission {
+    Admitted(Arc<Session>),
+    /// The id is carried by a socket (its link id) not yet known to be dead.
+    Carried(Arc<Session>, u64),
+}
 
 /// Why no session could be had.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -67,8 +76,8 @@ struct Inner {
     /// The URL of the last page that went away (what `reticle_sessions` advises from).
     last_gone_url: Mutex<Option<String>>,
     /// Projects whose pages this daemon has accepted, so a refused page from another project
-    /// can be told which one this daemon serves (at most [`crate::config::MAX_SERVED_PROJECTS`];
-    /// past it a new project is not remembered, and only the hint is lost).
+    /// can be told which one this daemon serves (at most [`MAX_SERVED_PROJECTS`]; past it a
+    /// page of a new project is refused [`CloseReason::ProjectLimit`]).
     served_projects: Mutex<Vec<String>>,
     next_life: AtomicU64,
     next_link: AtomicU64,
@@ -357,22 +366,49 @@ impl Bridge {
         tokio::sync::mpsc::UnboundedReceiver<super::session::Outbound>,
     ) {
         let (outbound, receiver) = tokio::sync::mpsc::unbounded_channel();
-        let link = SocketLink {
-            id: self.inner.next_link.fetch_add(1, Ordering::SeqCst),
-            outbound,
-            cancel: CancellationToken::new(),
-        };
-        (link, receiver)
+        let id = self.inner.next_link.fetch_add(1, Ordering::SeqCst);
+        (SocketLink::new(id, outbound), receiver)
     }
 
-    /// Admits a hello on `link`: checks the token, the session limit, and replaces a socket
-    /// already carrying the same id.
-    pub(crate) fn admit(
+    /// Admits a hello on `link`: checks the token and the session and project limits. A hello naming a
+    /// session another socket carries is a reconnect when that socket is dead (it does not
+    /// answer a ping within [`LIVENESS_BOUND`]), and replaces it; when it answers, two documents
+    /// share the id and the newcomer is refused [`CloseReason::SessionInUse`], never swapped in
+    /// silently (unless the stand-in switch says otherwise, for the gate's negative control).
+    pub(crate) async fn admit(
         &self,
         hello: &Hello,
         link: SocketLink,
     ) -> Result<Arc<Session>, CloseReason> {
         self.check_token(hello)?;
+        // The socket found carrying the id, and found dead: only that one may be replaced.
+        let mut dead_link = None;
+        loop {
+            match self.admit_now(hello, &link, dead_link)? {
+                Admission::Admitted(session) => return Ok(session),
+                Admission::Carried(existing, carrier) => {
+                    if existing.link_answers(LIVENESS_BOUND).await {
+                        self.log(
+                            "bridge_session_in_use",
+                            json!({ "session": existing.id(), "life": existing.life() }),
+                        );
+                        return Err(CloseReason::SessionInUse(hello.session_id.clone()));
+                    }
+                    dead_link = Some(carrier);
+                }
+            }
+        }
+    }
+
+    /// One attempt at admission under the sessions lock: a new session, a replacement of
+    /// `dead_link` (or of any socket, under the stand-in switch), or the session whose live
+    /// socket must be asked first.
+    fn admit_now(
+        &self,
+        hello: &Hello,
+        link: &SocketLink,
+        dead_link: Option<u64>,
+    ) -> Result<Admission, CloseReason> {
         let identity = Identity {
             url: hello.url.clone(),
             title: hello.title.clone(),
@@ -384,7 +420,13 @@ impl Bridge {
         };
         let mut sessions = lock(&self.inner.sessions);
         if let Some(existing) = sessions.get(&hello.session_id) {
-            existing.replace_link(link, identity);
+            if let Some(carrier) = existing.link_id()
+                && Some(carrier) != dead_link
+                && !self.inner.config.stand_in_silent_swap
+            {
+                return Ok(Admission::Carried(existing.clone(), carrier));
+            }
+            existing.replace_link(link.clone(), identity);
             let existing = existing.clone();
             drop(sessions);
             self.log(
@@ -392,34 +434,37 @@ impl Bridge {
                 json!({ "session": existing.id(), "life": existing.life() }),
             );
             self.inner.admitted.notify_waiters();
-            return Ok(existing);
+            return Ok(Admission::Admitted(existing));
         }
         if sessions.len() >= MAX_SESSIONS {
             return Err(CloseReason::SessionLimit);
+        }
+        if let Some(project) = &hello.project_id {
+            let mut served = lock(&self.inner.served_projects);
+            if !served.contains(project) {
+                if served.len() >= MAX_SERVED_PROJECTS {
+                    return Err(CloseReason::ProjectLimit(MAX_SERVED_PROJECTS));
+                }
+                served.push(project.clone());
+            }
         }
         let life = self.inner.next_life.fetch_add(1, Ordering::SeqCst);
         let session = Arc::new(Session::new(
             hello.session_id.clone(),
             life,
             identity,
-            link,
+            link.clone(),
             self.inner.config.ring,
             self.inner.activity.attach(Holder::Session),
         ));
         sessions.insert(hello.session_id.clone(), session.clone());
         drop(sessions);
-        if let Some(project) = &hello.project_id {
-            let mut served = lock(&self.inner.served_projects);
-            if !served.contains(project) && served.len() < crate::config::MAX_SERVED_PROJECTS {
-                served.push(project.clone());
-            }
-        }
         self.log(
             "bridge_session_connected",
             json!({ "session": session.id(), "life": life, "url": clip(&hello.url, 512) }),
         );
         self.inner.admitted.notify_waiters();
-        Ok(session)
+        Ok(Admission::Admitted(session))
     }
 
     fn check_token(&self, hello: &Hello) -> Result<(), CloseReason> {

@@ -1,11 +1,11 @@
-//! One connected page: its identity, its current socket (the link), the commands waiting for
-//! their results, and its event buffer. A session outlives a socket replaced by a newer one with
-//! the same id (the buffer and cursors carry on); it ends when its socket drops with no
-//! replacement. Every pending command then resolves at once as `observation_lost`.
+//! One connected page: its identity, its current socket (the link, which it can ping to learn
+//! whether a page is still there), the commands waiting for their results, and its event buffer.
+//! A session outlives a dead socket replaced by a newer one with the same id (the buffer and
+//! cursors carry on); it ends when its socket drops with no replacement. Every pending command then resolves at once as `observation_lost`.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -25,6 +25,8 @@ use crate::wire::{
 pub enum Outbound {
     /// A text frame.
     Text(String),
+    /// A ping frame: is the page still there? (see [`Session::link_answers`])
+    Ping,
     /// A close frame, after which the writer stops.
     Close(CloseReason),
 }
@@ -38,6 +40,20 @@ pub struct SocketLink {
     pub outbound: mpsc::UnboundedSender<Outbound>,
     /// Cancelled when the socket must stop reading (replaced, or the session ended).
     pub cancel: CancellationToken,
+    /// Woken by the socket's reader whenever a pong arrives.
+    pub pong: Arc<tokio::sync::Notify>,
+}
+
+impl SocketLink {
+    /// A link with a fresh pong signal.
+    pub fn new(id: u64, outbound: mpsc::UnboundedSender<Outbound>) -> Self {
+        Self {
+            id,
+            outbound,
+            cancel: CancellationToken::new(),
+            pong: Arc::new(tokio::sync::Notify::new()),
+        }
+    }
 }
 
 /// A cursor into one session life's event stream. Written `<life>:<seq>`.
@@ -571,6 +587,28 @@ impl Session {
         }
     }
 
+    /// The id of the socket carrying this session, if one does.
+    pub(crate) fn link_id(&self) -> Option<u64> {
+        lock(&self.link).as_ref().map(|l| l.id)
+    }
+
+    /// Pings the socket carrying this session and waits (within `bound`) for its pong: whether
+    /// a page is still at the other end. A session with no socket, or one whose writer is gone,
+    /// does not answer.
+    pub(crate) async fn link_answers(&self, bound: Duration) -> bool {
+        let Some(link) = lock(&self.link).clone() else {
+            return false;
+        };
+        let pong = link.pong.notified();
+        if link.outbound.send(Outbound::Ping).is_err() {
+            return false;
+        }
+        tokio::select! {
+            answered = tokio::time::timeout(bound, pong) => answered.is_ok(),
+            _ = link.cancel.cancelled() => false,
+        }
+    }
+
     /// Swaps in a newer socket; the old one is closed and its pending commands are lost.
     pub(crate) fn replace_link(&self, link: SocketLink, identity: Identity) {
         let old = lock(&self.link).replace(link);
@@ -641,11 +679,7 @@ mod tests {
     fn session() -> (Arc<Session>, mpsc::UnboundedReceiver<Outbound>, Activity) {
         let activity = Activity::new();
         let (outbound, receiver) = mpsc::unbounded_channel();
-        let link = SocketLink {
-            id: 1,
-            outbound,
-            cancel: CancellationToken::new(),
-        };
+        let link = SocketLink::new(1, outbound);
         let session = Session::new(
             "s1".into(),
             1,

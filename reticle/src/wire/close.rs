@@ -19,6 +19,10 @@ pub mod code {
     pub const ALL: &[u16] = &[GOING_AWAY, POLICY, TOO_BIG, TRY_AGAIN_LATER];
 }
 
+/// How the reason of a [`CloseReason::SessionInUse`] refusal starts: the SDK reads it to pick a
+/// session id of its own (`sdk/src/protocol.js` holds the same words).
+pub const SESSION_IN_USE: &str = "session in use";
+
 /// Every reason the bridge ends a socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CloseReason {
@@ -26,6 +30,9 @@ pub enum CloseReason {
     TooManyHandshakes,
     /// [`super::limits::MAX_SESSIONS`] sessions were connected and this hello named a new id.
     SessionLimit,
+    /// The hello named a project past the daemon's cap on projects served
+    /// ([`crate::config::MAX_SERVED_PROJECTS`]); carries the cap.
+    ProjectLimit(usize),
     /// No hello within [`super::limits::HELLO_TIMEOUT`].
     HelloTimeout,
     /// The first frame parsed but was not a hello.
@@ -42,8 +49,13 @@ pub enum CloseReason {
     AuthFailed(String),
     /// A frame over [`super::limits::MAX_FRAME_BYTES`].
     TooBig,
-    /// A newer socket said hello with this socket's session id.
+    /// A newer socket said hello with this socket's session id, and this one did not answer
+    /// a ping within [`super::limits::LIVENESS_BOUND`] (a dead socket is replaced).
     Replaced,
+    /// A hello named a session another open socket carries and that socket answered a ping:
+    /// two documents (a same-origin iframe, a duplicated tab, a popup) share one id. The
+    /// newcomer is refused; its reason starts with [`SESSION_IN_USE`]. Carries the id.
+    SessionInUse(String),
     /// The daemon is shutting down.
     ShuttingDown,
 }
@@ -62,7 +74,9 @@ impl CloseReason {
             | CloseReason::Invalid(_)
             | CloseReason::VersionMismatch { .. }
             | CloseReason::AuthFailed(_)
-            | CloseReason::Replaced => code::POLICY,
+            | CloseReason::Replaced
+            | CloseReason::SessionInUse(_)
+            | CloseReason::ProjectLimit(_) => code::POLICY,
         }
     }
 
@@ -71,6 +85,7 @@ impl CloseReason {
         match self {
             CloseReason::TooManyHandshakes => "too_many_handshakes",
             CloseReason::SessionLimit => "session_limit",
+            CloseReason::ProjectLimit(_) => "project_limit",
             CloseReason::HelloTimeout => "hello_timeout",
             CloseReason::HelloFirst => "hello_first",
             CloseReason::SecondHello => "second_hello",
@@ -80,6 +95,7 @@ impl CloseReason {
             CloseReason::AuthFailed(_) => "auth_failed",
             CloseReason::TooBig => "too_big",
             CloseReason::Replaced => "replaced",
+            CloseReason::SessionInUse(_) => "session_in_use",
             CloseReason::ShuttingDown => "shutting_down",
         }
     }
@@ -99,6 +115,10 @@ impl fmt::Display for CloseReason {
             CloseReason::SessionLimit => {
                 f.write_str("session limit reached; close a tab and retry")
             }
+            CloseReason::ProjectLimit(cap) => write!(
+                f,
+                "project limit: this daemon has served {cap} projects, its cap; restart it (`reticle stop`) to serve another"
+            ),
             CloseReason::HelloTimeout => f.write_str("hello timeout: no hello within 5 s"),
             CloseReason::HelloFirst => {
                 f.write_str("invalid message: the first frame must be a hello")
@@ -117,6 +137,10 @@ impl fmt::Display for CloseReason {
             CloseReason::AuthFailed(sentence) => write!(f, "authentication failed: {sentence}"),
             CloseReason::TooBig => f.write_str("message too big: over 1 MiB"),
             CloseReason::Replaced => f.write_str("session replaced by a newer connection"),
+            CloseReason::SessionInUse(id) => write!(
+                f,
+                "{SESSION_IN_USE}: another open page carries it; connect with another id ({id})"
+            ),
             CloseReason::ShuttingDown => f.write_str("daemon shutting down"),
         }
     }
@@ -149,13 +173,15 @@ mod tests {
         let all = [
             CloseReason::TooManyHandshakes,
             CloseReason::SessionLimit,
+            CloseReason::ProjectLimit(64),
             CloseReason::HelloTimeout,
             CloseReason::HelloFirst,
             CloseReason::SecondHello,
             CloseReason::WrongDirection,
             CloseReason::Invalid(long.clone()),
             CloseReason::VersionMismatch { page: long.clone() },
-            CloseReason::AuthFailed(long),
+            CloseReason::AuthFailed(long.clone()),
+            CloseReason::SessionInUse(long),
             CloseReason::TooBig,
             CloseReason::Replaced,
             CloseReason::ShuttingDown,
@@ -165,6 +191,13 @@ mod tests {
             assert!(reason.len() <= MAX_CLOSE_REASON_BYTES, "{refusal:?}");
             assert!(!reason.is_empty());
         }
+    }
+
+    #[test]
+    fn a_session_in_use_refusal_starts_with_its_words_whatever_the_id() {
+        let reason = CloseReason::SessionInUse("x".repeat(128)).reason();
+        assert!(reason.starts_with(SESSION_IN_USE), "{reason}");
+        assert_eq!(CloseReason::SessionInUse("x".into()).code(), 1008);
     }
 
     #[test]

@@ -29,6 +29,10 @@ pub const MAX_SESSIONS: usize = 32;
 pub const MAX_PENDING_HANDSHAKES: usize = 16;
 /// How long a socket has to send its hello before it is closed 1008.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a socket carrying a session has to answer a ping when a hello on another socket
+/// names the same id: it answers, and the newcomer is refused (the id is in use); it does not,
+/// and it is taken for dead and replaced (a reconnect).
+pub const LIVENESS_BOUND: Duration = Duration::from_secs(2);
 /// How long a command waits for its result unless the caller says otherwise.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(8);
 /// Events one session may push per second before the excess is dropped and counted (the
