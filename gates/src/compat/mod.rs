@@ -61,6 +61,18 @@ pub const LIMITATIONS: &[Limitation] = &[
         reason: "2.0.0's store API is `state(name, value)`; its state_read did not find the fixture's store through the suite's adapter (cause not yet established)",
     },
     Limitation {
+        probe: "act_and_wait until element selected",
+        reason: "protocol 1's element states are checked, disabled, expanded (and visibility, focus); 2.0.0 does not report `selected`, so the verdict is unknown, never a guess",
+    },
+    Limitation {
+        probe: "act_and_wait until element pressed",
+        reason: "2.0.0 does not report `pressed` (aria-pressed) among an element's states, so the verdict is unknown, never a guess",
+    },
+    Limitation {
+        probe: "act_and_wait until net bodyContains",
+        reason: "2.0.0 never captures response bodies (it refuses `net_bodies`), so a body check is unknown, never a guess",
+    },
+    Limitation {
         probe: "act_and_wait until state",
         reason: "the state predicate reads state_read, which finds no store under 2.0.0 (see state of a path)",
     },

@@ -136,6 +136,7 @@ pub async fn run(stack: &Stack) -> Vec<Cell> {
     query(&mut run).await;
     acts(&mut run).await;
     waits(&mut run).await;
+    states_and_bodies(&mut run).await;
     reads(&mut run).await;
     refs_and_guards(&mut run).await;
     navigation(&mut run).await;
@@ -396,6 +397,88 @@ async fn waits(run: &mut Run<'_>) {
         "assert a signal",
         "reticle_assert",
         json!({"predicate": {"kind": "signal", "name": "login.succeeded"}, "timeout_ms": 5000}),
+        verdict,
+        None,
+    )
+    .await;
+}
+
+/// The predicate kinds that read element states, console text, response bodies and animations:
+/// each through act_and_wait, with a false case and a check made while an animation runs.
+async fn states_and_bodies(run: &mut Run<'_>) {
+    let kinds: [(&str, &str, Value); 8] = [
+        (
+            "element checked",
+            "subscribe",
+            json!({"kind": "element", "testid": "subscribe", "state": "checked"}),
+        ),
+        (
+            "element expanded",
+            "disclosure-toggle",
+            json!({"kind": "element", "testid": "disclosure-toggle", "state": "expanded"}),
+        ),
+        (
+            "element disabled",
+            "lock-toggle",
+            json!({"kind": "element", "testid": "locked-target", "state": "disabled"}),
+        ),
+        (
+            "element selected",
+            "tab-two",
+            json!({"kind": "element", "testid": "tab-two", "state": "selected"}),
+        ),
+        (
+            "element pressed",
+            "bold-toggle",
+            json!({"kind": "element", "testid": "bold-toggle", "state": "pressed"}),
+        ),
+        (
+            "console contains",
+            "log-error",
+            json!({"kind": "console", "contains": "deliberate console error"}),
+        ),
+        (
+            "net bodyContains",
+            "quote-fetch",
+            json!({"kind": "net", "urlContains": "/api/quote", "bodyContains": "serendipity"}),
+        ),
+        ("animation", "animate-start", json!({"kind": "animation"})),
+    ];
+    for (kind, id, until) in kinds {
+        run.probe(
+            "act_and_wait",
+            &format!("act_and_wait until {kind}"),
+            "reticle_act_and_wait",
+            act_until(id, until),
+            verdict,
+            None,
+        )
+        .await;
+    }
+    run.probe(
+        "act_and_wait",
+        "act_and_wait until a state that does not follow",
+        "reticle_act_and_wait",
+        json!({ "target": testid("counter-increment"), "action": "click", "timeout_ms": 500,
+                "until": {"kind": "element", "testid": "disclosure-toggle", "state": "checked"} }),
+        verdict,
+        None,
+    )
+    .await;
+    run.probe(
+        "act",
+        "act start an animation",
+        "reticle_act",
+        act("animate-start", "click", json!({})),
+        nothing,
+        None,
+    )
+    .await;
+    run.probe(
+        "act_and_wait",
+        "assert animation while it runs",
+        "reticle_assert",
+        json!({"predicate": {"kind": "animation"}, "timeout_ms": 0}),
         verdict,
         None,
     )

@@ -399,12 +399,18 @@ fn element_state(
         ),
         (0, true, false) => Evaluation::contradiction(
             kind,
-            format!("{} element(s) match and none is {state} ({what})", facts.count),
+            format!(
+                "{} element(s) match and none is {state} ({what})",
+                facts.count
+            ),
         ),
         (0, true, true) => Evaluation::leaf(
             kind,
             Status::Pass,
-            format!("{} element(s) match and none is {state}, as expected", facts.count),
+            format!(
+                "{} element(s) match and none is {state}, as expected",
+                facts.count
+            ),
         ),
         (n, _, false) => Evaluation::leaf(
             kind,
@@ -428,7 +434,13 @@ fn net(kind: &'static str, m: &NetMatch, window: &Window) -> Evaluation {
         .filter(|e| net_matches(m, e))
         .collect();
     let Some(needle) = &m.body_contains else {
-        return counted(kind, &describe_net(m), matched.len() as u64, m.count, m.absent);
+        return counted(
+            kind,
+            &describe_net(m),
+            matched.len() as u64,
+            m.count,
+            m.absent,
+        );
     };
     let (mut seen, mut uncaptured) = (0u64, 0usize);
     for event in &matched {
@@ -578,8 +590,8 @@ fn path_of(url: &str) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::verdict::predicate::{ElementQuery, parse};
     use crate::verdict::decide::{Context, Verified, decide};
+    use crate::verdict::predicate::{ElementQuery, parse};
     use crate::verdict::probe::{AnimationFacts, ElementFacts, StateFacts};
     use crate::verdict::window::CaptureLoss;
     use serde_json::json;
@@ -831,12 +843,7 @@ pub(crate) mod tests {
         assert_eq!(unreported.status, Status::Unknown, "{unreported:?}");
         assert!(unreported.evidence.contains("2.0.0"), "{unreported:?}");
         assert_eq!(
-            verdict_of(
-                json!({"kind":"not","predicate":pressed.clone()}),
-                &w,
-                page
-            )
-            .await,
+            verdict_of(json!({"kind":"not","predicate":pressed.clone()}), &w, page).await,
             Verified::Unknown
         );
         page.reported_states = Some(states(&["checked", "pressed", "selected"]));
@@ -863,8 +870,14 @@ pub(crate) mod tests {
     async fn console_contains_matches_the_message_at_any_level_or_the_named_one() {
         let w = Window::new(
             vec![
-                event(KnownEventType::ConsoleWarn, json!({"message":"disk almost full"})),
-                event(KnownEventType::ErrorUncaught, json!({"message":"boom: bad state"})),
+                event(
+                    KnownEventType::ConsoleWarn,
+                    json!({"message":"disk almost full"}),
+                ),
+                event(
+                    KnownEventType::ErrorUncaught,
+                    json!({"message":"boom: bad state"}),
+                ),
             ],
             0,
             1000,
@@ -880,7 +893,10 @@ pub(crate) mod tests {
                 json!({"kind":"console","level":"warn","contains":"boom"}),
                 Verified::No,
             ),
-            (json!({"kind":"console","contains":"nothing like it"}), Verified::No),
+            (
+                json!({"kind":"console","contains":"nothing like it"}),
+                Verified::No,
+            ),
             (
                 json!({"kind":"console","contains":"boom","absent":true}),
                 Verified::No,
@@ -916,7 +932,11 @@ pub(crate) mod tests {
         };
         let page = &mut FixedPage::default();
         let p = json!({"kind":"net","urlContains":"/api/quote","bodyContains":"serendipity"});
-        let holds = Window::new(vec![request(Some(r#"{"word":"serendipity"}"#), false)], 0, 0);
+        let holds = Window::new(
+            vec![request(Some(r#"{"word":"serendipity"}"#), false)],
+            0,
+            0,
+        );
         assert_eq!(verdict_of(p.clone(), &holds, page).await, Verified::Yes);
         let other = Window::new(vec![request(Some(r#"{"word":"luck"}"#), false)], 0, 0);
         assert_eq!(verdict_of(p.clone(), &other, page).await, Verified::No);
@@ -925,11 +945,17 @@ pub(crate) mod tests {
         let e = eval(p.clone(), &uncaptured, page).await;
         assert_eq!(e.status, Status::Unknown, "{e:?}");
         assert!(e.evidence.contains("2.0.0"), "{e:?}");
-        assert_eq!(verdict_of(p.clone(), &uncaptured, page).await, Verified::Unknown);
+        assert_eq!(
+            verdict_of(p.clone(), &uncaptured, page).await,
+            Verified::Unknown
+        );
         let cut = Window::new(vec![request(Some(r#"{"word":"lu"#), true)], 0, 0);
         assert_eq!(verdict_of(p.clone(), &cut, page).await, Verified::Unknown);
         let absent = json!({"kind":"net","urlContains":"/api/quote","bodyContains":"serendipity","absent":true});
-        assert_eq!(verdict_of(absent, &uncaptured, page).await, Verified::Unknown);
+        assert_eq!(
+            verdict_of(absent, &uncaptured, page).await,
+            Verified::Unknown
+        );
         // One captured body proves presence whatever the others hold.
         let mixed = Window::new(
             vec![request(None, false), request(Some("serendipity"), false)],

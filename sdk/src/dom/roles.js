@@ -350,6 +350,12 @@ export function valueOf(el) {
 }
 
 /** States as short words: disabled, checked, selected, expanded, pressed, focused, ... */
+/** Every state `statesOf` reports (a `match` result lists them as `statesReported`). */
+export const REPORTED_STATES = Object.freeze([
+  'disabled', 'checked', 'mixed', 'selected', 'expanded', 'collapsed', 'pressed', 'focused',
+  'required', 'readonly', 'invalid', 'busy',
+]);
+
 export function statesOf(el) {
   const states = [];
   const doc = el.ownerDocument;
