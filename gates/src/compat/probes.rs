@@ -95,6 +95,24 @@ impl Run<'_> {
         content
     }
 
+    /// One act_and_wait probe per `(kind, testid clicked, until)`, named after the kind.
+    async fn until_each(
+        &mut self,
+        kinds: impl IntoIterator<Item = (impl std::fmt::Display, &str, Value)>,
+    ) {
+        for (kind, id, until) in kinds {
+            self.probe(
+                "act_and_wait",
+                &format!("act_and_wait until {kind}"),
+                "reticle_act_and_wait",
+                act_until(id, until),
+                verdict,
+                None,
+            )
+            .await;
+        }
+    }
+
     /// The ref of the one element `criteria` names, or an empty string.
     async fn ref_of(&self, criteria: Value) -> String {
         let found = self.stack.call("reticle_query", criteria).await;
@@ -363,17 +381,7 @@ async fn waits(run: &mut Run<'_>) {
             ]}),
         ),
     ];
-    for (kind, id, until) in kinds {
-        run.probe(
-            "act_and_wait",
-            &format!("act_and_wait until {kind}"),
-            "reticle_act_and_wait",
-            act_until(id, until),
-            verdict,
-            None,
-        )
-        .await;
-    }
+    run.until_each(kinds).await;
     run.probe(
         "act_and_wait",
         "act_and_wait until settled",
@@ -406,55 +414,42 @@ async fn waits(run: &mut Run<'_>) {
 /// The predicate kinds that read element states, console text, response bodies and animations:
 /// each through act_and_wait, with a false case and a check made while an animation runs.
 async fn states_and_bodies(run: &mut Run<'_>) {
-    let kinds: [(&str, &str, Value); 8] = [
+    // (state, the control clicked, the element that must then be in the state)
+    let states = [
+        ("checked", "subscribe", "subscribe"),
+        ("expanded", "disclosure-toggle", "disclosure-toggle"),
+        ("disabled", "lock-toggle", "locked-target"),
+        ("selected", "tab-two", "tab-two"),
+        ("pressed", "bold-toggle", "bold-toggle"),
+    ];
+    let mut kinds: Vec<(String, &str, Value)> = states
+        .into_iter()
+        .map(|(state, clicked, element)| {
+            (
+                format!("element {state}"),
+                clicked,
+                json!({"kind": "element", "testid": element, "state": state}),
+            )
+        })
+        .collect();
+    kinds.extend([
         (
-            "element checked",
-            "subscribe",
-            json!({"kind": "element", "testid": "subscribe", "state": "checked"}),
-        ),
-        (
-            "element expanded",
-            "disclosure-toggle",
-            json!({"kind": "element", "testid": "disclosure-toggle", "state": "expanded"}),
-        ),
-        (
-            "element disabled",
-            "lock-toggle",
-            json!({"kind": "element", "testid": "locked-target", "state": "disabled"}),
-        ),
-        (
-            "element selected",
-            "tab-two",
-            json!({"kind": "element", "testid": "tab-two", "state": "selected"}),
-        ),
-        (
-            "element pressed",
-            "bold-toggle",
-            json!({"kind": "element", "testid": "bold-toggle", "state": "pressed"}),
-        ),
-        (
-            "console contains",
+            "console contains".to_string(),
             "log-error",
             json!({"kind": "console", "contains": "deliberate console error"}),
         ),
         (
-            "net bodyContains",
+            "net bodyContains".to_string(),
             "quote-fetch",
             json!({"kind": "net", "urlContains": "/api/quote", "bodyContains": "serendipity"}),
         ),
-        ("animation", "animate-start", json!({"kind": "animation"})),
-    ];
-    for (kind, id, until) in kinds {
-        run.probe(
-            "act_and_wait",
-            &format!("act_and_wait until {kind}"),
-            "reticle_act_and_wait",
-            act_until(id, until),
-            verdict,
-            None,
-        )
-        .await;
-    }
+        (
+            "animation".to_string(),
+            "animate-start",
+            json!({"kind": "animation"}),
+        ),
+    ]);
+    run.until_each(kinds).await;
     run.probe(
         "act_and_wait",
         "act_and_wait until a state that does not follow",

@@ -358,19 +358,10 @@ fn parse_at(value: &Value, at: &str, depth: usize) -> Result<Predicate, Predicat
             if query == ElementQuery::default() {
                 return Err(err("element needs at least one of role, text, label, placeholder, testid, alt, css".into(), accepted.clone()));
             }
-            let state = f.opt_str("state")?;
-            if let Some(word) = &state
-                && !ELEMENT_STATES.contains(&word.as_str())
-            {
-                return Err(err(
-                    format!("unknown element state '{}'", clip(word)),
-                    format!("states: {}", ELEMENT_STATES.join(", ")),
-                ));
-            }
             Predicate::Element {
                 query,
                 value: f.opt_str("value")?,
-                state,
+                state: f.opt_word("state", "element state", ELEMENT_STATES)?,
                 absent: f.opt_bool("absent")?.unwrap_or(false),
             }
         }
@@ -379,15 +370,7 @@ fn parse_at(value: &Value, at: &str, depth: usize) -> Result<Predicate, Predicat
             absent: f.opt_bool("absent")?.unwrap_or(false),
         },
         "console" => {
-            let level = f.opt_str("level")?;
-            if let Some(level) = &level
-                && !CONSOLE_LEVELS.contains(&level.as_str())
-            {
-                return Err(err(
-                    format!("unknown console level '{}'", clip(level)),
-                    format!("levels: {}", CONSOLE_LEVELS.join(", ")),
-                ));
-            }
+            let level = f.opt_word("level", "console level", CONSOLE_LEVELS)?;
             let contains = f.opt_nonempty_str("contains")?;
             if level.is_none() && contains.is_none() {
                 return Err(err(
@@ -474,6 +457,23 @@ impl Fields<'_> {
                 problem: format!("missing the required string `{field}`"),
                 accepted: self.accepted.to_string(),
             }),
+        }
+    }
+
+    /// An optional word from `vocabulary`; another word is refused, listing the vocabulary.
+    fn opt_word(
+        &self,
+        field: &str,
+        what: &str,
+        vocabulary: &[&str],
+    ) -> Result<Option<String>, PredicateError> {
+        match self.opt_str(field)? {
+            Some(word) if !vocabulary.contains(&word.as_str()) => Err(PredicateError {
+                at: self.at.to_string(),
+                problem: format!("unknown {what} '{}'", clip(&word)),
+                accepted: format!("{field} is one of: {}", vocabulary.join(", ")),
+            }),
+            other => Ok(other),
         }
     }
 
