@@ -155,6 +155,7 @@ pub async fn run(stack: &Stack) -> Vec<Cell> {
     acts(&mut run).await;
     waits(&mut run).await;
     states_and_bodies(&mut run).await;
+    baselines(&mut run).await;
     reads(&mut run).await;
     refs_and_guards(&mut run).await;
     navigation(&mut run).await;
@@ -475,6 +476,49 @@ async fn states_and_bodies(run: &mut Run<'_>) {
         "reticle_assert",
         json!({"predicate": {"kind": "animation"}, "timeout_ms": 0}),
         verdict,
+        None,
+    )
+    .await;
+}
+
+/// A baseline (read through protocol 1's snapshot) saved, diffed at once, and diffed after the
+/// disclosure was toggled; reached through reticle_run as an extended tool.
+async fn baselines(run: &mut Run<'_>) {
+    let member = |tool: &str, args: Value| json!({ "tool": tool, "args": args });
+    let changed = |v: &Value| format!("changed {}", v["changed"]);
+    run.probe(
+        "baseline",
+        "baseline save",
+        "reticle_run",
+        member("reticle_baseline_save", json!({"name": "compat"})),
+        |v| format!("outline {}", v["lineCount"].as_u64().is_some_and(|n| n > 0)),
+        None,
+    )
+    .await;
+    run.probe(
+        "baseline",
+        "baseline diff of the unchanged page",
+        "reticle_run",
+        member("reticle_baseline_diff", json!({"name": "compat"})),
+        changed,
+        None,
+    )
+    .await;
+    run.probe(
+        "baseline",
+        "toggle the disclosure",
+        "reticle_act",
+        act("disclosure-toggle", "click", json!({})),
+        nothing,
+        None,
+    )
+    .await;
+    run.probe(
+        "baseline",
+        "baseline diff after the toggle",
+        "reticle_run",
+        member("reticle_baseline_diff", json!({"name": "compat"})),
+        changed,
         None,
     )
     .await;
