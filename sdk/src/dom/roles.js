@@ -1,7 +1,8 @@
 // dom/roles.js — what an element is to a user: its role, accessible name, states, visibility.
 //
-// Owns: `roleOf`, `nameOf`, `statesOf`, `isVisible`, `isInteractiveRole`, `textOf`, `testidOf`,
-// `valueOf`, `isOwnUi`, `tagsWithImplicitRole`. A pragmatic subset of ARIA/HTML-AAM: explicit
+// Owns: `roleOf`, `nameOf`, `statesOf` (and `REPORTED_STATES`, every state it reports),
+// `isVisible`, `isInteractiveRole`, `textOf`, `testidOf`, `valueOf`, `isOwnUi`,
+// `tagsWithImplicitRole`. A pragmatic subset of ARIA/HTML-AAM: explicit
 // roles, the common implicit roles, names from aria-labelledby, aria-label, <label>, alt, title,
 // placeholder and content.
 // Must not: mutate the DOM or mint refs. Everything here is a pure read.
