@@ -2,10 +2,12 @@
 //
 // Owns: wiring every control of index.html to something an observer or a command can see:
 // a login POST (network, signals, store), a history-API route change, a registered store,
-// signals, console output and uncaught errors, a re-rendering element (stale refs), a
-// destructive button, a page timer (clock), 200 rows in a scroll container, the config
-// handed to the sandboxed iframe, and, with `sameOriginFrame=1`, a same-origin iframe loading the
-// SDK (it shares this tab's sessionStorage, so it claims this page's session id).
+// signals, console output and uncaught errors, element states (a disclosure, a pressed toggle,
+// tabs, a control that disables another), a one-shot CSS animation, a fetch whose body holds a
+// known word, a re-rendering element (stale refs), a destructive button, a page timer (clock),
+// 200 rows in a scroll container, the config handed to the sandboxed iframe, and, with
+// `sameOriginFrame=1`, a same-origin iframe loading the SDK (it shares this tab's sessionStorage,
+// so it claims this page's session id).
 // Must not: reach for globals; everything goes through `win` (so tests can run it in jsdom)
 // and the SDK module passed in as `reticle`. Sets `win.__reticleStatus()` (the SDK's status) for the harness.
 
@@ -164,6 +166,37 @@ export function startApp(win, reticle) {
   byTestid('close-dialog').addEventListener('click', () => {
     if (typeof dialog.close === 'function') dialog.close();
     else dialog.removeAttribute('open');
+  });
+
+  // --- states and motion ---------------------------------------------------------------------------
+  const flip = (el, attr) => el.setAttribute(attr, String(el.getAttribute(attr) !== 'true'));
+  const disclosure = byTestid('disclosure-toggle');
+  disclosure.addEventListener('click', () => {
+    flip(disclosure, 'aria-expanded');
+    byTestid('disclosure-panel').hidden = disclosure.getAttribute('aria-expanded') !== 'true';
+  });
+  byTestid('bold-toggle').addEventListener('click', (ev) => flip(ev.currentTarget, 'aria-pressed'));
+  const tabs = [byTestid('tab-one'), byTestid('tab-two')];
+  for (const tab of tabs) {
+    tab.addEventListener('click', () => {
+      for (const other of tabs) other.setAttribute('aria-selected', String(other === tab));
+    });
+  }
+  byTestid('lock-toggle').addEventListener('click', () => {
+    const target = byTestid('locked-target');
+    target.disabled = !target.disabled;
+  });
+  const animBox = byTestid('anim-box');
+  byTestid('animate-start').addEventListener('click', () => {
+    animBox.classList.remove('pulsing');
+    void animBox.offsetWidth; // restart the animation on a repeated click
+    animBox.classList.add('pulsing');
+  });
+  animBox.addEventListener('animationend', () => animBox.classList.remove('pulsing'));
+  byTestid('quote-fetch').addEventListener('click', async () => {
+    const res = await win.fetch('/api/quote');
+    const body = await res.json().catch(() => ({}));
+    byTestid('quote-text').textContent = body.quote ? `Quote: ${body.quote}` : 'No quote';
   });
 
   // --- re-render: a new element each time, same testid and text shape --------------------------------

@@ -1,6 +1,6 @@
 // dev-server.mjs — a small Node implementation of the HTTP contract in API.md.
 //
-// Owns: serving apps/e2e at / and sdk/ at /sdk/, plus /api/health, /api/login and /api/fault,
+// Owns: serving apps/e2e at / and sdk/ at /sdk/, plus /api/health, /api/quote, /api/login and /api/fault,
 // exactly as API.md states them. The SDK's tests use it to run the fixture app against the
 // contract, and a developer can use it by hand:  node apps/e2e/dev-server.mjs [port]
 // Must not: grow beyond API.md. The gates use the Rust `FixtureApp`; this is its executable spec.
@@ -74,6 +74,9 @@ export async function startFixtureServer({ port = 0, host = '127.0.0.1' } = {}) 
     const path = url.pathname;
     if (path === '/api/health') {
       return req.method === 'GET' ? send(res, 200, { ok: true }) : send(res, 405, { ok: false, error: 'use GET' });
+    }
+    if (path === '/api/quote') {
+      return req.method === 'GET' ? send(res, 200, { ok: true, quote: 'serendipity', token: 'fixture-secret' }) : send(res, 405, { ok: false, error: 'use GET' });
     }
     if (path === '/api/login') {
       if (req.method !== 'POST') return send(res, 405, { ok: false, error: 'use POST' });

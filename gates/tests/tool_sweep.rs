@@ -105,6 +105,18 @@ fn case_for(name: &str, element: &str) -> Option<Case> {
             json!({"action": "delete", "name": "sweep"}),
             "deleted",
         ),
+        // The baseline family: save first (catalogue order), so list and diff find `sweep`.
+        "reticle_baseline_save" => case(
+            "reticle_baseline",
+            json!({"action": "save", "name": "sweep", "overwrite": true}),
+            "lineCount",
+        ),
+        "reticle_baseline_list" => case("reticle_baseline", json!({"action": "list"}), "baselines"),
+        "reticle_baseline_diff" => case(
+            "reticle_baseline",
+            json!({"action": "diff", "name": "sweep"}),
+            "changed",
+        ),
         // The session family, one case per member (the family itself is swept through them).
         "reticle_yield" => case(
             "reticle_session",

@@ -1,4 +1,5 @@
-//! The fixture app's API (`apps/e2e/API.md`): `GET /api/health`, `POST /api/login` answering as
+//! The fixture app's API (`apps/e2e/API.md`): `GET /api/health`, `GET /api/quote` (a body with a
+//! known word and a sensitive value), `POST /api/login` answering as
 //! the fault mode in force says (`ok`, `error` → 500, `slow` → late), and `POST /api/fault` to
 //! set that mode. The harness drives `/api/fault`; the app never calls it.
 
@@ -30,9 +31,15 @@ pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
             "/health",
             get(|| async { axum::Json(json!({ "ok": true })) }),
         )
+        .route("/quote", get(|| async { axum::Json(quote()) }))
         .route("/login", post(login_create))
         .route("/fault", post(fault_update))
         .with_state(fault)
+}
+
+/// The quote endpoint's body: the word a body check looks for, and a value it must never see.
+pub fn quote() -> Value {
+    json!({ "ok": true, "quote": "serendipity", "token": "fixture-secret" })
 }
 
 fn answer(status: StatusCode, body: Value) -> Response {

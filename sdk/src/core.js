@@ -16,6 +16,7 @@ import { createCandidateCache } from './dom/candidates.js';
 import { createRefRegistry } from './dom/refs.js';
 import { createSdkLog } from './log.js';
 import { captureClock } from './natives.js';
+import { createBodyCapture } from './observers/bodies.js';
 import { observeConsole } from './observers/console.js';
 import { observeHealth } from './observers/health.js';
 import { observeMutations } from './observers/mutations.js';
@@ -71,6 +72,7 @@ export function bridgeUrlFrom(options) {
  */
 export function createReticle({ win = globalThis, WebSocketImpl, clock, random = Math.random, settle, consoleSink, backoff } = {}) {
   const sdkClock = clock || captureClock(win);
+  const bodyCapture = createBodyCapture(sdkClock);
   const origin = sdkClock.now();
   const log = createSdkLog(consoleSink || win.console);
   const stores = createStoreRegistry();
@@ -179,6 +181,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
       pageClock,
       presenter,
       pendingRequests: () => (network ? network.pending() : 0),
+      netBodies: bodyCapture,
     };
   }
 
@@ -311,7 +314,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
         return null;
       }
     };
-    const base = { win, emit, clock: sdkClock, refs };
+    const base = { win, emit, clock: sdkClock, refs, bodies: bodyCapture };
     stops = [];
     const consoleStop = safe(() => observeConsole(base));
     if (consoleStop) stops.push(consoleStop);

@@ -67,6 +67,8 @@ export const CommandName = Object.freeze({
   SCROLL: 'scroll',
   CLOCK: 'clock',
   ANIMATIONS: 'animations',
+  // This SDK's own: capture response bodies for a while (a published 2.0.0 page refuses it).
+  NET_BODIES: 'net_bodies',
   // Pushed by a daemon without being asked for by an agent; answered so the daemon sees `ok`.
   FLOWS: 'flows',
   PRESENTER: 'presenter',
@@ -171,6 +173,18 @@ export const ObserverLimits = Object.freeze({
   CONSOLE_MESSAGE_CHARS: 2000,
   DOM_SAMPLE_TEXT_CHARS: 80,
   SIGNAL_NAMES_KEPT: 500,
+});
+
+/** Response bodies, captured only while a daemon asks (`net_bodies`). */
+export const NetBodyLimits = Object.freeze({
+  /** The most characters of one body a `net.request` carries (`bodyTruncated` says when cut). */
+  BODY_CHARS: 16 * 1024,
+  /** The most bytes read from one response before reading stops. */
+  READ_BYTES: 64 * 1024,
+  /** How long reading one body may delay its `net.request` (a stream that never ends). */
+  READ_MS: 2000,
+  /** The longest one `net_bodies` request keeps capture on. */
+  CAPTURE_MAX_MS: 2 * 60 * 1000,
 });
 
 /** Keys in sessionStorage (per tab, survives reload and same-tab navigation). */

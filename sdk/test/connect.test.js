@@ -233,6 +233,54 @@ test('network observer: fetch and XHR each give net.pending then net.request', a
   assert.equal(health.data.url, `${origin}/api/health?token=[REDACTED]`);
 });
 
+test('response bodies: captured only while net_bodies asks, bounded and redacted, for fetch and XHR', async (t) => {
+  const big = 'x'.repeat(40 * 1024);
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (req.url === '/api/big') res.end(`{"word":"serendipity","pad":"${big}"}`);
+    else res.end('{"quote":"serendipity","token":"s3cret","user":{"password":"hunter2"}}');
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const win = page(`${origin}/`);
+  win.fetch = (input, init) => fetch(new URL(String(input), origin), init);
+  const { daemon, conn } = await connected(t, { win });
+  const xhrGet = (path) =>
+    new Promise((resolve) => {
+      const xhr = new win.XMLHttpRequest();
+      xhr.open('GET', path);
+      xhr.addEventListener('loadend', resolve);
+      xhr.send();
+    });
+
+  await (await win.fetch('/api/quote')).text();
+  await waitFor(() => eventsOf(daemon, 'net.request').length === 1, { what: 'the unasked request' });
+  assert.equal('body' in eventsOf(daemon, 'net.request')[0].data, false, 'no body is read unless asked');
+
+  const refused = await daemon.command(conn, 'net_bodies', {});
+  assert.equal(refused.ok, false);
+  const asked = await daemon.command(conn, 'net_bodies', { forMs: 10 * 60 * 1000 });
+  assert.equal(asked.ok, true);
+  assert.equal(asked.result.forMs, 2 * 60 * 1000, 'capture is bounded in time');
+
+  const appRead = await (await win.fetch('/api/quote')).json();
+  assert.equal(appRead.token, 's3cret', "the app's own response is untouched");
+  await xhrGet('/api/quote');
+  await win.fetch('/api/big').then((r) => r.text());
+  await waitFor(() => eventsOf(daemon, 'net.request').length === 4, { what: 'three captured requests' });
+  const [, fetched, viaXhr, cut] = eventsOf(daemon, 'net.request');
+  for (const e of [fetched, viaXhr]) {
+    assert.match(e.data.body, /"quote":"serendipity"/);
+    assert.doesNotMatch(e.data.body, /s3cret|hunter2/, 'sensitive values are redacted');
+    assert.match(e.data.body, /"token":"\[REDACTED\]"/);
+    assert.equal(e.data.bodyTruncated, false);
+  }
+  assert.equal(cut.data.bodyTruncated, true);
+  assert.equal(cut.data.body.length, 16 * 1024, 'a body is cut at the bound');
+  assert.match(cut.data.body, /serendipity/);
+});
+
 test('route observer: pushState, replaceState, hash and popstate', async (t) => {
   const { win, daemon } = await connected(t);
   win.history.pushState({}, '', '/?view=list');

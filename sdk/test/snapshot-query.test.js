@@ -138,6 +138,21 @@ test('match checks a state over the query', async () => {
   assert.equal(runMatch(ctx, {}).ok, false);
 });
 
+test('match lists the states each element is in and every state it reports', async () => {
+  const ctx = await pageContext(`
+    <button aria-pressed="true">Bold</button>
+    <div role="tablist"><button role="tab" aria-selected="true">One</button><button role="tab" aria-selected="false">Two</button></div>
+    <button aria-expanded="true">Menu</button>
+    <label><input type="checkbox" checked> Subscribe</label>`);
+  const bold = runMatch(ctx, { query: { role: 'button', name: 'Bold' } }).result;
+  assert.ok(bold.elements[0].states.includes('pressed'));
+  for (const state of ['checked', 'disabled', 'expanded', 'selected', 'pressed']) assert.ok(bold.statesReported.includes(state), state);
+  const tabs = runMatch(ctx, { query: { role: 'tab' } }).result.elements;
+  assert.deepEqual(tabs.map((e) => e.states.includes('selected')), [true, false]);
+  assert.ok(runMatch(ctx, { query: { role: 'button', name: 'Menu' } }).result.elements[0].states.includes('expanded'));
+  assert.ok(runMatch(ctx, { query: { role: 'checkbox' } }).result.elements[0].states.includes('checked'));
+});
+
 test('inspect describes an element; a stale ref is refused by name', async () => {
   const ctx = await pageContext(HTML);
   const [submit] = runQuery(ctx, { testid: 'login-submit' }).result.elements;

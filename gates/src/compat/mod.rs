@@ -51,10 +51,24 @@ pub struct Limitation {
 
 /// The documented 2.0.0 limitations. A difference on any other probe fails the suite; a listed
 /// probe that no longer differs fails it too (the list must not outlive the limitation).
-pub const LIMITATIONS: &[Limitation] = &[Limitation {
-    probe: "query by css",
-    reason: "protocol 1's query has no `css` criterion (ours adds it); 2.0.0 ignores the field and matches nothing",
-}];
+pub const LIMITATIONS: &[Limitation] = &[
+    Limitation {
+        probe: "query by css",
+        reason: "protocol 1's query has no `css` criterion (ours adds it); 2.0.0 ignores the field and matches nothing",
+    },
+    Limitation {
+        probe: "act_and_wait until element selected",
+        reason: "protocol 1's element states are checked, disabled, expanded (and visibility, focus); 2.0.0 does not report `selected`, so the verdict is unknown, never a guess",
+    },
+    Limitation {
+        probe: "act_and_wait until element pressed",
+        reason: "2.0.0 does not report `pressed` (aria-pressed) among an element's states, so the verdict is unknown, never a guess",
+    },
+    Limitation {
+        probe: "act_and_wait until net bodyContains",
+        reason: "2.0.0 never captures response bodies (it refuses `net_bodies`), so a body check is unknown, never a guess",
+    },
+];
 
 /// How one probe compares across the two SDKs.
 #[derive(Debug, Clone, PartialEq, Eq)]

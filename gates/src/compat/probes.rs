@@ -95,6 +95,24 @@ impl Run<'_> {
         content
     }
 
+    /// One act_and_wait probe per `(kind, testid clicked, until)`, named after the kind.
+    async fn until_each(
+        &mut self,
+        kinds: impl IntoIterator<Item = (impl std::fmt::Display, &str, Value)>,
+    ) {
+        for (kind, id, until) in kinds {
+            self.probe(
+                "act_and_wait",
+                &format!("act_and_wait until {kind}"),
+                "reticle_act_and_wait",
+                act_until(id, until),
+                verdict,
+                None,
+            )
+            .await;
+        }
+    }
+
     /// The ref of the one element `criteria` names, or an empty string.
     async fn ref_of(&self, criteria: Value) -> String {
         let found = self.stack.call("reticle_query", criteria).await;
@@ -136,6 +154,8 @@ pub async fn run(stack: &Stack) -> Vec<Cell> {
     query(&mut run).await;
     acts(&mut run).await;
     waits(&mut run).await;
+    states_and_bodies(&mut run).await;
+    baselines(&mut run).await;
     reads(&mut run).await;
     refs_and_guards(&mut run).await;
     navigation(&mut run).await;
@@ -362,17 +382,7 @@ async fn waits(run: &mut Run<'_>) {
             ]}),
         ),
     ];
-    for (kind, id, until) in kinds {
-        run.probe(
-            "act_and_wait",
-            &format!("act_and_wait until {kind}"),
-            "reticle_act_and_wait",
-            act_until(id, until),
-            verdict,
-            None,
-        )
-        .await;
-    }
+    run.until_each(kinds).await;
     run.probe(
         "act_and_wait",
         "act_and_wait until settled",
@@ -397,6 +407,118 @@ async fn waits(run: &mut Run<'_>) {
         "reticle_assert",
         json!({"predicate": {"kind": "signal", "name": "login.succeeded"}, "timeout_ms": 5000}),
         verdict,
+        None,
+    )
+    .await;
+}
+
+/// The predicate kinds that read element states, console text, response bodies and animations:
+/// each through act_and_wait, with a false case and a check made while an animation runs.
+async fn states_and_bodies(run: &mut Run<'_>) {
+    // (state, the control clicked, the element that must then be in the state)
+    let states = [
+        ("checked", "subscribe", "subscribe"),
+        ("expanded", "disclosure-toggle", "disclosure-toggle"),
+        ("disabled", "lock-toggle", "locked-target"),
+        ("selected", "tab-two", "tab-two"),
+        ("pressed", "bold-toggle", "bold-toggle"),
+    ];
+    let mut kinds: Vec<(String, &str, Value)> = states
+        .into_iter()
+        .map(|(state, clicked, element)| {
+            (
+                format!("element {state}"),
+                clicked,
+                json!({"kind": "element", "testid": element, "state": state}),
+            )
+        })
+        .collect();
+    kinds.extend([
+        (
+            "console contains".to_string(),
+            "log-error",
+            json!({"kind": "console", "contains": "deliberate console error"}),
+        ),
+        (
+            "net bodyContains".to_string(),
+            "quote-fetch",
+            json!({"kind": "net", "urlContains": "/api/quote", "bodyContains": "serendipity"}),
+        ),
+        (
+            "animation".to_string(),
+            "animate-start",
+            json!({"kind": "animation"}),
+        ),
+    ]);
+    run.until_each(kinds).await;
+    run.probe(
+        "act_and_wait",
+        "act_and_wait until a state that does not follow",
+        "reticle_act_and_wait",
+        json!({ "target": testid("counter-increment"), "action": "click", "timeout_ms": 500,
+                "until": {"kind": "element", "testid": "disclosure-toggle", "state": "checked"} }),
+        verdict,
+        None,
+    )
+    .await;
+    run.probe(
+        "act",
+        "act start an animation",
+        "reticle_act",
+        act("animate-start", "click", json!({})),
+        nothing,
+        None,
+    )
+    .await;
+    run.probe(
+        "act_and_wait",
+        "assert animation while it runs",
+        "reticle_assert",
+        json!({"predicate": {"kind": "animation"}, "timeout_ms": 0}),
+        verdict,
+        None,
+    )
+    .await;
+}
+
+/// A baseline (read through protocol 1's snapshot) saved, diffed at once, and diffed after the
+/// disclosure was toggled; reached through reticle_run as an extended tool.
+async fn baselines(run: &mut Run<'_>) {
+    let member = |tool: &str, args: Value| json!({ "tool": tool, "args": args });
+    let changed = |v: &Value| format!("changed {}", v["changed"]);
+    run.probe(
+        "baseline",
+        "baseline save",
+        "reticle_run",
+        member("reticle_baseline_save", json!({"name": "compat"})),
+        |v| format!("outline {}", v["lineCount"].as_u64().is_some_and(|n| n > 0)),
+        None,
+    )
+    .await;
+    run.probe(
+        "baseline",
+        "baseline diff of the unchanged page",
+        "reticle_run",
+        member("reticle_baseline_diff", json!({"name": "compat"})),
+        changed,
+        None,
+    )
+    .await;
+    run.probe(
+        "baseline",
+        "toggle the disclosure",
+        "reticle_act",
+        act("disclosure-toggle", "click", json!({})),
+        nothing,
+        None,
+    )
+    .await;
+    run.probe(
+        "baseline",
+        "baseline diff after the toggle",
+        "reticle_run",
+        member("reticle_baseline_diff", json!({"name": "compat"})),
+        changed,
         None,
     )
     .await;

@@ -221,6 +221,7 @@ pub(super) async fn act_and_wait(call: &Call<'_>, a: ActAndWaitArgs) -> Result<V
     let r = element_ref(call, session, a.element_ref, a.target).await?;
     let (action_id, since) = begin(call, session);
     let mut page = LivePage::new(call.ctx.bridge.clone(), Arc::clone(session), since);
+    page.prepare(&predicate, wait).await;
     let acted = command(
         session,
         CommandName::Act,

@@ -579,6 +579,26 @@ pub struct FlowFamilyArgs {
     pub name: Option<String>,
 }
 
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BaselineAction {
+    Save,
+    List,
+    Diff,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BaselineFamilyArgs {
+    pub session_id: Option<String>,
+    /// save (the page's outline now), list (the saved baselines), diff (the page now against one).
+    pub action: BaselineAction,
+    /// With save and diff: the baseline's name.
+    pub name: Option<String>,
+    /// With save: replace a baseline of that name.
+    pub overwrite: Option<bool>,
+}
+
 /// Parses arguments into `T`; the error names the field at fault and what was wrong with it.
 pub fn parse<T: serde::de::DeserializeOwned>(arguments: &Map<String, Value>) -> Result<T, String> {
     let value = Value::Object(arguments.clone());

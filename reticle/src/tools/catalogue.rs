@@ -141,6 +141,16 @@ pub fn description(tool: ToolName) -> &'static str {
         T::FlowList => "reticle_flow {action:\"list\"}: the saved flows with their grades.",
         T::FlowLoad => "reticle_flow {action:\"load\", name}: one saved flow.",
         T::FlowDelete => "reticle_flow {action:\"delete\", name}: delete one saved flow.",
+        T::Baseline => {
+            "Semantic baselines of a page, kept in .reticle/baselines/: action save (the page's outline now: route, roles, names, states, console errors), list, diff (the page now against a saved one, as added and removed lines; not a verdict)."
+        }
+        T::BaselineSave => {
+            "reticle_baseline {action:\"save\", name, overwrite?}: save the page's outline."
+        }
+        T::BaselineList => "reticle_baseline {action:\"list\"}: the saved baselines.",
+        T::BaselineDiff => {
+            "reticle_baseline {action:\"diff\", name}: the page now against a saved outline."
+        }
         T::TestSleep => "Test only: wait `ms` milliseconds, then answer.",
         T::TestEcho => "Test only: answer with the arguments given.",
     }
@@ -173,6 +183,9 @@ pub fn input_schema(tool: ToolName) -> Map<String, Value> {
         T::Clock => schema_of::<args::ClockArgs>(),
         T::FlowSave => schema_of::<args::FlowSaveArgs>(),
         T::Flow | T::FlowList | T::FlowLoad | T::FlowDelete => schema_of::<args::FlowFamilyArgs>(),
+        T::Baseline | T::BaselineSave | T::BaselineList | T::BaselineDiff => {
+            schema_of::<args::BaselineFamilyArgs>()
+        }
         T::TestSleep => schema_of::<args::SleepArgs>(),
         T::TestEcho => {
             let mut map = Map::new();
@@ -232,6 +245,7 @@ fn output_fields(tool: ToolName) -> &'static [&'static str] {
         T::Run => &["tool"],
         T::FlowSave => &["name", "path", "stepCount", "assertions", "secrets"],
         T::Flow => &["action", "flows", "steps", "deleted"],
+        T::Baseline => &["action", "baselines", "changed", "added", "removed"],
         _ => &[],
     }
 }

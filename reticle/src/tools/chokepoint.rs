@@ -22,7 +22,9 @@ use super::catalogue::Catalogue;
 use super::context::ToolContext;
 use super::names::{Standing, ToolName};
 use super::refusal::Refusal;
-use super::{act, flows, look, meta, observe, session_family, sessions, testing, verify};
+use super::{
+    act, baselines, flows, look, meta, observe, session_family, sessions, testing, verify,
+};
 use crate::bridge::{ResolveError, Session};
 use crate::wire::trace::span;
 
@@ -201,7 +203,7 @@ async fn call(
             Ok(session) => Some(session),
             Err(refusal) => return Ok((None, Err(refusal))),
         }
-    } else if tool == ToolName::Session {
+    } else if matches!(tool, ToolName::Session | ToolName::Baseline) {
         match resolve(ctx, explicit).await {
             Ok(session) => Some(session),
             Err(refusal) if explicit.is_some() => return Ok((None, Err(refusal))),
@@ -244,6 +246,7 @@ enum Parsed {
     Clock(args::ClockArgs),
     FlowSave(args::FlowSaveArgs),
     Flow(args::FlowFamilyArgs),
+    Baseline(args::BaselineFamilyArgs),
     Sleep(args::SleepArgs),
     Echo,
 }
@@ -279,6 +282,7 @@ impl Parsed {
             T::Clock => Parsed::Clock(args::parse(a)?),
             T::FlowSave => Parsed::FlowSave(args::parse(a)?),
             T::Flow => Parsed::Flow(args::parse(a)?),
+            T::Baseline => Parsed::Baseline(args::parse(a)?),
             T::TestSleep => Parsed::Sleep(args::parse(a)?),
             T::TestEcho => Parsed::Echo,
             T::Yield
@@ -287,7 +291,10 @@ impl Parsed {
             | T::Messages
             | T::FlowList
             | T::FlowLoad
-            | T::FlowDelete => {
+            | T::FlowDelete
+            | T::BaselineSave
+            | T::BaselineList
+            | T::BaselineDiff => {
                 return Err("a family member is reached through its family".into());
             }
         })
@@ -320,6 +327,7 @@ async fn dispatch(call: &Call<'_>, parsed: Parsed) -> Result<Value, Refusal> {
         (T::Run, Parsed::Run(a)) => meta::run(call, a).await,
         (T::FlowSave, Parsed::FlowSave(a)) => flows::flow_save(call, a),
         (T::Flow, Parsed::Flow(a)) => flows::flow(call, a),
+        (T::Baseline, Parsed::Baseline(a)) => baselines::baseline(call, a).await,
         (T::TestSleep, Parsed::Sleep(a)) => testing::sleep(call, a).await,
         (T::TestEcho, _) => testing::echo(call),
         (tool, _) => Err(Refusal::new(

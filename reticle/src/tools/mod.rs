@@ -18,7 +18,8 @@
 //!   is connected), `look` (snapshot, query, inspect, navigate,
 //!   state, capabilities, clock), `act` (act, act_sequence, act_and_wait), `observe` (observe,
 //!   network, console), `verify` (assert, wait_for), `session_family`, `meta` (tools, run,
-//!   feedback), `flows` (flow_save, flow), `testing` (test-only tools); `capsules` for red
+//!   feedback), `flows` (flow_save, flow), `baselines` (baseline), `testing` (test-only
+//!   tools); `capsules` for red
 //!   verdicts, `redact` for what a capsule or a flow must not keep, `flow_model` for what a flow
 //!   is and how much it proves.
 //!
@@ -33,6 +34,7 @@ pub mod page;
 pub mod refusal;
 
 mod act;
+mod baselines;
 mod capsules;
 mod flow_model;
 mod flows;

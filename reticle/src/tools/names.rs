@@ -60,6 +60,11 @@ tool_names! {
     FlowList = "reticle_flow_list",
     FlowLoad = "reticle_flow_load",
     FlowDelete = "reticle_flow_delete",
+    Baseline = "reticle_baseline",
+    // Members of `reticle_baseline`.
+    BaselineSave = "reticle_baseline_save",
+    BaselineList = "reticle_baseline_list",
+    BaselineDiff = "reticle_baseline_diff",
     // Only when a test asks for them (RETICLE_TEST_CATALOGUE).
     TestSleep = "reticle_test_sleep",
     TestEcho = "reticle_test_echo",
@@ -99,7 +104,10 @@ impl ToolName {
             T::FlowList => member(T::Flow, "list"),
             T::FlowLoad => member(T::Flow, "load"),
             T::FlowDelete => member(T::Flow, "delete"),
-            T::Capabilities | T::Clock | T::FlowSave | T::Flow => Standing::Extended,
+            T::BaselineSave => member(T::Baseline, "save"),
+            T::BaselineList => member(T::Baseline, "list"),
+            T::BaselineDiff => member(T::Baseline, "diff"),
+            T::Capabilities | T::Clock | T::FlowSave | T::Flow | T::Baseline => Standing::Extended,
             T::TestSleep | T::TestEcho => Standing::Test,
             _ => Standing::Default,
         }
@@ -170,6 +178,12 @@ mod tests {
         assert_eq!(actions, ["yield", "resume", "end", "messages"]);
         let flow: Vec<&str> = ToolName::Flow.members().iter().map(|(_, a)| *a).collect();
         assert_eq!(flow, ["list", "load", "delete"]);
+        let baseline: Vec<&str> = ToolName::Baseline
+            .members()
+            .iter()
+            .map(|(_, a)| *a)
+            .collect();
+        assert_eq!(baseline, ["save", "list", "diff"]);
         assert!(ToolName::parse("reticle_nope").is_none());
     }
 }

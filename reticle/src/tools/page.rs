@@ -2,7 +2,9 @@
 //! span, its outcome mapped to a refusal an agent can act on), windows of its events, and
 //! [`LivePage`], the verdict's [`Observation`] over the bridge: a window from a cursor that
 //! follows the page across a dropped-and-restored connection (and says so), and live reads
-//! through `match`, `state_read` and the session's URL.
+//! through `match`, `state_read`, `animations` and the session's URL. A live read takes only
+//! what protocol 1 guarantees (or what the page says it provides), so a published 2.0.0 page
+//! yields "unknown" where it cannot answer, never a made-up answer.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,10 +15,12 @@ use tracing::Instrument;
 use super::refusal::Refusal;
 use crate::bridge::ring::StoredEvent;
 use crate::bridge::{Bridge, CommandError, Cursor, Reply, Session};
+use crate::verdict::Predicate;
 use crate::verdict::predicate::ElementQuery;
-use crate::verdict::probe::{ElementFacts, PageProbe, Read, StateFacts};
+use crate::verdict::probe::{AnimationFacts, ElementFacts, PageProbe, Read, StateFacts};
 use crate::verdict::{CaptureLoss, Observation, ObservedEvent, Window};
 use crate::wire::trace::span;
+use crate::wire::vocabulary::{PROTOCOL_ELEMENT_STATES, STATES_REPORTED};
 use crate::wire::{CommandName, EventFamily};
 
 /// The default bound of one command.
@@ -185,6 +189,22 @@ impl LivePage {
         }
     }
 
+    /// Asks the page for what `predicate` needs beyond its usual reporting before the wait
+    /// begins: response bodies, for `bound` (plus a command's bound). A page that cannot (the
+    /// published 2.0.0 SDK) refuses; its requests then carry no body and the check says unknown.
+    pub async fn prepare(&self, predicate: &Predicate, bound: Duration) {
+        if predicate.needs_bodies() {
+            let for_ms = (bound + COMMAND_BOUND).as_millis() as u64;
+            let _ = command(
+                &self.session,
+                CommandName::NetBodies,
+                json!({ "forMs": for_ms }),
+                COMMAND_BOUND,
+            )
+            .await;
+        }
+    }
+
     /// The session being observed now (it changes when the page comes back).
     pub fn session(&self) -> &Arc<Session> {
         &self.session
@@ -288,6 +308,21 @@ fn describe(element: &Value) -> String {
     format!("{role} \"{name}\" ({r})")
 }
 
+fn states_of(element: &Value) -> Vec<String> {
+    words(element.get("states"))
+}
+
+fn words(list: Option<&Value>) -> Vec<String> {
+    list.and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|w| w.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn text_value(value: &Value) -> Option<String> {
     match value {
         Value::Null => None,
@@ -306,11 +341,25 @@ impl PageProbe for LivePage {
                 if let Some(reason) = result.get("reason").and_then(Value::as_str) {
                     return Read::Unreadable(reason.to_string());
                 }
-                let first = result.get("elements").and_then(|e| e.get(0));
+                let elements = result
+                    .get("elements")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let first = elements.first();
+                let reported_states = match result.get(STATES_REPORTED) {
+                    Some(list) => words(Some(list)),
+                    None => PROTOCOL_ELEMENT_STATES
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect(),
+                };
                 Read::Seen(ElementFacts {
                     count: result.get("count").and_then(Value::as_u64).unwrap_or(0) as usize,
                     value: first.and_then(|e| e.get("value")).and_then(text_value),
                     description: first.map(describe),
+                    states: elements.iter().map(states_of).collect(),
+                    reported_states,
                 })
             }
             Read::Lost => Read::Lost,
@@ -362,6 +411,33 @@ impl PageProbe for LivePage {
             return Read::Lost;
         }
         Read::Seen(self.session.identity().url)
+    }
+
+    async fn animations(&mut self) -> Read<AnimationFacts> {
+        match self.read(CommandName::Animations, json!({})).await {
+            Read::Seen(result) => {
+                let Some(list) = result.get("animations").and_then(Value::as_array) else {
+                    return Read::Unreadable("the page's animations answer had no list".into());
+                };
+                let running = list
+                    .iter()
+                    .filter(|a| a.get("playState").and_then(Value::as_str) == Some("running"))
+                    .map(|a| {
+                        a.get("name")
+                            .and_then(Value::as_str)
+                            .filter(|n| !n.is_empty())
+                            .unwrap_or("unnamed")
+                            .to_string()
+                    })
+                    .collect();
+                Read::Seen(AnimationFacts {
+                    total: list.len(),
+                    running,
+                })
+            }
+            Read::Lost => Read::Lost,
+            Read::Unreadable(why) => Read::Unreadable(why),
+        }
     }
 }
 

@@ -135,8 +135,10 @@ async fn waited(
     let predicate = predicate_of(call.tool.as_str(), "predicate", &a.predicate.0)?;
     let since = window_start(call, session, a.since.as_deref())?;
     let mut page = LivePage::new(call.ctx.bridge.clone(), Arc::clone(session), since);
+    let wait = bound(a.timeout_ms, default_wait);
+    page.prepare(&predicate, wait).await;
     let span = tracing::info_span!(span::PREDICATE_WAIT, ok = Empty, error = Empty);
-    let result = wait_until(&predicate, &mut page, bound(a.timeout_ms, default_wait))
+    let result = wait_until(&predicate, &mut page, wait)
         .instrument(span.clone())
         .await;
     if result.evaluation.observation_lost {

@@ -1,6 +1,7 @@
 //! The predicate language, parsed strictly: an unknown kind or field is an error that lists what
 //! that kind accepts, and nothing is evaluated. The accepted fields of each kind are defined once
-//! in [`KINDS`], which the parser, the error messages and the schema all read.
+//! in [`KINDS`], which the parser, the error messages and the schema all read; the words a field
+//! takes from a closed set (console levels, element states) are defined here once too.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -10,7 +11,15 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("signal", &["name", "count", "dataMatches"]),
     (
         "net",
-        &["method", "urlContains", "status", "ok", "count", "absent"],
+        &[
+            "method",
+            "urlContains",
+            "status",
+            "ok",
+            "bodyContains",
+            "count",
+            "absent",
+        ],
     ),
     ("route", &["contains", "pathname"]),
     ("state", &["store", "path", "equals", "exists"]),
@@ -26,12 +35,14 @@ pub const KINDS: &[(&str, &[&str])] = &[
             "alt",
             "css",
             "value",
+            "state",
             "absent",
         ],
     ),
     ("text", &["contains", "absent"]),
-    ("console", &["level", "absent"]),
+    ("console", &["level", "contains", "absent"]),
     ("settled", &["quietMs"]),
+    ("animation", &[]),
     ("allOf", &["predicates"]),
     ("anyOf", &["predicates"]),
     ("not", &["predicate"]),
@@ -44,6 +55,9 @@ pub const MAX_CHILDREN: usize = 32;
 
 /// The console levels a `console` predicate may name.
 pub const CONSOLE_LEVELS: &[&str] = &["log", "info", "warn", "error", "debug"];
+
+/// The states an `element` predicate may ask a matching element to be in.
+pub const ELEMENT_STATES: &[&str] = &["checked", "disabled", "expanded", "selected", "pressed"];
 
 /// A parsed predicate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -67,6 +81,8 @@ pub enum Predicate {
     Element {
         query: ElementQuery,
         value: Option<String>,
+        /// One of [`ELEMENT_STATES`]: some matching element must be in it.
+        state: Option<String>,
         absent: bool,
     },
     Text {
@@ -74,12 +90,16 @@ pub enum Predicate {
         absent: bool,
     },
     Console {
-        level: String,
+        /// Any level when absent.
+        level: Option<String>,
+        contains: Option<String>,
         absent: bool,
     },
     Settled {
         quiet_ms: u64,
     },
+    /// No animation or transition is running in the page.
+    Animation,
     AllOf {
         predicates: Vec<Predicate>,
     },
@@ -99,6 +119,8 @@ pub struct NetMatch {
     pub url_contains: Option<String>,
     pub status: Option<u16>,
     pub ok: Option<bool>,
+    /// Text the response body must contain (the page's SDK captures bodies only when asked).
+    pub body_contains: Option<String>,
     pub count: Option<u64>,
     pub absent: bool,
 }
@@ -136,6 +158,7 @@ impl Predicate {
             Predicate::Text { .. } => "text",
             Predicate::Console { .. } => "console",
             Predicate::Settled { .. } => "settled",
+            Predicate::Animation => "animation",
             Predicate::AllOf { .. } => "allOf",
             Predicate::AnyOf { .. } => "anyOf",
             Predicate::Not { .. } => "not",
@@ -183,6 +206,19 @@ impl Predicate {
         }
     }
 
+    /// True when a `net` predicate somewhere inside needs response bodies, which the page's SDK
+    /// captures only when asked.
+    pub fn needs_bodies(&self) -> bool {
+        match self {
+            Predicate::Net(m) => m.body_contains.is_some(),
+            Predicate::AllOf { predicates } | Predicate::AnyOf { predicates } => {
+                predicates.iter().any(Predicate::needs_bodies)
+            }
+            Predicate::Not { predicate } => predicate.needs_bodies(),
+            _ => false,
+        }
+    }
+
     /// True when the predicate reads only the event window (no page reads).
     pub fn window_only(&self) -> bool {
         match self {
@@ -193,7 +229,8 @@ impl Predicate {
             Predicate::Route { .. }
             | Predicate::State { .. }
             | Predicate::Element { .. }
-            | Predicate::Text { .. } => false,
+            | Predicate::Text { .. }
+            | Predicate::Animation => false,
             Predicate::AllOf { predicates } | Predicate::AnyOf { predicates } => {
                 predicates.iter().all(Predicate::window_only)
             }
@@ -275,6 +312,7 @@ fn parse_at(value: &Value, at: &str, depth: usize) -> Result<Predicate, Predicat
             url_contains: f.opt_str("urlContains")?,
             status: f.opt_u64("status")?.map(|s| s.min(u16::MAX as u64) as u16),
             ok: f.opt_bool("ok")?,
+            body_contains: f.opt_nonempty_str("bodyContains")?,
             count: f.opt_u64("count")?,
             absent: f.opt_bool("absent")?.unwrap_or(false),
         }),
@@ -323,6 +361,7 @@ fn parse_at(value: &Value, at: &str, depth: usize) -> Result<Predicate, Predicat
             Predicate::Element {
                 query,
                 value: f.opt_str("value")?,
+                state: f.opt_word("state", "element state", ELEMENT_STATES)?,
                 absent: f.opt_bool("absent")?.unwrap_or(false),
             }
         }
@@ -331,21 +370,24 @@ fn parse_at(value: &Value, at: &str, depth: usize) -> Result<Predicate, Predicat
             absent: f.opt_bool("absent")?.unwrap_or(false),
         },
         "console" => {
-            let level = f.required_str("level")?;
-            if !CONSOLE_LEVELS.contains(&level.as_str()) {
+            let level = f.opt_word("level", "console level", CONSOLE_LEVELS)?;
+            let contains = f.opt_nonempty_str("contains")?;
+            if level.is_none() && contains.is_none() {
                 return Err(err(
-                    format!("unknown console level '{}'", clip(&level)),
-                    format!("levels: {}", CONSOLE_LEVELS.join(", ")),
+                    "console needs `level` or `contains`".into(),
+                    accepted.clone(),
                 ));
             }
             Predicate::Console {
                 level,
+                contains,
                 absent: f.opt_bool("absent")?.unwrap_or(false),
             }
         }
         "settled" => Predicate::Settled {
             quiet_ms: f.opt_u64("quietMs")?.unwrap_or(500).clamp(1, 60_000),
         },
+        "animation" => Predicate::Animation,
         "allOf" | "anyOf" => {
             let Some(Value::Array(children)) = map.get("predicates") else {
                 return Err(err(
@@ -418,6 +460,36 @@ impl Fields<'_> {
         }
     }
 
+    /// An optional word from `vocabulary`; another word is refused, listing the vocabulary.
+    fn opt_word(
+        &self,
+        field: &str,
+        what: &str,
+        vocabulary: &[&str],
+    ) -> Result<Option<String>, PredicateError> {
+        match self.opt_str(field)? {
+            Some(word) if !vocabulary.contains(&word.as_str()) => Err(PredicateError {
+                at: self.at.to_string(),
+                problem: format!("unknown {what} '{}'", clip(&word)),
+                accepted: format!("{field} is one of: {}", vocabulary.join(", ")),
+            }),
+            other => Ok(other),
+        }
+    }
+
+    /// An optional string that, when given, must not be empty (an empty needle matches
+    /// everything and proves nothing).
+    fn opt_nonempty_str(&self, field: &str) -> Result<Option<String>, PredicateError> {
+        match self.opt_str(field)? {
+            Some(s) if s.is_empty() => Err(PredicateError {
+                at: self.at.to_string(),
+                problem: format!("`{field}` must not be empty"),
+                accepted: self.accepted.to_string(),
+            }),
+            other => Ok(other),
+        }
+    }
+
     fn opt_u64(&self, field: &str) -> Result<Option<u64>, PredicateError> {
         match self.map.get(field) {
             None => Ok(None),
@@ -481,6 +553,10 @@ mod tests {
             json!({"kind":"text","contains":"Welcome"}),
             json!({"kind":"console","level":"error","absent":true}),
             json!({"kind":"settled"}),
+            json!({"kind":"element","role":"checkbox","state":"checked"}),
+            json!({"kind":"console","contains":"boom"}),
+            json!({"kind":"net","urlContains":"/api","bodyContains":"ok"}),
+            json!({"kind":"animation"}),
             json!({"kind":"allOf","predicates":[{"kind":"settled"},{"kind":"not","predicate":{"kind":"text","contains":"x"}}]}),
         ] {
             let parsed = parse(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
@@ -503,6 +579,11 @@ mod tests {
             json!({"kind":"magic"}),
             json!({"kind":"route"}),
             json!({"kind":"console","level":"shout"}),
+            json!({"kind":"console"}),
+            json!({"kind":"console","contains":""}),
+            json!({"kind":"element","testid":"x","state":"sparkly"}),
+            json!({"kind":"net","bodyContains":""}),
+            json!({"kind":"animation","name":"spin"}),
             json!({"kind":"state","store":"a","path":"b","equals":1,"exists":true}),
         ] {
             assert!(parse(&bad).is_err(), "{bad}");

@@ -24,6 +24,19 @@ pub struct ElementFacts {
     pub value: Option<String>,
     /// A short description of the first match, for evidence.
     pub description: Option<String>,
+    /// The states of each match the page described (a bounded list, first match first).
+    pub states: Vec<Vec<String>>,
+    /// The states the page reports at all: a state outside this list is unknown, not absent.
+    pub reported_states: Vec<String>,
+}
+
+/// What the page's animation list showed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AnimationFacts {
+    /// Animations and transitions in the document.
+    pub total: usize,
+    /// Those still running, named where the page names them.
+    pub running: Vec<String>,
 }
 
 /// What a store read found.
@@ -45,4 +58,6 @@ pub trait PageProbe {
     fn state(&mut self, store: &str, path: &str) -> impl Future<Output = Read<StateFacts>> + Send;
     /// The page's current URL.
     fn route(&mut self) -> impl Future<Output = Read<String>> + Send;
+    /// The animations and transitions in the document.
+    fn animations(&mut self) -> impl Future<Output = Read<AnimationFacts>> + Send;
 }

@@ -106,7 +106,7 @@ mod tests {
     use super::*;
     use crate::verdict::evaluate::tests::{FixedPage, event};
     use crate::verdict::predicate::{ElementQuery, parse};
-    use crate::verdict::probe::{ElementFacts, Read, StateFacts};
+    use crate::verdict::probe::{AnimationFacts, ElementFacts, Read, StateFacts};
     use crate::wire::KnownEventType;
     use serde_json::json;
 
@@ -132,6 +132,9 @@ mod tests {
         }
         async fn route(&mut self) -> Read<String> {
             self.page.route().await
+        }
+        async fn animations(&mut self) -> Read<AnimationFacts> {
+            self.page.animations().await
         }
     }
 

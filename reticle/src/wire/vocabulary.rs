@@ -1,6 +1,8 @@
 //! Protocol 1's vocabulary: the command names a page answers, the event types a page reports and
 //! the families they group in (the part of a type before its dot). An event type outside the list is kept as [`EventType::Other`] (stored and counted,
 //! never a reason to drop the page); a command name outside the list is the caller's to send.
+//! It also names the few result and event fields a daemon reads beyond protocol 1's guarantees
+//! (captured bodies, reported element states), so that their absence is read as "not provided".
 
 use std::fmt;
 use std::str::FromStr;
@@ -52,8 +54,23 @@ vocabulary! {
         Presenter = "presenter",
         Flows = "flows",
         Impact = "impact",
+        NetBodies = "net_bodies",
     }
 }
+
+// `net_bodies` is Reticle's SDK only: capture response bodies for a while. A page without it
+// refuses, and a body it never captured makes a body check unknown.
+
+/// The `net.request` field holding a captured response body (bounded, sensitive values redacted).
+pub const NET_BODY: &str = "body";
+/// The `net.request` field saying the captured body was cut at the bound.
+pub const NET_BODY_TRUNCATED: &str = "bodyTruncated";
+/// The element states every protocol 1 page reports in a matched element's `states` (the
+/// published 2.0.0 SDK reports exactly these among the ones a predicate may ask for).
+pub const PROTOCOL_ELEMENT_STATES: &[&str] = &["checked", "disabled", "expanded"];
+/// The `match` result field in which a page lists every state it reports (Reticle's SDK sends it;
+/// without it, [`PROTOCOL_ELEMENT_STATES`] is all a daemon may assume).
+pub const STATES_REPORTED: &str = "statesReported";
 
 vocabulary! {
     /// The event types protocol 1 names (those of the published 2.0.0 SDK and the later

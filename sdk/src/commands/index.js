@@ -13,6 +13,7 @@ import { runInspect } from './inspect.js';
 import { readState } from './state.js';
 import { runAnimations, runCapabilities, runNavigate, runRefresh, runScroll } from './page.js';
 import { runClock } from './clock.js';
+import { runNetBodies } from './network.js';
 import { runFlows, runNarrate, runPresenter, runSessionConfig } from './session.js';
 
 export const COMMAND_HANDLERS = Object.freeze({
@@ -29,6 +30,7 @@ export const COMMAND_HANDLERS = Object.freeze({
   [CommandName.SCROLL]: runScroll,
   [CommandName.CLOCK]: runClock,
   [CommandName.ANIMATIONS]: runAnimations,
+  [CommandName.NET_BODIES]: runNetBodies,
   [CommandName.FLOWS]: runFlows,
   [CommandName.PRESENTER]: runPresenter,
   [CommandName.NARRATE]: runNarrate,

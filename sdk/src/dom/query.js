@@ -1,7 +1,8 @@
 // dom/query.js — find elements the way a user names them; check them against a state.
 //
 // Owns: `runQuery(ctx, args)` (criteria: role, name, text, label, placeholder, testid, alt, css,
-// or `{by, value}`; all given criteria must hold) and `runMatch(ctx, args)` (`{query, state}`).
+// or `{by, value}`; all given criteria must hold) and `runMatch(ctx, args)` (`{query, state}`;
+// its result lists `statesReported`, so a daemon can tell "not in that state" from "not reported").
 // Text criteria match case-insensitively as substrings, exact matches listed first;
 // `exact: true` asks for whole-string equality. `testid` and `role` always match exactly.
 // Must not: return an ancestor merely because a descendant holds the text (text matches keep the
@@ -18,6 +19,7 @@ import {
   isSkippedTag,
   labelTextOf,
   nameOf,
+  REPORTED_STATES,
   roleOf,
   testidOf,
   textOf,
@@ -192,6 +194,12 @@ export function runMatch(ctx, args = {}) {
   if (state.count !== undefined) matched = passing.length === Number(state.count);
   return {
     ok: true,
-    result: { matched, count: passing.length, candidates: found.elements.length, elements: passing.slice(0, QUERY_DEFAULT_LIMIT) },
+    result: {
+      matched,
+      count: passing.length,
+      candidates: found.elements.length,
+      elements: passing.slice(0, QUERY_DEFAULT_LIMIT),
+      statesReported: REPORTED_STATES,
+    },
   };
 }

@@ -1,7 +1,8 @@
 // dom/roles.js — what an element is to a user: its role, accessible name, states, visibility.
 //
-// Owns: `roleOf`, `nameOf`, `statesOf`, `isVisible`, `isInteractiveRole`, `textOf`, `testidOf`,
-// `valueOf`, `isOwnUi`, `tagsWithImplicitRole`. A pragmatic subset of ARIA/HTML-AAM: explicit
+// Owns: `roleOf`, `nameOf`, `statesOf` (and `REPORTED_STATES`, every state it reports),
+// `isVisible`, `isInteractiveRole`, `textOf`, `testidOf`, `valueOf`, `isOwnUi`,
+// `tagsWithImplicitRole`. A pragmatic subset of ARIA/HTML-AAM: explicit
 // roles, the common implicit roles, names from aria-labelledby, aria-label, <label>, alt, title,
 // placeholder and content.
 // Must not: mutate the DOM or mint refs. Everything here is a pure read.
@@ -350,6 +351,12 @@ export function valueOf(el) {
 }
 
 /** States as short words: disabled, checked, selected, expanded, pressed, focused, ... */
+/** Every state `statesOf` reports (a `match` result lists them as `statesReported`). */
+export const REPORTED_STATES = Object.freeze([
+  'disabled', 'checked', 'mixed', 'selected', 'expanded', 'collapsed', 'pressed', 'focused',
+  'required', 'readonly', 'invalid', 'busy',
+]);
+
 export function statesOf(el) {
   const states = [];
   const doc = el.ownerDocument;

@@ -8,8 +8,9 @@
 
 import { EventType } from '../protocol.js';
 import { redactUrl } from '../serialize.js';
+import { readFetchBody, readXhrBody } from './bodies.js';
 
-export function observeNetwork({ win, emit, clock }) {
+export function observeNetwork({ win, emit, clock, bodies }) {
   let counter = 0;
   let inFlight = 0;
   let active = true;
@@ -45,6 +46,7 @@ export function observeNetwork({ win, emit, clock }) {
         initiator,
       };
       if (outcome.error) data.error = outcome.error;
+      if (outcome.captured) Object.assign(data, outcome.captured);
       emit(EventType.NET_REQUEST, data);
     };
   }
@@ -53,6 +55,7 @@ export function observeNetwork({ win, emit, clock }) {
     const originalFetch = win.fetch;
     const wrappedFetch = function reticleFetch(input, init) {
       let finish = null;
+      const capture = Boolean(bodies && bodies.wanted());
       try {
         const method = String((init && init.method) || (input && typeof input === 'object' && input.method) || 'GET').toUpperCase();
         const url = absolute(input && typeof input === 'object' && 'url' in input ? input.url : input);
@@ -69,7 +72,11 @@ export function observeNetwork({ win, emit, clock }) {
       }
       if (!finish || !promise || typeof promise.then !== 'function') return promise;
       promise.then(
-        (res) => finish({ status: res && typeof res.status === 'number' ? res.status : 0, ok: Boolean(res && res.ok) }),
+        (res) => {
+          const outcome = { status: res && typeof res.status === 'number' ? res.status : 0, ok: Boolean(res && res.ok) };
+          if (!capture || !res || typeof res.clone !== 'function') return finish(outcome);
+          return readFetchBody(res, clock).then((captured) => finish({ ...outcome, captured }));
+        },
         (err) => finish({ status: 0, ok: false, error: err && err.name === 'AbortError' ? 'aborted' : err && err.message ? err.message : String(err) }),
       );
       return promise;
@@ -100,6 +107,7 @@ export function observeNetwork({ win, emit, clock }) {
       if (info) {
         try {
           finish = begin(info.method, info.url, 'xhr');
+          const capture = Boolean(bodies && bodies.wanted());
           let error = null;
           const xhr = this;
           const done = finish;
@@ -114,7 +122,8 @@ export function observeNetwork({ win, emit, clock }) {
           });
           xhr.addEventListener('loadend', () => {
             const status = xhr.status || 0;
-            done({ status, ok: status >= 200 && status < 300, error: error || (status === 0 ? 'network error' : undefined) });
+            const captured = capture && status !== 0 ? readXhrBody(xhr) : null;
+            done({ status, ok: status >= 200 && status < 300, error: error || (status === 0 ? 'network error' : undefined), captured });
           });
         } catch {
           // keep the call going
