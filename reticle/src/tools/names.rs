@@ -55,11 +55,16 @@ tool_names! {
     Capabilities = "reticle_capabilities",
     Clock = "reticle_clock",
     FlowSave = "reticle_flow_save",
+    FlowReplay = "reticle_flow_replay",
+    Verify = "reticle_verify",
+    RunExport = "reticle_run_export",
     Flow = "reticle_flow",
     // Members of `reticle_flow`.
     FlowList = "reticle_flow_list",
     FlowLoad = "reticle_flow_load",
     FlowDelete = "reticle_flow_delete",
+    // Members of `reticle_verify`.
+    FlowVerify = "reticle_flow_verify",
     // Only when a test asks for them (RETICLE_TEST_CATALOGUE).
     TestSleep = "reticle_test_sleep",
     TestEcho = "reticle_test_echo",
@@ -99,7 +104,14 @@ impl ToolName {
             T::FlowList => member(T::Flow, "list"),
             T::FlowLoad => member(T::Flow, "load"),
             T::FlowDelete => member(T::Flow, "delete"),
-            T::Capabilities | T::Clock | T::FlowSave | T::Flow => Standing::Extended,
+            T::FlowVerify => member(T::Verify, "flows"),
+            T::Capabilities
+            | T::Clock
+            | T::FlowSave
+            | T::FlowReplay
+            | T::Verify
+            | T::RunExport
+            | T::Flow => Standing::Extended,
             T::TestSleep | T::TestEcho => Standing::Test,
             _ => Standing::Default,
         }
@@ -137,6 +149,8 @@ impl ToolName {
                 | T::State
                 | T::Capabilities
                 | T::Clock
+                | T::FlowReplay
+                | T::Verify
         )
     }
 
@@ -170,6 +184,8 @@ mod tests {
         assert_eq!(actions, ["yield", "resume", "end", "messages"]);
         let flow: Vec<&str> = ToolName::Flow.members().iter().map(|(_, a)| *a).collect();
         assert_eq!(flow, ["list", "load", "delete"]);
+        let verify: Vec<&str> = ToolName::Verify.members().iter().map(|(_, a)| *a).collect();
+        assert_eq!(verify, ["flows"]);
         assert!(ToolName::parse("reticle_nope").is_none());
     }
 }
