@@ -10,16 +10,18 @@
 //!   RETICLE_BIN=$PWD/target/debug/reticle cargo bench -p gates --bench flow_replay
 
 #[allow(dead_code)]
+#[path = "common/fixture_page.rs"]
+mod fixture_page;
+#[allow(dead_code)]
 #[path = "common/stdio_agent.rs"]
 mod stdio_agent;
 
 use std::time::{Duration, Instant};
 
-use harness::{BridgeClient, Browser, FixtureApp, OwnedDaemon, poll};
+use harness::OwnedDaemon;
 use serde_json::{Value, json};
 use stdio_agent::Agent;
 
-const BOUND: Duration = Duration::from_secs(30);
 const STEPS: usize = 20;
 const ROUNDS: usize = 10;
 
@@ -54,19 +56,7 @@ async fn main() {
         )
         .start()
         .await;
-    let app = FixtureApp::start().await;
-    let browser = Browser::launch().await.expect("chromium launches");
-    let url = app.url(&format!(
-        "/?reticlePort={}&reticleToken={}&session=bench",
-        daemon.port(),
-        daemon.token()
-    ));
-    let _tab = browser.open(&url).await.unwrap();
-    let bridge = BridgeClient::new(daemon.port());
-    poll::until("the fixture page as a session", BOUND, async || {
-        bridge.session("bench").await.map(|_| ())
-    })
-    .await;
+    let _page = fixture_page::open(&daemon).await;
     let mut agent = Agent::start(daemon.port(), daemon.state_dir());
     agent.initialize().await;
     let steps: Vec<Value> = (0..STEPS).map(|_| step()).collect();
