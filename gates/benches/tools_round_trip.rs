@@ -12,16 +12,18 @@
 //!   RETICLE_BIN=$PWD/target/release/reticle cargo bench -p gates --bench tools_round_trip
 
 #[allow(dead_code)]
+#[path = "common/fixture_page.rs"]
+mod fixture_page;
+#[allow(dead_code)]
 #[path = "common/stdio_agent.rs"]
 mod stdio_agent;
 
 use std::time::{Duration, Instant};
 
-use harness::{BridgeClient, Browser, FixtureApp, OwnedDaemon, poll};
+use harness::OwnedDaemon;
 use serde_json::{Value, json};
 use stdio_agent::Agent;
 
-const BOUND: Duration = Duration::from_secs(30);
 const WARM_UP: usize = 300;
 const SAMPLES: usize = 3000;
 /// Alternating blocks per condition, so drifting load hits both alike.
@@ -50,19 +52,7 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let daemon = OwnedDaemon::start().await;
-    let app = FixtureApp::start().await;
-    let browser = Browser::launch().await.expect("chromium launches");
-    let url = app.url(&format!(
-        "/?reticlePort={}&reticleToken={}&session=bench",
-        daemon.port(),
-        daemon.token()
-    ));
-    let tab = browser.open(&url).await.unwrap();
-    let bridge = BridgeClient::new(daemon.port());
-    poll::until("the fixture page as a session", BOUND, async || {
-        bridge.session("bench").await.map(|_| ())
-    })
-    .await;
+    let page = fixture_page::open(&daemon).await;
 
     let mut agent = Agent::start(daemon.port(), daemon.state_dir());
     let init = agent.initialize().await;
@@ -74,7 +64,7 @@ async fn main() {
     let mut quiet = Vec::with_capacity(SAMPLES);
     for block in 0..2 * BLOCKS {
         let on = block % 2 == 0;
-        tab.set_network_recording(on).await.unwrap();
+        page.tab.set_network_recording(on).await.unwrap();
         let samples = if on { &mut recording } else { &mut quiet };
         for _ in 0..SAMPLES / BLOCKS {
             let started = Instant::now();
@@ -95,7 +85,7 @@ async fn main() {
             percentile(samples, 1.0),
         );
     }
-    tab.set_network_recording(false).await.unwrap();
+    page.tab.set_network_recording(false).await.unwrap();
 
     let mut agents = Vec::new();
     for _ in 0..AGENTS {

@@ -93,6 +93,15 @@ fn case_for(name: &str, element: &str) -> Option<Case> {
             ]}),
             "assertions",
         ),
+        // Replay, verify and export (after flow_save in catalogue order, so `sweep` is saved
+        // and a run exists to export).
+        "reticle_flow_replay" => case(name, json!({"name": "sweep"}), "verified"),
+        "reticle_flow_verify" => case(
+            "reticle_verify",
+            json!({"action": "flows", "flows": ["sweep"]}),
+            "verified",
+        ),
+        "reticle_run_export" => case(name, json!({"format": "junit"}), "junit"),
         // The flow family (after flow_save in catalogue order, so `sweep` is saved).
         "reticle_flow_list" => case("reticle_flow", json!({"action": "list"}), "flows"),
         "reticle_flow_load" => case(

@@ -132,7 +132,14 @@ fn mcp_message() -> impl Strategy<Value = Value> {
                 .prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     });
-    let tool = prop::sample::select(vec!["reticle_sessions", "reticle_nope", ""]);
+    let tool = prop::sample::select(vec![
+        "reticle_sessions",
+        "reticle_flow_replay",
+        "reticle_verify",
+        "reticle_run_export",
+        "reticle_nope",
+        "",
+    ]);
     (method, params, tool, any::<bool>()).prop_map(|(method, params, tool, named)| {
         let params = if method == "tools/call" && named {
             json!({ "name": tool, "arguments": params })

@@ -6,6 +6,7 @@
 
 pub mod relay;
 pub mod tools;
+pub mod xml;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! the project directory, holding `flows/`, `baselines/`, `runs/`, `capsules/` and
 //! `project.json`. Every file is a JSON object stamped with [`FORMAT_FIELD`] =
 //! [`FORMAT_VERSION`] and written atomically ([`super::write_atomic`]); `runs/` and `capsules/`
-//! keep only their newest files. A file with bad JSON or a format this build does not know is
+//! keep only their newest files (named by [`stamped_name`], oldest first). A file with bad JSON or a format this build does not know is
 //! refused by name with the fix: it is never overwritten and never breaks a listing. Names are
 //! checked here ([`check_name`]) so no caller can reach outside its folder.
 //!
@@ -11,6 +11,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value, json};
 
@@ -214,6 +215,18 @@ impl Workspace {
         bytes.push(b'\n');
         write_atomic(dir, file, &bytes).map_err(|e| io_error(&path, "written", &e))
     }
+}
+
+/// A fresh name for a document of a bounded folder: `<epoch ms>-<pid>-<n>`, which sorts by age
+/// the way the folder's pruning keeps the newest.
+pub fn stamped_name() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let millis = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+    format!(
+        "{millis}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// Checks a document name: 1 to [`MAX_NAME_CHARS`] of `[A-Za-z0-9._-]`, not starting with '.'.

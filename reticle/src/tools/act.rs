@@ -2,7 +2,9 @@
 //! (they return `since` and an `actionId` and prove nothing); `reticle_act_and_wait` acts, waits
 //! for its `until` predicate (or for the page to settle) and returns a verdict decided by
 //! `verdict::decide`, with a digest of what the app did and the cursor to read all of it. A red
-//! verdict leaves a capsule under `.reticle/capsules/`.
+//! verdict leaves a capsule under `.reticle/capsules/`. The resolve-act-judge core
+//! ([`resolve_act_judge`]) is the one path from an element and an action to a verdict: flow
+//! replay runs every step through it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,13 +16,14 @@ use tracing::field::Empty;
 use super::args::{ActAndWaitArgs, ActArgs, ActSequenceArgs, Action, ActionArgs, Target};
 use super::capsules;
 use super::chokepoint::{Call, bound};
+use super::names::ToolName;
 use super::page::{COMMAND_BOUND, LivePage, Outcome, ask, command, refusal_for};
 use super::refusal::Refusal;
 use super::verify::{digest, verdict_value};
 use crate::bridge::{Cursor, Session};
 use crate::verdict::decide::Context;
 use crate::verdict::predicate::Predicate;
-use crate::verdict::{Evaluation, Verified, decide, wait_until};
+use crate::verdict::{Evaluation, ObservedEvent, Verdict, Verified, Window, decide, wait_until};
 use crate::wire::CommandName;
 use crate::wire::trace::span;
 
@@ -31,26 +34,47 @@ pub const DEFAULT_WAIT: Duration = Duration::from_millis(4000);
 /// How quiet the page must be to count as settled when no `until` is given.
 pub const SETTLE_QUIET_MS: u64 = 500;
 
-/// The ref an action is for: given, or the one element a target matches.
+/// Why an action's element could not be resolved to exactly one.
+pub(super) enum Unresolved {
+    /// No element matches the target.
+    Missing(Refusal),
+    /// Several elements match; the refusal lists them as `candidates`.
+    Ambiguous(Refusal),
+    /// The arguments name no element, or the page would not answer.
+    Refused(Refusal),
+}
+
+impl From<Unresolved> for Refusal {
+    fn from(unresolved: Unresolved) -> Self {
+        match unresolved {
+            Unresolved::Missing(r) | Unresolved::Ambiguous(r) | Unresolved::Refused(r) => r,
+        }
+    }
+}
+
+/// The ref an action is for: given, or the one element a target matches (resolved afresh on
+/// every call: a target is never remembered as a ref).
 async fn element_ref(
-    call: &Call<'_>,
+    tool: ToolName,
     session: &Session,
     given: Option<String>,
     target: Option<Target>,
-) -> Result<String, Refusal> {
+) -> Result<String, Unresolved> {
     match (given, target) {
         (Some(r), None) => Ok(r),
         (None, Some(t)) => {
             let criteria = t.criteria();
             if criteria.is_empty() {
-                return Err(Refusal::bad_arguments(
-                    call.tool.as_str(),
+                return Err(Unresolved::Refused(Refusal::bad_arguments(
+                    tool.as_str(),
                     "field `target`: give testid, role (and name), text, label, placeholder, alt or css",
-                ));
+                )));
             }
             let mut args = criteria.clone();
             args.insert("limit".into(), json!(5));
-            let found = ask(session, CommandName::Query, Value::Object(args)).await?;
+            let found = ask(session, CommandName::Query, Value::Object(args))
+                .await
+                .map_err(Unresolved::Refused)?;
             // Protocol 1 answers `query` with `{elements, hint?}`: the matches are the elements
             // listed (the published 2.0.0 SDK sends no `count`; ours adds one, counting past the
             // limit, which only makes an ambiguity message more precise).
@@ -65,23 +89,23 @@ async fn element_ref(
                     .get("ref")
                     .and_then(Value::as_str)
                     .map(str::to_string)
-                    .ok_or_else(|| Refusal::new("the page answered a match without a ref", "retry")),
-                0 => Err(Refusal::new(
+                    .ok_or_else(|| Unresolved::Refused(Refusal::new("the page answered a match without a ref", "retry"))),
+                0 => Err(Unresolved::Missing(Refusal::new(
                     format!("no element matches the target {}; nothing was done", Value::Object(criteria)),
                     "look at the page with reticle_snapshot or reticle_query and name an element that is there",
                 )
-                .with("hint", found.get("hint").cloned().unwrap_or(Value::Null))),
-                n => Err(Refusal::new(
+                .with("hint", found.get("hint").cloned().unwrap_or(Value::Null)))),
+                n => Err(Unresolved::Ambiguous(Refusal::new(
                     format!("{n} elements match the target {}; an action needs exactly one, so nothing was done", Value::Object(criteria)),
                     "narrow the target (add name or testid) or pass the ref of the one you mean",
                 )
-                .with("candidates", elements)),
+                .with("candidates", elements))),
             }
         }
-        _ => Err(Refusal::bad_arguments(
-            call.tool.as_str(),
+        _ => Err(Unresolved::Refused(Refusal::bad_arguments(
+            tool.as_str(),
             "give exactly one of `ref` and `target`",
-        )),
+        ))),
     }
 }
 
@@ -118,7 +142,7 @@ fn begin(call: &Call<'_>, session: &Session) -> (String, Cursor) {
 
 pub(super) async fn act(call: &Call<'_>, a: ActArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
-    let r = element_ref(call, session, a.element_ref, a.target).await?;
+    let r = element_ref(call.tool, session, a.element_ref, a.target).await?;
     let (action_id, since) = begin(call, session);
     let result = ask(session, CommandName::Act, act_args(&r, a.action, a.args)).await?;
     let mut answer = json!({
@@ -145,7 +169,7 @@ pub(super) async fn act_sequence(call: &Call<'_>, a: ActSequenceArgs) -> Result<
     let total = a.steps.len();
     let mut done = Vec::new();
     for (i, step) in a.steps.into_iter().enumerate() {
-        let outcome = match element_ref(call, session, step.element_ref, step.target).await {
+        let outcome = match element_ref(call.tool, session, step.element_ref, step.target).await {
             Ok(r) => {
                 match command(
                     session,
@@ -164,7 +188,7 @@ pub(super) async fn act_sequence(call: &Call<'_>, a: ActSequenceArgs) -> Result<
                     other => Err(refusal_for("act", other)),
                 }
             }
-            Err(refusal) => Err(refusal),
+            Err(unresolved) => Err(unresolved.into()),
         };
         match outcome {
             Ok(step) => done.push(step),
@@ -208,24 +232,65 @@ pub(super) fn predicate_of(tool: &str, field: &str, value: &Value) -> Result<Pre
     })
 }
 
-pub(super) async fn act_and_wait(call: &Call<'_>, a: ActAndWaitArgs) -> Result<Value, Refusal> {
-    let session = call.session()?;
-    let settle_wait = a.until.is_none();
-    let predicate = match &a.until {
-        Some(until) => predicate_of(call.tool.as_str(), "until", &until.0)?,
-        None => Predicate::Settled {
-            quiet_ms: SETTLE_QUIET_MS,
-        },
-    };
-    let wait = bound(a.timeout_ms, DEFAULT_WAIT);
-    let r = element_ref(call, session, a.element_ref, a.target).await?;
+/// One act to judge: the element (a ref or a target resolved afresh), the action, and the
+/// consequence that must follow it within `wait`.
+pub(super) struct JudgedAct {
+    pub element_ref: Option<String>,
+    pub target: Option<Target>,
+    pub action: Action,
+    pub args: Option<ActionArgs>,
+    /// The consequence; `None` waits for the page to settle.
+    pub until: Option<Predicate>,
+    pub wait: Duration,
+}
+
+/// What a judged act came to: the verdict, the answer act_and_wait gives for it, and the
+/// window the verdict was decided over.
+pub(super) struct Judged {
+    pub verdict: Verdict,
+    pub answer: Value,
+    pub window: Window,
+}
+
+/// Why an act produced no verdict.
+pub(super) enum Unjudged {
+    /// Its element could not be resolved to exactly one: nothing was done.
+    Unresolved(Unresolved),
+    /// The page refused the action (a destructive one without `confirmDangerous`, a disabled
+    /// element...): nothing was done.
+    ActRefused(Refusal),
+}
+
+impl From<Unjudged> for Refusal {
+    fn from(unjudged: Unjudged) -> Self {
+        match unjudged {
+            Unjudged::Unresolved(u) => u.into(),
+            Unjudged::ActRefused(r) => r,
+        }
+    }
+}
+
+/// Resolve, act, judge: the one path from an element and an action to a verdict, shared by
+/// `reticle_act_and_wait` and every flow replay step.
+pub(super) async fn resolve_act_judge(
+    call: &Call<'_>,
+    session: &Arc<Session>,
+    job: JudgedAct,
+) -> Result<Judged, Unjudged> {
+    let settle_wait = job.until.is_none();
+    let predicate = job.until.unwrap_or(Predicate::Settled {
+        quiet_ms: SETTLE_QUIET_MS,
+    });
+    let r = element_ref(call.tool, session, job.element_ref, job.target)
+        .await
+        .map_err(Unjudged::Unresolved)?;
     let (action_id, since) = begin(call, session);
     let mut page = LivePage::new(call.ctx.bridge.clone(), Arc::clone(session), since);
-    page.prepare(&predicate, wait).await;
+    page.prepare(&predicate, job.wait).await;
     let acted = command(
         session,
         CommandName::Act,
-        act_args(&r, a.action, a.args),
+        act_args(&r, job.action, job.args),
         COMMAND_BOUND,
     )
     .await;
@@ -233,22 +298,27 @@ pub(super) async fn act_and_wait(call: &Call<'_>, a: ActAndWaitArgs) -> Result<V
         Outcome::Done(result) => (
             json!({
                 "ref": r,
-                "action": a.action.as_str(),
+                "action": job.action.as_str(),
                 "dispatched": result.get("dispatched").cloned().unwrap_or(json!(true)),
                 "effect": result.get("effect").cloned().unwrap_or(Value::Null),
             }),
             None,
         ),
-        Outcome::Refused(why) => return Err(refusal_for("act", Outcome::Refused(why))),
+        Outcome::Refused(why) => {
+            return Err(Unjudged::ActRefused(refusal_for(
+                "act",
+                Outcome::Refused(why),
+            )));
+        }
         Outcome::Lost(why) => (
-            json!({ "ref": r, "action": a.action.as_str() }),
+            json!({ "ref": r, "action": job.action.as_str() }),
             Some(Evaluation::lost(
                 predicate.kind(),
                 format!("the page went away while the action ran ({why})"),
             )),
         ),
         Outcome::TimedOut(bound) => (
-            json!({ "ref": r, "action": a.action.as_str() }),
+            json!({ "ref": r, "action": job.action.as_str() }),
             Some(Evaluation::unknown(
                 predicate.kind(),
                 format!(
@@ -265,7 +335,7 @@ pub(super) async fn act_and_wait(call: &Call<'_>, a: ActAndWaitArgs) -> Result<V
             (evaluation, window, 0, false)
         }
         None => {
-            let waited = wait_until(&predicate, &mut page, wait)
+            let waited = wait_until(&predicate, &mut page, job.wait)
                 .instrument(span.clone())
                 .await;
             (
@@ -299,13 +369,49 @@ pub(super) async fn act_and_wait(call: &Call<'_>, a: ActAndWaitArgs) -> Result<V
     answer["until"] = serde_json::to_value(&predicate).unwrap_or(Value::Null);
     answer["act"] = act_summary;
     answer["reaction"] = digest(&window);
+    Ok(Judged {
+        verdict,
+        answer,
+        window,
+    })
+}
+
+/// The most recent events of a window, as a capsule keeps them.
+pub(super) fn capsule_events(window: &Window) -> Vec<&ObservedEvent> {
+    window
+        .events
+        .iter()
+        .rev()
+        .take(capsules::EVENTS_KEPT)
+        .collect()
+}
+
+pub(super) async fn act_and_wait(call: &Call<'_>, a: ActAndWaitArgs) -> Result<Value, Refusal> {
+    let session = call.session()?;
+    let until = match &a.until {
+        Some(until) => Some(predicate_of(call.tool.as_str(), "until", &until.0)?),
+        None => None,
+    };
+    let job = JudgedAct {
+        element_ref: a.element_ref,
+        target: a.target,
+        action: a.action,
+        args: a.args,
+        until,
+        wait: bound(a.timeout_ms, DEFAULT_WAIT),
+    };
+    let Judged {
+        verdict,
+        mut answer,
+        window,
+    } = resolve_act_judge(call, session, job).await?;
     if verdict.verified != Verified::Yes {
         let capsule = json!({
             "tool": call.tool.as_str(),
             "sessionId": session.id(),
             "arguments": call.arguments,
             "verdict": &answer,
-            "events": window.events.iter().rev().take(capsules::EVENTS_KEPT).collect::<Vec<_>>(),
+            "events": capsule_events(&window),
         });
         match capsules::save(&call.ctx.host.workspace, &capsule) {
             Ok(name) => answer["capsuleSaved"] = json!(name),

@@ -5,6 +5,7 @@
 //! kind listing the fields that kind takes (the strict parse in `verdict` refuses any other).
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -577,6 +578,61 @@ pub struct FlowFamilyArgs {
     pub action: FlowAction,
     /// With load and delete: the flow's name.
     pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FlowReplayArgs {
+    pub session_id: Option<String>,
+    /// The saved flow's name (reticle_flow {"action":"list"} lists them).
+    pub name: String,
+    /// Allow the flow's destructive steps (delete, remove...); without it the page refuses them.
+    pub confirm_dangerous: Option<bool>,
+    /// Values for the flow's secret placeholders, by the variable each names; a placeholder not
+    /// given here is read from the daemon's environment.
+    pub secrets: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifyAction {
+    Flows,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct VerifyArgs {
+    pub session_id: Option<String>,
+    /// flows: replay saved flows and answer a suite verdict.
+    pub action: VerifyAction,
+    /// The flows to replay; omitted, every saved flow.
+    #[schemars(length(max = 200))]
+    pub flows: Option<Vec<String>>,
+    /// Replays of each flow (default 1); with 2 or more a flow whose replays disagree is flaky.
+    #[schemars(range(min = 1, max = 5))]
+    pub repeat: Option<u32>,
+    /// Allow destructive steps in every flow replayed.
+    pub confirm_dangerous: Option<bool>,
+    /// Values for secret placeholders, by variable name (else the daemon's environment).
+    pub secrets: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    Json,
+    Junit,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RunExportArgs {
+    /// Accepted for uniformity; runs belong to the project, not to a session.
+    pub session_id: Option<String>,
+    /// The run's id (a replay or verify answers it as `runId`); omitted, the newest run.
+    pub run_id: Option<String>,
+    /// json (default): the run artifact; junit: JUnit XML, one testcase per flow.
+    pub format: Option<ExportFormat>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]

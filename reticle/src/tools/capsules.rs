@@ -3,16 +3,13 @@
 //! readable by its owner only, with secrets redacted first ([`super::redact`]); the workspace
 //! keeps only the newest ([`Folder::Capsules`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use serde_json::Value;
 
 use super::redact;
-use crate::store::workspace::{DIR_NAME, Folder, Workspace};
+use crate::store::workspace::{DIR_NAME, Folder, Workspace, stamped_name};
+
 /// How many window events a capsule keeps (the most recent).
 pub const EVENTS_KEPT: usize = 200;
-
-static NEXT: AtomicU64 = AtomicU64::new(1);
 
 /// Writes one capsule; its file name on success, a sentence on failure.
 pub fn save(workspace: &Workspace, capsule: &Value) -> Result<String, String> {
@@ -21,12 +18,7 @@ pub fn save(workspace: &Workspace, capsule: &Value) -> Result<String, String> {
     let Value::Object(document) = capsule else {
         return Err("a capsule must be a JSON object".into());
     };
-    let millis = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-    let name = format!(
-        "{millis}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    );
+    let name = stamped_name();
     workspace
         .save(Folder::Capsules, &name, &document)
         .map_err(|e| format!("the capsule could not be written: {e}"))?;

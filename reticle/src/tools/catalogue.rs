@@ -18,7 +18,7 @@ use crate::config::env;
 use crate::wire::CatalogueSummary;
 
 /// The catalogue's revision. Bump it when a tool's name, schema or meaning changes.
-pub const CATALOGUE_VERSION: &str = "2";
+pub const CATALOGUE_VERSION: &str = "3";
 
 /// Which tools are advertised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -135,6 +135,18 @@ pub fn description(tool: ToolName) -> &'static str {
         T::FlowSave => {
             "Save a flow: a name, the path it starts from, and steps (each element named as a user names it, the action, and the `until` consequence that must follow), to .reticle/flows/. Answers its assertion grade; typed secrets are stored as placeholders."
         }
+        T::FlowReplay => {
+            "Replay a saved flow: go to its start path, run each step on its target resolved afresh, check each consequence as reticle_act_and_wait does, and answer one verdict (yes, no or unknown) with the failing step, its evidence, a capsule and a run artifact. An assertion-free flow never answers yes."
+        }
+        T::Verify => {
+            "Verify the app: action flows replays every saved flow (or those named, `repeat` times each) and answers a suite verdict, yes only when every flow is yes; a flow whose replays disagree is flaky, not yes. Writes a run artifact."
+        }
+        T::FlowVerify => {
+            "reticle_verify {action:\"flows\"}: replay saved flows and answer a suite verdict."
+        }
+        T::RunExport => {
+            "A run artifact (every replay and verify writes one, `runId`): format json (the run) or junit (JUnit XML, one testcase per flow, a failure naming the step). Omit runId for the newest run."
+        }
         T::Flow => {
             "The saved flows: action list (names, start paths, grades), load (one flow), delete (one flow)."
         }
@@ -186,6 +198,9 @@ pub fn input_schema(tool: ToolName) -> Map<String, Value> {
         T::Baseline | T::BaselineSave | T::BaselineList | T::BaselineDiff => {
             schema_of::<args::BaselineFamilyArgs>()
         }
+        T::FlowReplay => schema_of::<args::FlowReplayArgs>(),
+        T::Verify | T::FlowVerify => schema_of::<args::VerifyArgs>(),
+        T::RunExport => schema_of::<args::RunExportArgs>(),
         T::TestSleep => schema_of::<args::SleepArgs>(),
         T::TestEcho => {
             let mut map = Map::new();
@@ -246,6 +261,19 @@ fn output_fields(tool: ToolName) -> &'static [&'static str] {
         T::FlowSave => &["name", "path", "stepCount", "assertions", "secrets"],
         T::Flow => &["action", "flows", "steps", "deleted"],
         T::Baseline => &["action", "baselines", "changed", "added", "removed"],
+        T::FlowReplay => &[
+            "verified",
+            "reason",
+            "because",
+            "failingStep",
+            "failure",
+            "steps",
+            "grade",
+            "runId",
+            "capsuleSaved",
+        ],
+        T::Verify => &["action", "verified", "because", "flows", "flaky", "runId"],
+        T::RunExport => &["runId", "format", "run", "junit"],
         _ => &[],
     }
 }

@@ -2,8 +2,9 @@
 //! `reticle_run`, a family `action`). In order: one root span `tool.handler`; concurrency
 //! accounting and the settle hook in a guard that runs on every exit, returned or unwound; the
 //! argument size cap; the catalogue; the schema check (a refusal naming the field); session
-//! resolution (explicit, else the only one, else a refusal listing them; the first calls after
-//! start wait briefly for a first page); the handler; the `session` block on every live result.
+//! resolution (explicit, else the only one, else a refusal listing them, naming the family and
+//! action when a family asked; the first calls after start wait briefly for a first page); the
+//! handler; the `session` block on every live result.
 //! Every refusal is `{ok:false, reason, recovery}`.
 //!
 //! Handlers take a [`Call`], which only this module can make: no other path can reach one.
@@ -23,7 +24,8 @@ use super::context::ToolContext;
 use super::names::{Standing, ToolName};
 use super::refusal::Refusal;
 use super::{
-    act, baselines, flows, look, meta, observe, session_family, sessions, testing, verify,
+    act, baselines, flows, look, meta, observe, replay, runs, session_family, sessions, suite,
+    testing, verify,
 };
 use crate::bridge::{ResolveError, Session};
 use crate::wire::trace::span;
@@ -201,7 +203,13 @@ async fn call(
     let session = if tool.session_bound() {
         match resolve(ctx, explicit).await {
             Ok(session) => Some(session),
-            Err(refusal) => return Ok((None, Err(refusal))),
+            Err(mut refusal) => {
+                // A family's refusal names the family and the action it was asked for.
+                if let Some(action) = arguments.get("action").and_then(Value::as_str) {
+                    refusal.reason = format!("{tool} {}: {}", clip(action, 40), refusal.reason);
+                }
+                return Ok((None, Err(refusal)));
+            }
         }
     } else if matches!(tool, ToolName::Session | ToolName::Baseline) {
         match resolve(ctx, explicit).await {
@@ -247,6 +255,9 @@ enum Parsed {
     FlowSave(args::FlowSaveArgs),
     Flow(args::FlowFamilyArgs),
     Baseline(args::BaselineFamilyArgs),
+    FlowReplay(args::FlowReplayArgs),
+    Verify(args::VerifyArgs),
+    RunExport(args::RunExportArgs),
     Sleep(args::SleepArgs),
     Echo,
 }
@@ -283,6 +294,9 @@ impl Parsed {
             T::FlowSave => Parsed::FlowSave(args::parse(a)?),
             T::Flow => Parsed::Flow(args::parse(a)?),
             T::Baseline => Parsed::Baseline(args::parse(a)?),
+            T::FlowReplay => Parsed::FlowReplay(args::parse(a)?),
+            T::Verify => Parsed::Verify(args::parse(a)?),
+            T::RunExport => Parsed::RunExport(args::parse(a)?),
             T::TestSleep => Parsed::Sleep(args::parse(a)?),
             T::TestEcho => Parsed::Echo,
             T::Yield
@@ -294,7 +308,8 @@ impl Parsed {
             | T::FlowDelete
             | T::BaselineSave
             | T::BaselineList
-            | T::BaselineDiff => {
+            | T::BaselineDiff
+            | T::FlowVerify => {
                 return Err("a family member is reached through its family".into());
             }
         })
@@ -328,6 +343,9 @@ async fn dispatch(call: &Call<'_>, parsed: Parsed) -> Result<Value, Refusal> {
         (T::FlowSave, Parsed::FlowSave(a)) => flows::flow_save(call, a),
         (T::Flow, Parsed::Flow(a)) => flows::flow(call, a),
         (T::Baseline, Parsed::Baseline(a)) => baselines::baseline(call, a).await,
+        (T::FlowReplay, Parsed::FlowReplay(a)) => replay::flow_replay(call, a).await,
+        (T::Verify, Parsed::Verify(a)) => suite::verify(call, a).await,
+        (T::RunExport, Parsed::RunExport(a)) => runs::run_export(call, a),
         (T::TestSleep, Parsed::Sleep(a)) => testing::sleep(call, a).await,
         (T::TestEcho, _) => testing::echo(call),
         (tool, _) => Err(Refusal::new(

@@ -4,6 +4,7 @@
 //! and `reticle_clock`. None of these proves anything about the app.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -14,6 +15,7 @@ use super::args::{
 use super::chokepoint::Call;
 use super::page::ask;
 use super::refusal::Refusal;
+use crate::bridge::Session;
 use crate::wire::CommandName;
 
 /// How long navigate waits for the page to come back on its new document.
@@ -182,22 +184,23 @@ fn origin_and_path(url: &str) -> &str {
     &url[..cut]
 }
 
-pub(super) async fn navigate(call: &Call<'_>, a: NavigateArgs) -> Result<Value, Refusal> {
-    let session = call.session()?;
-    let reload = a.reload == Some(true);
-    let (command, args) = match (&a.url, reload) {
-        (Some(url), false) => (CommandName::Navigate, json!({ "url": url })),
-        (None, true) => (
-            CommandName::Refresh,
-            json!({ "hard": a.hard == Some(true) }),
-        ),
-        _ => {
-            return Err(Refusal::bad_arguments(
-                call.tool.as_str(),
-                "give exactly one of `url` and `reload: true`",
-            ));
-        }
-    };
+/// Where a navigation ended: the page as it arrived on its new document (`None` when it did
+/// not reconnect within [`ARRIVAL_BOUND`]) and the URL it went to.
+pub(super) struct Arrival {
+    pub page: Option<Arc<Session>>,
+    pub url: Option<String>,
+}
+
+/// Sends `command` (navigate or refresh) and waits for the page to reconnect on its new
+/// document under the same session id, at `target` when one is given; the window of later
+/// checks starts at the arrival.
+pub(super) async fn arrive(
+    call: &Call<'_>,
+    session: &Arc<Session>,
+    command: CommandName,
+    args: Value,
+    target: Option<String>,
+) -> Result<Arrival, Refusal> {
     let id = session.id().to_string();
     let old_life = session.life();
     let old_links = session.counters().links;
@@ -208,7 +211,7 @@ pub(super) async fn navigate(call: &Call<'_>, a: NavigateArgs) -> Result<Value, 
         .get("url")
         .and_then(Value::as_str)
         .map(str::to_string)
-        .or(a.url.clone());
+        .or(target);
     // Arrival: the page reconnects on its new document under the same session id.
     let arrived = call
         .ctx
@@ -233,6 +236,32 @@ pub(super) async fn navigate(call: &Call<'_>, a: NavigateArgs) -> Result<Value, 
         };
         call.ctx.host.remember(&id, |m| m.last_act = Some(start));
     }
+    Ok(Arrival {
+        page: arrived,
+        url: target,
+    })
+}
+
+pub(super) async fn navigate(call: &Call<'_>, a: NavigateArgs) -> Result<Value, Refusal> {
+    let session = call.session()?;
+    let reload = a.reload == Some(true);
+    let (command, args) = match (&a.url, reload) {
+        (Some(url), false) => (CommandName::Navigate, json!({ "url": url })),
+        (None, true) => (
+            CommandName::Refresh,
+            json!({ "hard": a.hard == Some(true) }),
+        ),
+        _ => {
+            return Err(Refusal::bad_arguments(
+                call.tool.as_str(),
+                "give exactly one of `url` and `reload: true`",
+            ));
+        }
+    };
+    let Arrival {
+        page: arrived,
+        url: target,
+    } = arrive(call, session, command, args, a.url.clone()).await?;
     let mut result = json!({
         "dispatched": true,
         "confirmed": arrived.is_some(),

@@ -18,10 +18,12 @@
 //!   is connected), `look` (snapshot, query, inspect, navigate,
 //!   state, capabilities, clock), `act` (act, act_sequence, act_and_wait), `observe` (observe,
 //!   network, console), `verify` (assert, wait_for), `session_family`, `meta` (tools, run,
-//!   feedback), `flows` (flow_save, flow), `baselines` (baseline), `testing` (test-only
+//!   feedback), `flows` (flow_save, flow), `replay` (flow_replay), `suite` (verify),
+//!   `runs` (run artifacts and run_export), `baselines` (baseline), `testing` (test-only
 //!   tools); `capsules` for red
 //!   verdicts, `redact` for what a capsule or a flow must not keep, `flow_model` for what a flow
-//!   is and how much it proves.
+//!   is and how much it proves. `act` holds the resolve-act-judge core that act_and_wait and
+//!   every replayed step share.
 //!
 //! This room runs tools; it must not know transports.
 
@@ -44,8 +46,11 @@ mod meta;
 mod next_action;
 mod observe;
 mod redact;
+mod replay;
+mod runs;
 mod session_family;
 mod sessions;
+mod suite;
 mod testing;
 mod verify;
 

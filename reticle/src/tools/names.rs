@@ -55,6 +55,9 @@ tool_names! {
     Capabilities = "reticle_capabilities",
     Clock = "reticle_clock",
     FlowSave = "reticle_flow_save",
+    FlowReplay = "reticle_flow_replay",
+    Verify = "reticle_verify",
+    RunExport = "reticle_run_export",
     Flow = "reticle_flow",
     // Members of `reticle_flow`.
     FlowList = "reticle_flow_list",
@@ -65,6 +68,8 @@ tool_names! {
     BaselineSave = "reticle_baseline_save",
     BaselineList = "reticle_baseline_list",
     BaselineDiff = "reticle_baseline_diff",
+    // Members of `reticle_verify`.
+    FlowVerify = "reticle_flow_verify",
     // Only when a test asks for them (RETICLE_TEST_CATALOGUE).
     TestSleep = "reticle_test_sleep",
     TestEcho = "reticle_test_echo",
@@ -107,7 +112,15 @@ impl ToolName {
             T::BaselineSave => member(T::Baseline, "save"),
             T::BaselineList => member(T::Baseline, "list"),
             T::BaselineDiff => member(T::Baseline, "diff"),
-            T::Capabilities | T::Clock | T::FlowSave | T::Flow | T::Baseline => Standing::Extended,
+            T::FlowVerify => member(T::Verify, "flows"),
+            T::Capabilities
+            | T::Clock
+            | T::FlowSave
+            | T::FlowReplay
+            | T::Verify
+            | T::RunExport
+            | T::Flow
+            | T::Baseline => Standing::Extended,
             T::TestSleep | T::TestEcho => Standing::Test,
             _ => Standing::Default,
         }
@@ -145,6 +158,8 @@ impl ToolName {
                 | T::State
                 | T::Capabilities
                 | T::Clock
+                | T::FlowReplay
+                | T::Verify
         )
     }
 
@@ -184,6 +199,8 @@ mod tests {
             .map(|(_, a)| *a)
             .collect();
         assert_eq!(baseline, ["save", "list", "diff"]);
+        let verify: Vec<&str> = ToolName::Verify.members().iter().map(|(_, a)| *a).collect();
+        assert_eq!(verify, ["flows"]);
         assert!(ToolName::parse("reticle_nope").is_none());
     }
 }

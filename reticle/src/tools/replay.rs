@@ -1,0 +1,443 @@
+//! Flow replay: `reticle_flow_replay` loads a saved flow, reads its secrets (the `secrets`
+//! argument, else the daemon's environment; a missing one is a refusal naming it before
+//! anything runs), loads its start path afresh (a reload when the page is there, which keeps the
+//! page's own URL and so the SDK settings an app may carry in it; else a navigation to the
+//! start path on the page's origin), then runs each step through the same
+//! resolve-act-judge core as `reticle_act_and_wait` ([`super::act::resolve_act_judge`]): the
+//! target resolved afresh, never a stale ref; a target matching none or several elements fails
+//! the step (`no`, naming the candidates; nothing is guessed). It stops at the first step that
+//! is not `yes` and answers one verdict for the flow with the failing step and its evidence; a
+//! flow that is not `yes` leaves a capsule. An assertion-free flow never answers `yes`: it
+//! answers `unknown` and says why. Every replay writes a run artifact ([`super::runs`]).
+//!
+//! This module replays flows; it must not store or change them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::act::{
+    DEFAULT_WAIT, Judged, JudgedAct, Unjudged, Unresolved, capsule_events, resolve_act_judge,
+};
+use super::args::{Action, FlowReplayArgs, FlowStep};
+use super::capsules;
+use super::chokepoint::{Call, bound};
+use super::flow_model::{Flow, Grade, placeholder_env};
+use super::flows::load_flow;
+use super::look::{Arrival, arrive};
+use super::refusal::Refusal;
+use super::runs::{Run, RunKind, RunVerdict};
+use crate::bridge::Session;
+use crate::verdict::Verified;
+use crate::wire::CommandName;
+
+/// Why a flow's replay came to its verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum FlowReason {
+    /// Every step ran and its consequence was proved.
+    Proved,
+    /// Every step passed, but no step says what must follow: nothing about the app was shown.
+    AssertionFree,
+    /// A step was not `yes`; `failingStep` names it.
+    StepFailed,
+    /// The page did not arrive at the flow's start path.
+    StartNotReached,
+}
+
+/// Why a step produced no verdict of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Unrun {
+    /// No element matches the step's target now.
+    TargetNotFound,
+    /// Several elements match the step's target; nothing was guessed.
+    TargetAmbiguous,
+    /// The page would not say which element the target is.
+    TargetUnreadable,
+    /// The page refused the action (a destructive one without `confirmDangerous`...).
+    ActionRefused,
+}
+
+/// A flow replayed: its verdict, its record (as answered and as a run stores it), the events
+/// of the failing step's window for a capsule, and the page it ended on (a replay reloads or
+/// navigates, so the page it started from is gone).
+pub(super) struct Replayed {
+    pub verified: Verified,
+    pub record: Value,
+    pub events: Value,
+    pub page: Arc<Session>,
+}
+
+/// Fills each step's secret placeholders and `confirmDangerous`: the steps as they will run.
+/// A secret neither given nor in the daemon's environment is a refusal naming it.
+pub(super) fn steps_to_run(
+    flow: &Flow,
+    given: &BTreeMap<String, String>,
+    confirm_dangerous: bool,
+) -> Result<Vec<FlowStep>, Refusal> {
+    let missing: Vec<Value> = flow
+        .secret_sources()
+        .into_iter()
+        .filter(|s| !given.contains_key(&s.env) && std::env::var_os(&s.env).is_none())
+        .map(|s| json!({ "step": s.step, "env": s.env }))
+        .collect();
+    if !missing.is_empty() {
+        let names: Vec<&str> = missing.iter().filter_map(|m| m["env"].as_str()).collect();
+        return Err(Refusal::new(
+            format!(
+                "the flow '{}' types secrets this daemon was not given: {}; nothing was run",
+                flow.name,
+                names.join(", ")
+            ),
+            "set each named variable in the daemon's environment (then restart it), or pass `secrets` {\"NAME\": \"value\"} with the replay",
+        )
+        .with("missing", missing));
+    }
+    let mut steps = flow.steps.clone();
+    for step in &mut steps {
+        let args = step.args.get_or_insert_default();
+        if confirm_dangerous {
+            args.confirm_dangerous = Some(true);
+        }
+        let Some(env) = args.value.as_ref().and_then(placeholder_env) else {
+            continue;
+        };
+        let secret = given
+            .get(&env)
+            .cloned()
+            .or_else(|| std::env::var(&env).ok())
+            .unwrap_or_default();
+        if step.action == Action::Type {
+            args.value = None;
+            args.text = Some(secret);
+        } else {
+            args.value = Some(json!(secret));
+        }
+    }
+    Ok(steps)
+}
+
+/// How a replay reaches its start path: a reload when the page is already there (it keeps the
+/// page's own URL, which may carry the SDK's connection settings), else a navigation to the
+/// start path on the page's origin.
+#[derive(Debug, PartialEq, Eq)]
+enum Start {
+    Reload,
+    Navigate(String),
+}
+
+fn start_of(page_url: &str, start_path: &str) -> Start {
+    let after_scheme = page_url.find("://").map_or(0, |i| i + 3);
+    let origin_end = page_url[after_scheme..]
+        .find(['/', '?', '#'])
+        .map_or(page_url.len(), |i| after_scheme + i);
+    let (origin, rest) = page_url.split_at(origin_end);
+    let here = rest.split('#').next().unwrap_or("");
+    let here = if start_path.contains('?') {
+        here
+    } else {
+        here.split('?').next().unwrap_or("")
+    };
+    let here = if here.is_empty() { "/" } else { here };
+    if here == start_path {
+        Start::Reload
+    } else {
+        Start::Navigate(format!("{origin}{start_path}"))
+    }
+}
+
+/// Replays `steps` of `flow` on `session` from its start path.
+pub(super) async fn replay(
+    call: &Call<'_>,
+    session: &Arc<Session>,
+    flow: &Flow,
+    steps: Vec<FlowStep>,
+) -> Replayed {
+    let clock = Instant::now();
+    let grading = flow.grading();
+    let arrival = match start_of(&session.identity().url, &flow.start_path) {
+        Start::Reload => {
+            arrive(
+                call,
+                session,
+                CommandName::Refresh,
+                json!({ "hard": false }),
+                None,
+            )
+            .await
+        }
+        Start::Navigate(url) => {
+            arrive(
+                call,
+                session,
+                CommandName::Navigate,
+                json!({ "url": url }),
+                Some(url.clone()),
+            )
+            .await
+        }
+    };
+    let mut record = json!({
+        "name": flow.name,
+        "startPath": flow.start_path,
+        "grade": grading,
+    });
+    let page = match arrival {
+        Ok(Arrival {
+            page: Some(page), ..
+        }) => page,
+        other => {
+            let why = match other {
+                Err(refusal) => refusal.reason,
+                _ => "the page did not reconnect there in time (it may not load the Reticle SDK at that path)".into(),
+            };
+            record["verified"] = json!(Verified::Unknown);
+            record["reason"] = json!(FlowReason::StartNotReached);
+            record["because"] = json!(format!(
+                "the page did not arrive at the flow's start path {}: {why}; no step ran",
+                flow.start_path
+            ));
+            record["steps"] = json!([]);
+            record["durationMs"] = json!(clock.elapsed().as_millis() as u64);
+            return Replayed {
+                verified: Verified::Unknown,
+                record,
+                events: json!([]),
+                page: Arc::clone(session),
+            };
+        }
+    };
+    let mut ran = Vec::new();
+    let mut failed: Option<(usize, Verified, Value)> = None;
+    for (i, step) in steps.into_iter().enumerate() {
+        let (verified, step_record, events) = run_step(call, &page, i + 1, step).await;
+        ran.push(step_record.clone());
+        if verified != Verified::Yes {
+            failed = Some((i + 1, verified, events));
+            break;
+        }
+    }
+    let (verified, reason, because, events) = match failed {
+        Some((step, verified, events)) => {
+            let failure = &ran[step - 1];
+            record["failingStep"] = json!(step);
+            record["failure"] = failure.clone();
+            let because = format!(
+                "step {step} of {} ({} {}) was {}: {}",
+                flow.steps.len(),
+                failure["action"].as_str().unwrap_or(""),
+                failure["target"],
+                failure["verified"].as_str().unwrap_or("unknown"),
+                failure["because"].as_str().unwrap_or("")
+            );
+            (verified, FlowReason::StepFailed, because, events)
+        }
+        None if grading.grade == Grade::AssertionFree => (
+            Verified::Unknown,
+            FlowReason::AssertionFree,
+            format!(
+                "all {} steps ran, but the flow is assertion-free: {}",
+                ran.len(),
+                grading.why
+            ),
+            json!([]),
+        ),
+        None => {
+            if grading.grade == Grade::PresenceOnly {
+                record["advice"] = json!(grading.why);
+            }
+            (
+                Verified::Yes,
+                FlowReason::Proved,
+                format!(
+                    "all {} steps ran and each consequence was proved",
+                    ran.len()
+                ),
+                json!([]),
+            )
+        }
+    };
+    record["verified"] = json!(verified);
+    record["reason"] = json!(reason);
+    record["because"] = json!(because);
+    record["steps"] = json!(ran);
+    record["durationMs"] = json!(clock.elapsed().as_millis() as u64);
+    Replayed {
+        verified,
+        record,
+        events,
+        page,
+    }
+}
+
+/// Runs one step through the shared core; its verdict, its record, and its window's events.
+async fn run_step(
+    call: &Call<'_>,
+    page: &Arc<Session>,
+    number: usize,
+    step: FlowStep,
+) -> (Verified, Value, Value) {
+    let clock = Instant::now();
+    let mut record = json!({
+        "step": number,
+        "target": step.target,
+        "action": step.action.as_str(),
+    });
+    let until = match step.until.as_ref().map(|u| crate::verdict::parse(&u.0)) {
+        Some(Ok(predicate)) => Some(predicate),
+        Some(Err(e)) => {
+            record["verified"] = json!(Verified::Unknown);
+            record["reason"] = json!("inconclusive");
+            record["because"] = json!(format!("the step's consequence no longer parses: {e}"));
+            return (Verified::Unknown, record, json!([]));
+        }
+        None => None,
+    };
+    let job = JudgedAct {
+        element_ref: None,
+        target: Some(step.target),
+        action: step.action,
+        args: step.args,
+        until,
+        wait: bound(step.timeout_ms, DEFAULT_WAIT),
+    };
+    let (verified, events) = match resolve_act_judge(call, page, job).await {
+        Ok(Judged {
+            verdict,
+            answer,
+            window,
+        }) => {
+            record["verified"] = json!(verdict.verified);
+            record["reason"] = json!(verdict.reason);
+            record["because"] = json!(verdict.because);
+            record["evidence"] = json!(verdict.evidence);
+            for key in ["advice", "lost", "waitedMs", "reaction"] {
+                if let Some(v) = answer.get(key) {
+                    record[key] = v.clone();
+                }
+            }
+            (verdict.verified, json!(capsule_events(&window)))
+        }
+        Err(unjudged) => {
+            let (verified, unrun, refusal) = match unjudged {
+                Unjudged::Unresolved(Unresolved::Missing(r)) => {
+                    (Verified::No, Unrun::TargetNotFound, r)
+                }
+                Unjudged::Unresolved(Unresolved::Ambiguous(r)) => {
+                    (Verified::No, Unrun::TargetAmbiguous, r)
+                }
+                Unjudged::Unresolved(Unresolved::Refused(r)) => {
+                    (Verified::Unknown, Unrun::TargetUnreadable, r)
+                }
+                Unjudged::ActRefused(r) => (Verified::Unknown, Unrun::ActionRefused, r),
+            };
+            record["verified"] = json!(verified);
+            record["reason"] = json!(unrun);
+            record["because"] = json!(refusal.reason);
+            record["recovery"] = json!(refusal.recovery);
+            for (key, value) in refusal.extra {
+                record[key] = value;
+            }
+            (verified, json!([]))
+        }
+    };
+    record["durationMs"] = json!(clock.elapsed().as_millis() as u64);
+    (verified, record, events)
+}
+
+/// Leaves a capsule for a flow that is not `yes`; its name or why not, on the answer.
+pub(super) fn leave_capsule(
+    call: &Call<'_>,
+    session: &Session,
+    replayed: &Replayed,
+    answer: &mut Value,
+) {
+    let capsule = json!({
+        "tool": call.tool.as_str(),
+        "sessionId": session.id(),
+        "arguments": call.arguments,
+        "flow": replayed.record["name"],
+        "verdict": replayed.record,
+        "events": replayed.events,
+    });
+    match capsules::save(&call.ctx.host.workspace, &capsule) {
+        Ok(name) => answer["capsuleSaved"] = json!(name),
+        Err(why) => answer["capsuleError"] = json!(why),
+    }
+}
+
+pub(super) async fn flow_replay(call: &Call<'_>, a: FlowReplayArgs) -> Result<Value, Refusal> {
+    let session = call.session()?;
+    let workspace = &call.ctx.host.workspace;
+    let flow = load_flow(workspace, &a.name)?;
+    let steps = steps_to_run(
+        &flow,
+        &a.secrets.unwrap_or_default(),
+        a.confirm_dangerous == Some(true),
+    )?;
+    let run = Run::begin(RunKind::FlowReplay);
+    let replayed = replay(call, session, &flow, steps).await;
+    let mut answer = replayed.record.clone();
+    answer["ok"] = json!(true);
+    if replayed.verified != Verified::Yes {
+        leave_capsule(call, session, &replayed, &mut answer);
+    }
+    let because = replayed.record["because"].as_str().unwrap_or("");
+    run.save_into(
+        workspace,
+        &RunVerdict {
+            verified: replayed.verified,
+            because,
+            flows: std::slice::from_ref(&replayed.record),
+        },
+        &mut answer,
+    );
+    Ok(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_at_the_start_path_is_reloaded_and_one_elsewhere_navigated() {
+        let page = "http://127.0.0.1:5/?reticlePort=9&reticleToken=[redacted]#top";
+        assert_eq!(start_of(page, "/"), Start::Reload);
+        assert_eq!(
+            start_of(page, "/login"),
+            Start::Navigate("http://127.0.0.1:5/login".into())
+        );
+        assert_eq!(
+            start_of("https://app.test/a/b?x=1", "/a/b?x=2"),
+            Start::Navigate("https://app.test/a/b?x=2".into())
+        );
+        assert_eq!(start_of("http://h:1", "/"), Start::Reload);
+    }
+
+    #[test]
+    fn a_missing_secret_is_refused_by_name_and_a_given_one_fills_the_step() {
+        let steps: Vec<FlowStep> = serde_json::from_value(json!([
+            {"target": {"label": "Password"}, "action": "fill", "args": {"value": "hunter2"}},
+            {"target": {"testid": "go"}, "action": "click"}
+        ]))
+        .unwrap();
+        let (flow, _) = Flow::checked("f".into(), "/".into(), vec![], steps).unwrap();
+        let env = "RETICLE_SECRET_PASSWORD";
+        assert!(std::env::var_os(env).is_none());
+        let refused = steps_to_run(&flow, &BTreeMap::new(), false).unwrap_err();
+        assert!(refused.reason.contains(env), "{refused}");
+        assert_eq!(refused.extra["missing"], json!([{"step": 1, "env": env}]));
+        let given = BTreeMap::from([(env.to_string(), "s3cret".to_string())]);
+        let steps = steps_to_run(&flow, &given, true).unwrap();
+        let args = steps[0].args.as_ref().unwrap();
+        assert_eq!(args.value, Some(json!("s3cret")));
+        assert_eq!(
+            steps[1].args.as_ref().unwrap().confirm_dangerous,
+            Some(true)
+        );
+    }
+}

@@ -1,0 +1,260 @@
+//! Run artifacts: every flow replay and every verify writes `runs/<id>.json` through the
+//! workspace (format-stamped, atomic, the newest 500 kept): its kind, when it started, how long
+//! it took, its verdict, and each flow's record (verdict, failing step, steps with their
+//! verdicts, durations and evidence). `reticle_run_export` reads one back as the JSON document
+//! or as JUnit XML (one testcase per flow; `no` is a failure naming the step, `unknown` an
+//! error).
+//!
+//! This module writes and renders runs; it must not replay anything.
+
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+use time::format_description::well_known::Rfc3339;
+
+use super::args::{ExportFormat, RunExportArgs};
+use super::chokepoint::Call;
+use super::flows::store_refusal;
+use super::refusal::Refusal;
+use crate::store::workspace::{DIR_NAME, Folder, Workspace, stamped_name};
+use crate::verdict::Verified;
+
+/// What wrote a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RunKind {
+    FlowReplay,
+    Verify,
+}
+
+impl RunKind {
+    const fn as_str(self) -> &'static str {
+        match self {
+            RunKind::FlowReplay => "flow_replay",
+            RunKind::Verify => "verify",
+        }
+    }
+}
+
+/// A run under way: its id, kind and clock.
+pub(super) struct Run {
+    id: String,
+    kind: RunKind,
+    started_at: String,
+    clock: Instant,
+}
+
+/// A run's outcome as stored.
+pub(super) struct RunVerdict<'a> {
+    pub verified: Verified,
+    pub because: &'a str,
+    /// Each flow's record, in the order they ran.
+    pub flows: &'a [Value],
+}
+
+impl Run {
+    pub fn begin(kind: RunKind) -> Self {
+        Self {
+            id: stamped_name(),
+            kind,
+            started_at: time::OffsetDateTime::now_utc()
+                .format(&Rfc3339)
+                .unwrap_or_default(),
+            clock: Instant::now(),
+        }
+    }
+
+    /// Writes the artifact; the path to show on success, a sentence on failure.
+    pub fn save(&self, workspace: &Workspace, outcome: &RunVerdict<'_>) -> Result<String, String> {
+        let mut document = Map::new();
+        document.insert("id".into(), json!(self.id));
+        document.insert("kind".into(), json!(self.kind.as_str()));
+        document.insert("startedAt".into(), json!(self.started_at));
+        document.insert(
+            "durationMs".into(),
+            json!(self.clock.elapsed().as_millis() as u64),
+        );
+        document.insert("verified".into(), json!(outcome.verified));
+        document.insert("because".into(), json!(outcome.because));
+        document.insert("flows".into(), json!(outcome.flows));
+        workspace
+            .save(Folder::Runs, &self.id, &document)
+            .map_err(|e| format!("the run artifact could not be written: {e}"))?;
+        Ok(format!(
+            "{DIR_NAME}/{}/{}.json",
+            Folder::Runs.dir_name(),
+            self.id
+        ))
+    }
+
+    /// Adds `runId` and `runSaved` (or `runError`) to an answer after saving.
+    pub fn save_into(&self, workspace: &Workspace, outcome: &RunVerdict<'_>, answer: &mut Value) {
+        answer["runId"] = json!(self.id);
+        match self.save(workspace, outcome) {
+            Ok(path) => answer["runSaved"] = json!(path),
+            Err(why) => answer["runError"] = json!(why),
+        }
+    }
+}
+
+/// The stamp a run id sorts by: `(epoch ms, counter)`.
+fn age(id: &str) -> (u128, u64) {
+    let mut parts = id.split('-');
+    let millis = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let counter = parts.nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    (millis, counter)
+}
+
+pub(super) fn run_export(call: &Call<'_>, a: RunExportArgs) -> Result<Value, Refusal> {
+    let workspace = &call.ctx.host.workspace;
+    let id = match a.run_id {
+        Some(id) => id,
+        None => workspace
+            .list(Folder::Runs)
+            .into_iter()
+            .map(|listed| listed.name)
+            .max_by_key(|name| age(name))
+            .ok_or_else(|| {
+                Refusal::new(
+                    "no run is saved in this workspace yet; nothing to export",
+                    "replay a flow with reticle_flow_replay or run reticle_verify {\"action\":\"flows\"}, then export its runId",
+                )
+            })?,
+    };
+    let run = workspace
+        .load(Folder::Runs, &id)
+        .map_err(store_refusal)?
+        .ok_or_else(|| {
+            Refusal::new(
+                format!("no run '{id}' is saved in this workspace (the newest 500 are kept)"),
+                "omit runId for the newest run, or pass the runId a replay or verify answered",
+            )
+        })?;
+    let format = a.format.unwrap_or(ExportFormat::Json);
+    let mut answer = json!({ "ok": true, "runId": id });
+    match format {
+        ExportFormat::Json => {
+            answer["format"] = json!("json");
+            answer["run"] = run;
+        }
+        ExportFormat::Junit => {
+            answer["format"] = json!("junit");
+            answer["junit"] = json!(junit(&run));
+        }
+    }
+    Ok(answer)
+}
+
+/// A run as JUnit XML: one testsuite, one testcase per flow.
+fn junit(run: &Value) -> String {
+    let flows = run["flows"].as_array().cloned().unwrap_or_default();
+    let seconds = |ms: &Value| format!("{:.3}", ms.as_u64().unwrap_or(0) as f64 / 1000.0);
+    let count = |verdict: &str| flows.iter().filter(|f| f["verified"] == verdict).count();
+    let id = run["id"].as_str().unwrap_or("");
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    xml.push_str(&format!(
+        "<testsuites name=\"reticle\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{}\">\n",
+        flows.len(),
+        count("no"),
+        count("unknown"),
+        seconds(&run["durationMs"])
+    ));
+    xml.push_str(&format!(
+        "  <testsuite name=\"{}\" id=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{}\" timestamp=\"{}\">\n",
+        escape(&format!("reticle {}", run["kind"].as_str().unwrap_or("run"))),
+        escape(id),
+        flows.len(),
+        count("no"),
+        count("unknown"),
+        seconds(&run["durationMs"]),
+        escape(run["startedAt"].as_str().unwrap_or(""))
+    ));
+    for flow in &flows {
+        let name = flow["name"].as_str().unwrap_or("(unnamed)");
+        xml.push_str(&format!(
+            "    <testcase classname=\"reticle.flows\" name=\"{}\" time=\"{}\"",
+            escape(name),
+            seconds(&flow["durationMs"])
+        ));
+        let element = match flow["verified"].as_str() {
+            Some("yes") => None,
+            Some("no") => Some("failure"),
+            _ => Some("error"),
+        };
+        match element {
+            None => xml.push_str("/>\n"),
+            Some(element) => {
+                let because = flow["because"].as_str().unwrap_or("");
+                let message = match flow["failingStep"].as_u64() {
+                    Some(step) => format!("step {step}: {because}"),
+                    None => because.to_string(),
+                };
+                xml.push_str(&format!(
+                    ">\n      <{element} message=\"{}\" type=\"{}\">{}</{element}>\n    </testcase>\n",
+                    escape(&message),
+                    escape(flow["reason"].as_str().unwrap_or("")),
+                    escape(&flow["failure"].to_string())
+                ));
+            }
+        }
+    }
+    xml.push_str("  </testsuite>\n</testsuites>\n");
+    xml
+}
+
+/// Text as XML character data or an attribute value.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 has no place for other control characters.
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn junit_has_one_testcase_per_flow_and_names_the_failing_step() {
+        let run = json!({
+            "id": "1-2-3", "kind": "verify", "startedAt": "t", "durationMs": 1500,
+            "flows": [
+                {"name": "sign-in", "verified": "yes", "durationMs": 700},
+                {"name": "a<b", "verified": "no", "reason": "step_failed", "failingStep": 3,
+                 "because": "no element matches \"x\" & more", "durationMs": 800,
+                 "failure": {"step": 3}},
+                {"name": "free", "verified": "unknown", "because": "assertion-free"}
+            ]
+        });
+        let xml = junit(&run);
+        assert_eq!(xml.matches("<testcase ").count(), 3, "{xml}");
+        assert!(
+            xml.contains("tests=\"3\" failures=\"1\" errors=\"1\""),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(
+                "<failure message=\"step 3: no element matches &quot;x&quot; &amp; more\""
+            ),
+            "{xml}"
+        );
+        assert!(xml.contains("name=\"a&lt;b\""), "{xml}");
+        assert!(xml.contains("<error message=\"assertion-free\""), "{xml}");
+    }
+
+    #[test]
+    fn the_newest_run_is_chosen_by_stamp_and_counter() {
+        let mut ids = ["100-7-9", "100-7-10", "99-7-50"];
+        ids.sort_by_key(|id| age(id));
+        assert_eq!(ids, ["99-7-50", "100-7-9", "100-7-10"]);
+    }
+}

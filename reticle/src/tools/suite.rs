@@ -1,0 +1,193 @@
+//! The suite verdict: `reticle_verify {action:"flows"}` replays every saved flow (or those
+//! named), each `repeat` times ([`super::replay`]), and answers per flow and for the suite.
+//! A flow's verdict is its replays' verdict when they all agree; when they disagree the flow is
+//! flaky: `unknown` with `flaky: true`, never `yes`. The suite is `yes` only when every flow is
+//! `yes`; `no` when any flow is steadily `no`; otherwise `unknown`. A flow that cannot run (not
+//! saved, unreadable, a secret missing) is `unknown` with why. With `repeat` 1 (the default) a
+//! flake cannot be told from a steady verdict, and the answer says so. One run artifact holds
+//! the whole suite.
+//!
+//! This module schedules replays and folds their verdicts; it must not replay a step itself.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::args::VerifyArgs;
+use super::chokepoint::Call;
+use super::flows::load_flow;
+use super::refusal::Refusal;
+use super::replay::{Replayed, leave_capsule, replay, steps_to_run};
+use super::runs::{Run, RunKind, RunVerdict};
+use crate::store::workspace::Folder;
+use crate::verdict::Verified;
+
+/// The most replays of one flow a verify makes.
+pub const MAX_REPEAT: u32 = 5;
+
+/// The suite's verdict from its flows' verdicts.
+fn suite_verdict(flows: &[Verified]) -> Verified {
+    if flows.is_empty() {
+        Verified::Unknown
+    } else if flows.iter().all(|v| *v == Verified::Yes) {
+        Verified::Yes
+    } else if flows.contains(&Verified::No) {
+        Verified::No
+    } else {
+        Verified::Unknown
+    }
+}
+
+/// One flow's verdict from its replays' verdicts: theirs when they agree, else flaky.
+fn flow_verdict(replays: &[Verified]) -> (Verified, bool) {
+    match replays {
+        [first, rest @ ..] if rest.iter().all(|v| v == first) => (*first, false),
+        [] => (Verified::Unknown, false),
+        _ => (Verified::Unknown, true),
+    }
+}
+
+pub(super) async fn verify(call: &Call<'_>, a: VerifyArgs) -> Result<Value, Refusal> {
+    let session = call.session()?;
+    let workspace = &call.ctx.host.workspace;
+    let repeat = a.repeat.unwrap_or(1);
+    if !(1..=MAX_REPEAT).contains(&repeat) {
+        return Err(Refusal::bad_arguments(
+            call.tool.as_str(),
+            &format!("field `repeat`: 1 to {MAX_REPEAT}, not {repeat}"),
+        ));
+    }
+    let names: Vec<String> = match a.flows {
+        Some(names) => names,
+        None => workspace
+            .list(Folder::Flows)
+            .into_iter()
+            .map(|l| l.name)
+            .collect(),
+    };
+    if names.is_empty() {
+        return Err(Refusal::new(
+            "no flow is saved in this workspace, so there is nothing to verify; nothing was run",
+            "save a flow with reticle_flow_save, then call reticle_verify {\"action\":\"flows\"}",
+        ));
+    }
+    let secrets: BTreeMap<String, String> = a.secrets.unwrap_or_default();
+    let confirm = a.confirm_dangerous == Some(true);
+    let run = Run::begin(RunKind::Verify);
+    let mut records = Vec::new();
+    let mut verdicts = Vec::new();
+    let mut flaky = Vec::new();
+    let mut answer = json!({ "ok": true, "action": "flows" });
+    let mut page = Arc::clone(session);
+    for name in &names {
+        let planned = load_flow(workspace, name)
+            .and_then(|flow| steps_to_run(&flow, &secrets, confirm).map(|steps| (flow, steps)));
+        let (flow, steps) = match planned {
+            Ok(planned) => planned,
+            Err(refusal) => {
+                verdicts.push(Verified::Unknown);
+                records.push(json!({
+                    "name": name,
+                    "verified": Verified::Unknown,
+                    "reason": "could_not_run",
+                    "because": refusal.reason,
+                    "recovery": refusal.recovery,
+                }));
+                continue;
+            }
+        };
+        let mut replays: Vec<Replayed> = Vec::new();
+        for _ in 0..repeat {
+            let replayed = replay(call, &page, &flow, steps.clone()).await;
+            page = Arc::clone(&replayed.page);
+            replays.push(replayed);
+        }
+        let each: Vec<Verified> = replays.iter().map(|r| r.verified).collect();
+        let (verified, is_flaky) = flow_verdict(&each);
+        // The record kept is the first replay that was not yes, else the first.
+        let shown = replays
+            .iter()
+            .find(|r| r.verified != Verified::Yes)
+            .unwrap_or(&replays[0]);
+        let mut record = shown.record.clone();
+        if shown.verified != Verified::Yes {
+            let mut capsule = json!({});
+            leave_capsule(call, &page, shown, &mut capsule);
+            if let Some(saved) = capsule.get("capsuleSaved") {
+                record["capsuleSaved"] = saved.clone();
+            }
+        }
+        if repeat > 1 {
+            record["replays"] = json!(each);
+        }
+        if is_flaky {
+            record["verified"] = json!(Verified::Unknown);
+            record["flaky"] = json!(true);
+            record["because"] = json!(format!(
+                "flaky: {} of {repeat} identical replays passed; the first that did not: {}",
+                each.iter().filter(|v| **v == Verified::Yes).count(),
+                shown.record["because"].as_str().unwrap_or("")
+            ));
+            flaky.push(json!(name));
+        }
+        verdicts.push(verified);
+        records.push(record);
+    }
+    let verified = suite_verdict(&verdicts);
+    let count = |v: Verified| verdicts.iter().filter(|x| **x == v).count();
+    let because = format!(
+        "{} flow(s): {} yes, {} no, {} unknown{}",
+        verdicts.len(),
+        count(Verified::Yes),
+        count(Verified::No),
+        count(Verified::Unknown),
+        if flaky.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} flaky)", flaky.len())
+        }
+    );
+    answer["verified"] = json!(verified);
+    answer["because"] = json!(because);
+    answer["repeat"] = json!(repeat);
+    if repeat == 1 {
+        answer["note"] = json!(
+            "each flow ran once, so a flaky flow cannot be told from a steady one: pass repeat 2 or more"
+        );
+    }
+    answer["flaky"] = json!(flaky);
+    answer["flows"] = json!(records);
+    run.save_into(
+        workspace,
+        &RunVerdict {
+            verified,
+            because: &because,
+            flows: &records,
+        },
+        &mut answer,
+    );
+    Ok(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Verified::{No, Unknown, Yes};
+
+    #[test]
+    fn the_suite_is_yes_only_when_every_flow_is() {
+        assert_eq!(suite_verdict(&[Yes, Yes]), Yes);
+        assert_eq!(suite_verdict(&[Yes, Unknown]), Unknown);
+        assert_eq!(suite_verdict(&[Unknown, No, Yes]), No);
+        assert_eq!(suite_verdict(&[]), Unknown);
+    }
+
+    #[test]
+    fn replays_that_disagree_are_flaky_never_yes() {
+        assert_eq!(flow_verdict(&[Yes, Yes]), (Yes, false));
+        assert_eq!(flow_verdict(&[No, No]), (No, false));
+        assert_eq!(flow_verdict(&[Yes, No]), (Unknown, true));
+        assert_eq!(flow_verdict(&[Yes, Unknown, Yes]), (Unknown, true));
+    }
+}
