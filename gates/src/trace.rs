@@ -34,6 +34,15 @@ pub enum Invariant {
     T4,
 }
 
+impl Invariant {
+    /// The invariant an inventory row id (`T1` to `T4`) names.
+    pub fn of_row(row: &str) -> Option<Self> {
+        [Self::T1, Self::T2, Self::T3, Self::T4]
+            .into_iter()
+            .find(|i| format!("{i:?}") == row)
+    }
+}
+
 /// One broken invariant, with the call it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Violation {

@@ -2,7 +2,7 @@
 //! inventory row's scenario against the real system, the negative controls, and prints the
 //! scorecard; writes JSON, Markdown and JUnit XML, and each row's history as it finishes (so a
 //! run cut short keeps what it did); exits non-zero on any silent row, any row below
-//! its target, any regression against the baseline, or any control that was not scored silent.
+//! its target, any regression against the baseline, or any control its checker did not go red on.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -5,8 +5,10 @@
 //! at a time. The calibrated checker ([`crate::trace`]) reads the daemon's log; T1 also needs one
 //! root per call the harness made, which only the history knows.
 //!
-//! The run happens once per process and each T row reads it. This module must not judge
-//! anything but traces: the tools' own answers are judged by the tool gates.
+//! The run happens once per process and each T row reads it; the negative control's run (the
+//! same workload against a daemon whose trace is broken on purpose,
+//! [`stand_in_broken_trace`]) happens once too, on demand. This module must not judge anything
+//! but traces: the tools' own answers are judged by the tool gates.
 
 use std::time::Duration;
 
@@ -40,6 +42,13 @@ struct TracedRun {
 
 static RUN: OnceCell<TracedRun> = OnceCell::const_new();
 
+/// The traced run against the stand-in daemon whose trace is broken.
+static STAND_IN_RUN: OnceCell<TracedRun> = OnceCell::const_new();
+
+/// The daemon environment that breaks its trace on purpose (the test-only switch the negative
+/// control of T1 to T4 turns on).
+const BROKEN_TRACE: &[(&str, &str)] = &[(reticle::config::env::TEST_STAND_IN_BROKEN_TRACE, "1")];
+
 pub async fn t1_one_root_per_call(env: &GateEnv) -> Ran {
     run_invariant(env, Invariant::T1).await
 }
@@ -57,12 +66,34 @@ pub async fn t4_no_failure_without_error(env: &GateEnv) -> Ran {
 }
 
 /// The traced run (made once per process) judged for `invariant`.
-async fn run_invariant(env: &GateEnv, invariant: Invariant) -> Ran {
-    let run = RUN.get_or_init(|| traced_run(env)).await;
-    let judgement = settle(|| judge_invariant(run, invariant));
+async fn run_invariant(_env: &GateEnv, invariant: Invariant) -> Ran {
+    judged_run(RUN.get_or_init(|| traced_run(&[])).await, invariant)
+}
+
+/// The negative control of the trace rows: the same workload against a daemon whose trace
+/// misses a root, holds an orphan span, misses a settle and fails a span without an error,
+/// judged for `row` (T1 to T4; any other id is inconclusive).
+pub async fn stand_in_broken_trace(row: &str) -> Ran {
+    let Some(invariant) = Invariant::of_row(row) else {
+        return Ran {
+            history: History::new(),
+            judgement: Judgement::new(
+                RowOutcome::Inconclusive,
+                format!("{row} is not a trace row"),
+            ),
+        };
+    };
+    judged_run(
+        STAND_IN_RUN.get_or_init(|| traced_run(BROKEN_TRACE)).await,
+        invariant,
+    )
+}
+
+/// A traced run judged for `invariant`.
+fn judged_run(run: &TracedRun, invariant: Invariant) -> Ran {
     Ran {
         history: run.history.clone(),
-        judgement,
+        judgement: settle(|| judge_invariant(run, invariant)),
     }
 }
 
@@ -147,12 +178,13 @@ fn tool_calls(ops: &[Op]) -> Vec<&Op> {
         .collect()
 }
 
-async fn traced_run(_env: &GateEnv) -> TracedRun {
+/// The workload against a traced daemon started with `daemon_env` added.
+async fn traced_run(daemon_env: &[(&str, &str)]) -> TracedRun {
     let history = History::new();
     let calibration = trace::self_check();
     let project = tempfile::tempdir();
     let started = match &project {
-        Ok(project) => start(&history, project.path()).await,
+        Ok(project) => start(&history, project.path(), daemon_env).await,
         Err(e) => Err(format!("no private project dir: {e}")),
     };
     let (daemon, report, spans) = match started {
@@ -187,15 +219,21 @@ struct Stack {
     client: McpClient,
 }
 
-async fn start(history: &History, project: &std::path::Path) -> Result<Stack, String> {
-    let daemon = OwnedDaemon::builder()
+async fn start(
+    history: &History,
+    project: &std::path::Path,
+    daemon_env: &[(&str, &str)],
+) -> Result<Stack, String> {
+    let mut builder = OwnedDaemon::builder()
         .env(reticle::config::env::TRACE, "1")
         .env(
             reticle::config::env::PROJECT_DIR,
             project.to_string_lossy().to_string(),
-        )
-        .try_start()
-        .await?;
+        );
+    for (key, value) in daemon_env {
+        builder = builder.env(key, *value);
+    }
+    let daemon = builder.try_start().await?;
     let app = FixtureApp::start().await;
     let browser = Browser::launch()
         .await
