@@ -99,8 +99,9 @@ pub async fn stand_in_mcp_swallows_calls() -> Control {
 }
 
 /// The survival rows whose agent drives `reticle mcp` through the scenario's binary: H1.1 (the
-/// lsof recipe), H1.2 (a panic in request handling), H3.3 (idle while attached).
-pub const SURVIVAL_ROWS: &[&str] = &["H1.1", "H1.2", "H3.3"];
+/// lsof recipe), H1.2 (a panic in request handling), H3.3 (idle while attached), and H2.7 (whose
+/// rounds then go red under the first toxic, past the warm-up, on the per-toxic logic).
+pub const SURVIVAL_ROWS: &[&str] = &["H1.1", "H1.2", "H3.3", "H2.7"];
 
 /// A proxy whose tool layer refuses every call after the first: the real `reticle mcp` with its
 /// answers piped through a filter that lets the first tool result through (the scenario's
@@ -239,25 +240,28 @@ pub const CONTROLLED_ROWS: &[&str] = &[
     "T2", "T3", "T4",
 ];
 
-/// The control of one row, if it has one.
-pub async fn of_row(row: &str) -> Option<Control> {
+/// The controls of one row (none when it has none).
+pub async fn of_row(row: &str) -> Vec<Control> {
     let real = harness::binaries::reticle();
     let known = |rows: &[&'static str]| rows.iter().copied().find(|r| *r == row);
-    Some(match row {
-        "H3.1" => stand_in_serve().await,
-        "H2.7" => stand_in_mcp_swallows_calls().await,
-        "H4.3" => stand_in_page_blames_the_app().await,
-        "H5.1" => stand_in_sdk_without_backoff().await,
-        _ => {
-            if let Some(row) = known(STATUS_ROWS) {
-                stand_in_status_says_running_in(&real, row).await
-            } else if let Some(row) = known(SURVIVAL_ROWS) {
-                stand_in_tools_refuse_after_warm_up(&real, row).await
-            } else {
-                stand_in_broken_trace(known(TRACE_ROWS)?).await
-            }
-        }
-    })
+    let mut controls = Vec::new();
+    match row {
+        "H3.1" => controls.push(stand_in_serve().await),
+        "H2.7" => controls.push(stand_in_mcp_swallows_calls().await),
+        "H4.3" => controls.push(stand_in_page_blames_the_app().await),
+        "H5.1" => controls.push(stand_in_sdk_without_backoff().await),
+        _ => {}
+    }
+    if let Some(row) = known(STATUS_ROWS) {
+        controls.push(stand_in_status_says_running_in(&real, row).await);
+    }
+    if let Some(row) = known(SURVIVAL_ROWS) {
+        controls.push(stand_in_tools_refuse_after_warm_up(&real, row).await);
+    }
+    if let Some(row) = known(TRACE_ROWS) {
+        controls.push(stand_in_broken_trace(row).await);
+    }
+    controls
 }
 
 /// The controls of the rows a run scores (a partition runs the controls of its own rows).
