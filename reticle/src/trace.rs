@@ -1,6 +1,6 @@
 //! `RETICLE_TRACE`: a tracing-subscriber layer that writes one JSON line per closed span into the
 //! daemon log: `{"t", "event":"trace", "span", "id", "parent", "depth", "callId", "ok", "ms",
-//! "error"?}`. A root span opens a call (`callId` = `p<pid>-c<n>`); every span under it inherits
+//! "error"?, "rpcId"?}` (`rpcId` on a root: the JSON-RPC id its call arrived with). A root span opens a call (`callId` = `p<pid>-c<n>`); every span under it inherits
 //! the call. A span reports failure by recording `ok = false` and `error = "<sentence>"` before it
 //! closes. Ids are never reused, so a parent that never closed is detectable (the hung-call
 //! signature). The names in a line are [`crate::wire::trace`]'s. This module writes lines; it
@@ -99,12 +99,14 @@ struct SpanFacts {
     opened: Instant,
     ok: bool,
     error: Option<String>,
+    rpc_id: Option<String>,
 }
 
 #[derive(Default)]
 struct Outcome {
     ok: Option<bool>,
     error: Option<String>,
+    rpc_id: Option<String>,
 }
 
 impl Visit for Outcome {
@@ -117,6 +119,8 @@ impl Visit for Outcome {
     fn record_str(&mut self, field: &Field, value: &str) {
         if field.name() == key::ERROR {
             self.error = Some(value.chars().take(300).collect());
+        } else if field.name() == key::RPC_ID {
+            self.rpc_id = Some(value.to_string());
         }
     }
 
@@ -156,6 +160,7 @@ where
             opened: Instant::now(),
             ok: outcome.ok.unwrap_or(true),
             error: outcome.error,
+            rpc_id: outcome.rpc_id,
         });
     }
 
@@ -169,6 +174,9 @@ where
             }
             if outcome.error.is_some() {
                 facts.error = outcome.error;
+            }
+            if outcome.rpc_id.is_some() {
+                facts.rpc_id = outcome.rpc_id;
             }
         }
     }
@@ -198,6 +206,9 @@ where
         });
         if let Some(error) = &facts.error {
             line[key::ERROR] = json!(error);
+        }
+        if let Some(rpc_id) = &facts.rpc_id {
+            line[key::RPC_ID] = json!(rpc_id);
         }
         if breakage == Some(Breakage::FailedWithoutError) {
             line[key::OK] = json!(false);

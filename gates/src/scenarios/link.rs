@@ -629,7 +629,7 @@ pub async fn rounds_on_the_link(env: &GateEnv, rounds: &[Round], patience: Durat
     raw.close_stdin();
     raw.wait_exit(BOUND).await;
     raw.settle();
-    let nemesis = link.close().await;
+    let nemesis = link.close(&history).await;
     judged(history, move |ops| {
         let verdict = judge_rounds(ops);
         Judgement::new(
@@ -865,7 +865,7 @@ async fn close_and_judge(
     surfacing: Surfacing,
     recovered: bool,
 ) -> Ran {
-    let nemesis = link.close().await;
+    let nemesis = link.close(&history).await;
     judged(history, move |ops| {
         judge_surfaced_then_recovered(ops, mark, &surfacing, recovered, &nemesis)
     })
