@@ -131,106 +131,53 @@ mod tests {
     use crate::history::{History, OpType};
     use serde_json::{Value, json};
 
-    fn fault(h: &History, kind: &str, effect: &str, attributes: Value) -> Op {
+    /// Whether a `kind` toxic (`effect`, configured with `attributes`) shows its effect on one
+    /// call answered at once with `answer`.
+    fn shows(kind: &str, effect: &str, attributes: Value, answer: Value) -> bool {
+        let h = History::new();
         h.fault(
             crate::fault::TOXIC,
             true,
             json!({ "toxic": kind, "effect": effect, "spec": spec_json(kind, "downstream", attributes) }),
         );
-        h.ops().pop().unwrap()
-    }
-
-    fn call(h: &History, answer: Value) -> (Op, Op) {
         h.invoke("tools/call", json!({ "id": 1, "params": {} }));
-        let invoke = h.ops().pop().unwrap();
         h.complete(OpType::Ok, "tools/call", answer);
-        (invoke, h.ops().pop().unwrap())
+        let ops = h.ops();
+        shown(
+            &ops[0],
+            &[Under {
+                invoke: &ops[1],
+                answer: &ops[2],
+            }],
+        )
+        .is_ok()
     }
 
     #[test]
     fn a_toxic_that_touched_nothing_shows_no_effect() {
-        let h = History::new();
-        let latency = fault(
-            &h,
-            "latency",
-            "degrades",
-            json!({ "latency": 60_000, "jitter": 0 }),
-        );
-        let (i, a) = call(&h, json!({ "id": 1, "result": {} }));
-        let under = [Under {
-            invoke: &i,
-            answer: &a,
-        }];
-        assert!(shown(&latency, &under).is_err());
-
+        let answered = json!({ "id": 1, "result": {} });
         let big = json!({ "id": 1, "result": { "text": "x".repeat(200_000) } });
-        let bandwidth = fault(&h, "bandwidth", "degrades", json!({ "rate": 1 }));
-        let (i, a) = call(&h, big);
-        assert!(
-            shown(
-                &bandwidth,
-                &[Under {
-                    invoke: &i,
-                    answer: &a
-                }]
-            )
-            .is_err()
-        );
-
-        let cut = fault(&h, "limit_data", "cuts", json!({ "bytes": 10 }));
-        let (i, a) = call(&h, json!({ "id": 1, "result": {} }));
-        assert!(
-            shown(
-                &cut,
-                &[Under {
-                    invoke: &i,
-                    answer: &a
-                }]
-            )
-            .is_err()
-        );
+        let slow = json!({ "latency": 60_000, "jitter": 0 });
+        assert!(!shows("latency", "degrades", slow, answered.clone()));
+        assert!(!shows("bandwidth", "degrades", json!({ "rate": 1 }), big));
+        assert!(!shows(
+            "limit_data",
+            "cuts",
+            json!({ "bytes": 10 }),
+            answered
+        ));
     }
 
     #[test]
     fn an_effect_is_seen_when_the_calls_show_it() {
-        let h = History::new();
-        let latency = fault(
-            &h,
-            "latency",
-            "degrades",
-            json!({ "latency": 0, "jitter": 0 }),
-        );
-        let (i, a) = call(&h, json!({ "id": 1, "result": {} }));
+        let answered = json!({ "id": 1, "result": {} });
+        let zero = json!({ "latency": 0, "jitter": 0 });
+        assert!(shows("latency", "degrades", zero, answered.clone()));
+        let lost =
+            json!({ "id": 1, "code": reticle::mcp::jsonrpc::TRANSPORT_LOST, "message": "lost" });
+        assert!(shows("reset_peer", "cuts", json!({ "timeout": 0 }), lost));
         assert!(
-            shown(
-                &latency,
-                &[Under {
-                    invoke: &i,
-                    answer: &a
-                }]
-            )
-            .is_ok()
-        );
-
-        let cut = fault(&h, "reset_peer", "cuts", json!({ "timeout": 0 }));
-        let (i, a) = call(
-            &h,
-            json!({ "id": 1, "code": reticle::mcp::jsonrpc::TRANSPORT_LOST, "message": "lost" }),
-        );
-        assert!(
-            shown(
-                &cut,
-                &[Under {
-                    invoke: &i,
-                    answer: &a
-                }]
-            )
-            .is_ok()
-        );
-
-        let unknown = fault(&h, "latency", "degrades", json!({}));
-        assert!(
-            shown(&unknown, &[]).is_err(),
+            !shows("latency", "degrades", json!({}), answered),
             "a spec without its delay proves nothing"
         );
     }
