@@ -22,7 +22,11 @@ async fn the_proxy_that_refuses_after_warm_up_goes_red_on_the_survival_rows() {
         .await;
         assert!(control.went_red(), "{control:?}");
         assert_eq!(control.outcome, RowOutcome::Surfaced, "{control:?}");
-        assert!(control.evidence.contains("stand-in"), "{control:?}");
+        // Without a kill in the way, the first call after the fault is the stand-in's refusal
+        // (after H1.1's kill it may instead meet the daemon's restart, a failure too).
+        if row == "H1.2" {
+            assert!(control.evidence.contains("stand-in"), "{control:?}");
+        }
     }
 }
 
