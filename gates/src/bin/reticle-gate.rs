@@ -54,6 +54,13 @@ enum GateCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Re-judge the stored histories of a finished run (its --out folder) offline and print the
+    /// same scorecard, with the same exit rules; a row whose judge reads more than its history
+    /// keeps its stored outcome, marked as not re-judged. Runs nothing.
+    Analyze {
+        /// The report folder of a finished run (scorecard.json and histories/).
+        dir: PathBuf,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -90,6 +97,7 @@ fn main() -> ExitCode {
     {
         Ok(rt) => match cli.command {
             Some(GateCommand::Merge { parts, out }) => merge(&parts, out),
+            Some(GateCommand::Analyze { dir }) => analyze(&dir),
             None => rt.block_on(gate(cli.run)),
         },
         Err(err) => {
@@ -319,6 +327,16 @@ fn merge(dirs: &[PathBuf], out: Option<PathBuf>) -> ExitCode {
     }
     println!("{}", card.table());
     verdict(&card, &card.problems())
+}
+
+fn analyze(dir: &Path) -> ExitCode {
+    match gates::analyze::analyze(dir, now()) {
+        Ok(card) => {
+            println!("{}", card.table());
+            verdict(&card, &card.problems())
+        }
+        Err(sentence) => usage(&sentence),
+    }
 }
 
 /// Where this run's reports go.

@@ -274,11 +274,15 @@ pub fn settle(judge: impl FnOnce() -> Result<Judgement, Judgement>) -> Judgement
 /// hung ([`judge::hung_call`]) or its daemon's trace broke an invariant while the transport
 /// broke ([`judge_trace_under_faults`]).
 pub fn judged(history: History, judge: impl FnOnce(&[Op]) -> Judgement) -> Ran {
-    let ops = history.ops();
-    let judgement = judge::hung_call(&ops)
-        .or_else(|| judge_trace_under_faults(&ops))
-        .unwrap_or_else(|| judge(&ops));
+    let judgement = judgement_of(&history.ops(), judge);
     Ran { history, judgement }
+}
+
+/// What [`judged`] makes of `ops` (also how `reticle gate analyze` re-judges a stored history).
+pub fn judgement_of(ops: &[Op], judge: impl FnOnce(&[Op]) -> Judgement) -> Judgement {
+    judge::hung_call(ops)
+        .or_else(|| judge_trace_under_faults(ops))
+        .unwrap_or_else(|| judge(ops))
 }
 
 /// Silent when a proxied daemon's trace, checked as its link closed
