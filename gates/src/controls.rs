@@ -4,7 +4,7 @@
 //! One family of stand-ins per judge family: `serve` and `status` for the daemon lifecycle rows,
 //! an MCP server that swallows calls for H2.7, a proxy whose tools refuse after warm-up for the
 //! survival rows, a page that blames the app for H4.3, a page SDK without backoff for H5.1, a
-//! daemon with a broken trace for T1 to T4.
+//! daemon with a broken trace for T1 to T4, a JUnit report missing a layer's tests for L1.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -194,6 +194,41 @@ fn write_sdk_without_backoff(dir: &Path) -> std::io::Result<()> {
     std::fs::write(&backoff, source.replace(BACKOFF_GROWS, BACKOFF_FLAT))
 }
 
+/// A JUnit report in which every layer's gate tests ran and passed except the `tools` layer's,
+/// which did not run: L1 scored from it must be silent.
+pub async fn stand_in_report_without_a_layer() -> Control {
+    const NAME: &str = "stand-in JUnit report in which the tools layer's tests did not run";
+    let dir = tempfile::tempdir().expect("a dir for the stand-in");
+    let root = harness::fixture_app::repo_root();
+    let doc = std::fs::read_to_string(root.join("docs/system-map.md")).unwrap_or_default();
+    let rows = scenarios::layers::gate_table(&doc, &root);
+    let suites_of = |keep: fn(&str) -> bool| -> Vec<String> {
+        rows.iter()
+            .filter(|r| keep(&r.layer))
+            .flat_map(|r| {
+                r.found
+                    .iter()
+                    .filter_map(|p| scenarios::layers::suite_of(p))
+            })
+            .collect()
+    };
+    let tools = suites_of(|layer| layer == "tools");
+    let suites: String = suites_of(|layer| layer != "tools")
+        .iter()
+        .filter(|suite| !tools.contains(suite))
+        .map(|suite| {
+            format!("  <testsuite name=\"{suite}\" tests=\"1\" errors=\"0\" failures=\"0\"></testsuite>\n")
+        })
+        .collect();
+    let path = dir.path().join("junit.xml");
+    let xml = format!("<testsuites name=\"stand-in\">\n{suites}</testsuites>\n");
+    if let Err(err) = std::fs::write(&path, xml) {
+        return unwritten(NAME, "L1", err);
+    }
+    let ran = scenarios::layers::layers_ran_in(Some(&path)).await;
+    Control::of(NAME, "L1", ran.judgement)
+}
+
 /// A stand-in page that, as its tab closes with a command pending, answers that command
 /// `ok:false` "app failed": the page's loss blamed on the app, the wrong verdict H4.3 exists to
 /// prevent. Run through H4.3's checker against a real daemon, it must be scored silent.
@@ -237,7 +272,7 @@ pub const TRACE_ROWS: &[&str] = &["T1", "T2", "T3", "T4"];
 /// The rows that have a control, in the order the controls run.
 pub const CONTROLLED_ROWS: &[&str] = &[
     "H3.1", "H3.2", "H3.4", "H3.5", "H3.6", "H1.1", "H1.2", "H3.3", "H2.7", "H4.3", "H5.1", "T1",
-    "T2", "T3", "T4",
+    "T2", "T3", "T4", "L1",
 ];
 
 /// The controls of one row (none when it has none).
@@ -250,6 +285,7 @@ pub async fn of_row(row: &str) -> Vec<Control> {
         "H2.7" => controls.push(stand_in_mcp_swallows_calls().await),
         "H4.3" => controls.push(stand_in_page_blames_the_app().await),
         "H5.1" => controls.push(stand_in_sdk_without_backoff().await),
+        "L1" => controls.push(stand_in_report_without_a_layer().await),
         _ => {}
     }
     if let Some(row) = known(STATUS_ROWS) {

@@ -75,6 +75,10 @@ struct RunArgs {
     /// Run TCP faults through this Toxiproxy server instead of the embedded fault proxy.
     #[arg(long)]
     toxiproxy: Option<String>,
+    /// The nextest JUnit report of the same commit (`cargo nextest run --profile flake-hunt`):
+    /// L1 is then scored from it (each layer's gate tests ran and passed), not from the doc.
+    #[arg(long)]
+    junit: Option<PathBuf>,
     /// Where to write scorecard.json, scorecard.md, junit.xml and histories/<row>.jsonl (every
     /// operation each row's scenario performed, one JSON object per line)
     /// (default .reticle/runs/gate-<timestamp>/).
@@ -117,6 +121,10 @@ async fn gate(args: RunArgs) -> ExitCode {
     if let Some(url) = &args.toxiproxy {
         // SAFETY: as above; the nemesis reads it when a scenario starts.
         unsafe { std::env::set_var(gates::nemesis::TOXIPROXY_URL, url) };
+    }
+    if let Some(report) = &args.junit {
+        // SAFETY: as above; L1 reads it when its scenario runs.
+        unsafe { std::env::set_var(gates::scenarios::layers::JUNIT_VAR, report) };
     }
     match std::env::var(gates::nemesis::TOXIPROXY_URL) {
         Ok(url) if !url.trim().is_empty() => {
