@@ -2,7 +2,8 @@
 //! history (the calls made while it was installed) before its round proves anything. A toxic in
 //! the proxy's list that nothing crossed is a fault that did not happen.
 //!
-//! - `latency`: some call under it took at least the configured delay.
+//! - `latency`: some call under it took at least the least delay it adds (latency - jitter: each
+//!   delay is drawn from latency ± jitter).
 //! - `bandwidth` and `slicer`: some call under it took at least the time its own bytes need at the
 //!   configured rate (the answer's bytes downstream, the request's upstream: a lower bound of what
 //!   crossed the link).
@@ -69,14 +70,16 @@ pub fn shown(fault: &Op, under: &[Under<'_>]) -> Result<String, String> {
     let slowest = under.iter().map(Under::took_ms).fold(0.0_f64, f64::max);
     match kind {
         "latency" => {
-            let delay = attribute("latency")?;
+            // Each delay is drawn from latency ± jitter: the least it adds is latency - jitter.
+            let jitter = spec["attributes"]["jitter"].as_f64().unwrap_or(0.0);
+            let delay = (attribute("latency")? - jitter).max(0.0);
             if under.iter().any(|c| c.took_ms() >= delay) {
                 Ok(format!(
-                    "latency: slowest call {slowest:.0} ms ≥ {delay:.0} ms"
+                    "latency: slowest call {slowest:.0} ms ≥ the {delay:.0} ms it adds at least"
                 ))
             } else {
                 Err(format!(
-                    "no call under latency took its {delay:.0} ms (slowest {slowest:.0} ms)"
+                    "no call under latency took the {delay:.0} ms it adds at least (slowest {slowest:.0} ms)"
                 ))
             }
         }
