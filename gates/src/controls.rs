@@ -1,5 +1,10 @@
-//! Negative controls: deliberately silent stand-ins run through real scenarios. Each must be
-//! scored `silent`; if one is not, the checker behind it cannot fail and the gate fails.
+//! Negative controls: stand-ins that break a row's promise, run through the row's real scenario
+//! and judge. Each must go red (`silent`, or below a `survived` target:
+//! [`Control::went_red`]); if one does not, the checker behind it cannot fail and the gate fails.
+//! One family of stand-ins per judge family: `serve` and `status` for the daemon lifecycle rows,
+//! an MCP server that swallows calls for H2.7, a proxy whose tools refuse after warm-up for the
+//! survival rows, a page that blames the app for H4.3, a page SDK without backoff for H5.1, a
+//! daemon with a broken trace for T1 to T4, a JUnit report missing a layer's tests for L1.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -23,11 +28,22 @@ pub async fn stand_in_serve() -> Control {
     Control::of(NAME, "H3.1", ran.judgement)
 }
 
-/// A `status` that says running for a stopped daemon: a wrapper in front of the real binary that
-/// answers `status` with a running report (exit 0) and hands every other command to `real`. Run
-/// through H3.2's scenario (a SIGSTOPped daemon), the daemon lifecycle judge must call it silent.
+/// A `status` that says running for a stopped daemon, run through H3.2's scenario (a SIGSTOPped
+/// daemon): [`stand_in_status_says_running_in`] for H3.2.
 pub async fn stand_in_status_says_running(real: &Path) -> Control {
-    const NAME: &str = "stand-in status says running for a stopped daemon";
+    stand_in_status_says_running_in(real, "H3.2").await
+}
+
+/// The daemon lifecycle rows whose scenario reads `reticle status`: H3.2 (stopped), H3.4 (idled
+/// out), H3.5 (its caller's group SIGTERMed), H3.6 (SIGKILLed).
+pub const STATUS_ROWS: &[&str] = &["H3.2", "H3.4", "H3.5", "H3.6"];
+
+/// A `status` that says running whatever the daemon is (stopped, dead, gone): a wrapper in front
+/// of the real binary that answers `status` with a bare running report (exit 0) and hands every
+/// other command to `real`. Run through `row`'s scenario, the daemon lifecycle judge must call
+/// it silent.
+pub async fn stand_in_status_says_running_in(real: &Path, row: &'static str) -> Control {
+    const NAME: &str = "stand-in status says running for a stopped or dead daemon";
     let dir = tempfile::tempdir().expect("a dir for the stand-in");
     let script = format!(
         "#!/bin/sh
@@ -40,10 +56,10 @@ esac
     );
     let path = match write_script(dir.path(), "reticle-stand-in-status", &script) {
         Ok(path) => path,
-        Err(err) => return unwritten(NAME, "H3.2", err),
+        Err(err) => return unwritten(NAME, row, err),
     };
-    let ran = scenarios::run("H3.2", &GateEnv { reticle: path }).await;
-    Control::of(NAME, "H3.2", ran.judgement)
+    let ran = scenarios::run(row, &GateEnv { reticle: path }).await;
+    Control::of(NAME, row, ran.judgement)
 }
 
 /// A stand-in MCP server in place of `reticle mcp`: it answers `initialize` and `tools/list`
@@ -80,6 +96,137 @@ pub async fn stand_in_mcp_swallows_calls() -> Control {
     )
     .await;
     Control::of(NAME, "H2.7", ran.judgement)
+}
+
+/// The survival rows whose agent drives `reticle mcp` through the scenario's binary: H1.1 (the
+/// lsof recipe), H1.2 (a panic in request handling), H3.3 (idle while attached), and H2.7 (whose
+/// rounds then go red under the first toxic, past the warm-up, on the per-toxic logic).
+pub const SURVIVAL_ROWS: &[&str] = &["H1.1", "H1.2", "H3.3", "H2.7"];
+
+/// A proxy whose tool layer refuses every call after the first: the real `reticle mcp` with its
+/// answers piped through a filter that lets the first tool result through (the scenario's
+/// warm-up) and answers every later one `isError` in its place. `__REAL__` is the real binary.
+const STAND_IN_REFUSING_TOOLS: &str = r#"#!/bin/sh
+# reticle-stand-in-refusing-tools: a proxy whose every tool call after the first is refused,
+# for the gate's negative control of the survival judge. (A shell loop, not awk: it must read
+# line by line, and some awks buffer a pipe.)
+'__REAL__' "$@" | {
+  results=0
+  while IFS= read -r line; do
+    case "$line" in
+      *'"content":['*)
+        results=$((results + 1))
+        if [ "$results" -gt 1 ]; then
+          id=$(printf '%s\n' "$line" | sed -n 's/^[^}]*"id":\([^,}]*\).*$/\1/p')
+          printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"stand-in: this tool refuses every call after the first"}],"isError":true}}\n' "$id"
+          continue
+        fi ;;
+    esac
+    printf '%s\n' "$line"
+  done
+}
+"#;
+
+/// Runs `row`'s scenario with [`STAND_IN_REFUSING_TOOLS`] as its `reticle`: the survival judge
+/// must not call refusals after the fault survived (they surface, below the row's target).
+pub async fn stand_in_tools_refuse_after_warm_up(real: &Path, row: &'static str) -> Control {
+    const NAME: &str = "stand-in proxy refuses every tool call after warm-up";
+    let dir = tempfile::tempdir().expect("a dir for the stand-in");
+    let script = STAND_IN_REFUSING_TOOLS.replace("__REAL__", &real.display().to_string());
+    let path = match write_script(dir.path(), "reticle-stand-in-refusing-tools", &script) {
+        Ok(path) => path,
+        Err(err) => return unwritten(NAME, row, err),
+    };
+    let ran = scenarios::run(row, &GateEnv { reticle: path }).await;
+    Control::of(NAME, row, ran.judgement)
+}
+
+/// A daemon whose trace is broken (the test-only switch
+/// `RETICLE_TEST_STAND_IN_BROKEN_TRACE`: a call without a root, an orphan span, a call whose
+/// settle never closed, a failure without an error), run through the traced workload and judged
+/// for `row` (T1 to T4).
+pub async fn stand_in_broken_trace(row: &'static str) -> Control {
+    let ran = scenarios::traces::stand_in_broken_trace(row).await;
+    Control::of("stand-in daemon writes a broken trace", row, ran.judgement)
+}
+
+/// A page SDK that reconnects without backoff: a copy of `sdk/` whose backoff returns its base
+/// delay every time. Run through H5.1's scenario, the backoff judge must call it silent.
+pub async fn stand_in_sdk_without_backoff() -> Control {
+    const NAME: &str = "stand-in SDK reconnects without backoff";
+    let dir = tempfile::tempdir().expect("a dir for the stand-in");
+    if let Err(err) = write_sdk_without_backoff(dir.path()) {
+        return unwritten(NAME, "H5.1", err);
+    }
+    let rig = harness::SdkRig::launch_serving_sdk(dir.path()).await;
+    let ran = scenarios::sdk::backs_off_quietly_on(rig).await;
+    Control::of(NAME, "H5.1", ran.judgement)
+}
+
+/// The line of `sdk/src/backoff.js` that grows the delay, and the stand-in's in its place.
+const BACKOFF_GROWS: &str = "const delay = jittered(ceilingFor(attempt));";
+const BACKOFF_FLAT: &str = "const delay = baseMs; // stand-in: no backoff, no jitter";
+
+/// Copies the repository's SDK (`reticle.js` and `src/`) into `dir` with its backoff flattened;
+/// an error when the line to flatten is gone (the stand-in would prove nothing).
+fn write_sdk_without_backoff(dir: &Path) -> std::io::Result<()> {
+    let sdk = harness::fixture_app::repo_root().join("sdk");
+    let copied = std::process::Command::new("cp")
+        .arg("-R")
+        .arg(sdk.join("reticle.js"))
+        .arg(sdk.join("src"))
+        .arg(dir)
+        .status()?;
+    if !copied.success() {
+        return Err(std::io::Error::other(format!(
+            "cp of {} failed",
+            sdk.display()
+        )));
+    }
+    let backoff = dir.join("src").join("backoff.js");
+    let source = std::fs::read_to_string(&backoff)?;
+    if !source.contains(BACKOFF_GROWS) {
+        return Err(std::io::Error::other(format!(
+            "{} no longer has `{BACKOFF_GROWS}`",
+            backoff.display()
+        )));
+    }
+    std::fs::write(&backoff, source.replace(BACKOFF_GROWS, BACKOFF_FLAT))
+}
+
+/// A JUnit report in which every layer's gate tests ran and passed except the `tools` layer's,
+/// which did not run: L1 scored from it must be silent.
+pub async fn stand_in_report_without_a_layer() -> Control {
+    const NAME: &str = "stand-in JUnit report in which the tools layer's tests did not run";
+    let dir = tempfile::tempdir().expect("a dir for the stand-in");
+    let root = harness::fixture_app::repo_root();
+    let doc = std::fs::read_to_string(root.join("docs/system-map.md")).unwrap_or_default();
+    let rows = scenarios::layers::gate_table(&doc, &root);
+    let suites_of = |keep: fn(&str) -> bool| -> Vec<String> {
+        rows.iter()
+            .filter(|r| keep(&r.layer))
+            .flat_map(|r| {
+                r.found
+                    .iter()
+                    .filter_map(|p| scenarios::layers::suite_of(p))
+            })
+            .collect()
+    };
+    let tools = suites_of(|layer| layer == "tools");
+    let suites: String = suites_of(|layer| layer != "tools")
+        .iter()
+        .filter(|suite| !tools.contains(suite))
+        .map(|suite| {
+            format!("  <testsuite name=\"{suite}\" tests=\"1\" errors=\"0\" failures=\"0\"></testsuite>\n")
+        })
+        .collect();
+    let path = dir.path().join("junit.xml");
+    let xml = format!("<testsuites name=\"stand-in\">\n{suites}</testsuites>\n");
+    if let Err(err) = std::fs::write(&path, xml) {
+        return unwritten(NAME, "L1", err);
+    }
+    let ran = scenarios::layers::layers_ran_in(Some(&path)).await;
+    Control::of(NAME, "L1", ran.judgement)
 }
 
 /// A stand-in page that, as its tab closes with a command pending, answers that command
@@ -131,19 +278,39 @@ fn unwritten(name: &'static str, row: &'static str, err: std::io::Error) -> Cont
     )
 }
 
-/// The rows that have a control, in the order the controls run.
-pub const CONTROLLED_ROWS: &[&str] = &["H3.1", "H3.2", "H2.7", "H4.3", "S9"];
+/// The trace rows, each judged over the stand-in's broken trace.
+pub const TRACE_ROWS: &[&str] = &["T1", "T2", "T3", "T4"];
 
-/// The control of one row, if it has one.
-pub async fn of_row(row: &str) -> Option<Control> {
-    Some(match row {
-        "H3.1" => stand_in_serve().await,
-        "H3.2" => stand_in_status_says_running(&harness::binaries::reticle()).await,
-        "H2.7" => stand_in_mcp_swallows_calls().await,
-        "H4.3" => stand_in_page_blames_the_app().await,
-        "S9" => stand_in_bridge_swaps_sessions().await,
-        _ => return None,
-    })
+/// The rows that have a control, in the order the controls run.
+pub const CONTROLLED_ROWS: &[&str] = &[
+    "H3.1", "H3.2", "H3.4", "H3.5", "H3.6", "H1.1", "H1.2", "H3.3", "H2.7", "H4.3", "H5.1", "T1",
+    "T2", "T3", "T4", "L1", "S9",
+];
+
+/// The controls of one row (none when it has none).
+pub async fn of_row(row: &str) -> Vec<Control> {
+    let real = harness::binaries::reticle();
+    let known = |rows: &[&'static str]| rows.iter().copied().find(|r| *r == row);
+    let mut controls = Vec::new();
+    match row {
+        "H3.1" => controls.push(stand_in_serve().await),
+        "H2.7" => controls.push(stand_in_mcp_swallows_calls().await),
+        "H4.3" => controls.push(stand_in_page_blames_the_app().await),
+        "H5.1" => controls.push(stand_in_sdk_without_backoff().await),
+        "L1" => controls.push(stand_in_report_without_a_layer().await),
+        "S9" => controls.push(stand_in_bridge_swaps_sessions().await),
+        _ => {}
+    }
+    if let Some(row) = known(STATUS_ROWS) {
+        controls.push(stand_in_status_says_running_in(&real, row).await);
+    }
+    if let Some(row) = known(SURVIVAL_ROWS) {
+        controls.push(stand_in_tools_refuse_after_warm_up(&real, row).await);
+    }
+    if let Some(row) = known(TRACE_ROWS) {
+        controls.push(stand_in_broken_trace(row).await);
+    }
+    controls
 }
 
 /// The controls of the rows a run scores (a partition runs the controls of its own rows).

@@ -20,9 +20,12 @@
 //! - [`soak`]: one held-open agent link, rounds of calls across deliberate idle gaps, and what
 //!   each round came to (run by `gates/tests/soak.rs` and the `soak` binary).
 //! - [`scorecard`]: outcomes against targets and the baseline, in every output format.
+//! - [`junit`]: a nextest JUnit report read as what each test binary ran (L1 from execution).
+//! - [`analyze`]: `reticle gate analyze DIR`, a finished run's stored histories judged again.
 //! - [`compat`]: the SDK compatibility suite (every tool with our SDK and with the published
 //!   2.0.0) and its matrix, `docs/sdk-compat.md` (row H5.6, `gates/tests/sdk_compat.rs`).
 
+pub mod analyze;
 pub mod chaos;
 pub mod compat;
 pub mod controls;
@@ -30,6 +33,7 @@ pub mod fault;
 pub use harness::history;
 pub mod inventory;
 pub mod judge;
+pub mod junit;
 pub mod nemesis;
 pub mod parts;
 pub mod scenarios;

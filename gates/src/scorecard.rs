@@ -77,7 +77,8 @@ impl Score {
     }
 }
 
-/// A negative control: a deliberately silent stand-in that must be scored `silent`.
+/// A negative control: a stand-in that breaks its row's promise, run through the row's scenario
+/// and judge, which must go red on it ([`Control::went_red`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Control {
     pub name: String,
@@ -97,9 +98,18 @@ impl Control {
         }
     }
 
-    /// A control passes only when the checker went red on it.
+    /// A control passes only when the checker went red on it: `silent`, or, for a row whose
+    /// target is `survived`, `surfaced` (a stand-in whose calls fail with an error the agent sees
+    /// broke that promise, and the judge rightly says the error surfaced). Inconclusive proves
+    /// nothing and survived means the checker cannot fail: neither is red.
     pub fn went_red(&self) -> bool {
-        self.outcome == RowOutcome::Silent
+        match self.outcome {
+            RowOutcome::Silent => true,
+            RowOutcome::Surfaced => {
+                crate::inventory::find(&self.row).is_some_and(|r| r.target == Target::Survived)
+            }
+            RowOutcome::Inconclusive | RowOutcome::Survived => false,
+        }
     }
 }
 
@@ -132,7 +142,7 @@ impl Scorecard {
         let mut problems: Vec<String> = self.rows.iter().filter_map(Score::problem).collect();
         for control in self.controls.iter().filter(|c| !c.went_red()) {
             problems.push(format!(
-                "negative control `{}` was scored {} instead of silent: the checker for {} cannot fail",
+                "negative control `{}` was scored {}, not red: the checker for {} cannot fail",
                 control.name,
                 control.outcome.word(),
                 control.row
@@ -276,7 +286,7 @@ impl Scorecard {
             ));
             if !c.went_red() {
                 out.push_str(&format!(
-                    "<failure message=\"the control was not scored silent\">{}</failure>",
+                    "<failure message=\"the checker did not go red on the control\">{}</failure>",
                     xml(&c.evidence)
                 ));
             }
@@ -421,5 +431,16 @@ mod tests {
             RowOutcome::Surfaced
         );
         assert!(parse_baseline(r#"{"H3.1":"great"}"#).is_err());
+    }
+
+    #[test]
+    fn a_control_is_red_when_silent_or_below_a_survived_target() {
+        let control =
+            |row: &str, outcome| Control::of("stand-in", row, Judgement::new(outcome, "e"));
+        assert!(control("H3.1", RowOutcome::Silent).went_red());
+        assert!(control("H3.3", RowOutcome::Surfaced).went_red());
+        assert!(!control("H3.1", RowOutcome::Surfaced).went_red());
+        assert!(!control("H3.3", RowOutcome::Inconclusive).went_red());
+        assert!(!control("H3.3", RowOutcome::Survived).went_red());
     }
 }

@@ -1,10 +1,11 @@
 //! The trace checker: reads `RETICLE_TRACE` lines from a daemon log and checks the invariants on
-//! every call. T1: exactly one root span (`tool.handler`, depth 0) per call. T2: no orphan span
+//! every call. T1: exactly one root span (`tool.handler`, depth 0) per call (and, with the
+//! agent's calls, exactly one root carrying each call's JSON-RPC id: [`roots_by_rpc_id`]). T2: no orphan span
 //! (a span whose parent never closed: the hung-call signature). T3: the `settle` span closed for
 //! every call. T4: no span with `ok:false` and no error. Pure over text.
 //!
 //! Line format: `{"t", "event":"trace", "span", "id", "parent", "depth", "callId", "ok", "ms",
-//! "error"?}`, every name from [`reticle::wire::trace`]. Lines that are not trace lines are ignored;
+//! "error"?, "rpcId"?}`, every name from [`reticle::wire::trace`]. Lines that are not trace lines are ignored;
 //! a trace line that does not parse is a violation ([`check_log`]), never dropped.
 
 use std::collections::{BTreeMap, HashSet};
@@ -23,6 +24,9 @@ pub struct Span {
     pub call_id: String,
     pub ok: bool,
     pub error: Option<String>,
+    /// On a root: the JSON-RPC id its call arrived with, as JSON text (the agent's own id when
+    /// `reticle mcp` forwarded the call).
+    pub rpc_id: Option<String>,
 }
 
 /// Which invariant a violation breaks.
@@ -32,6 +36,15 @@ pub enum Invariant {
     T2,
     T3,
     T4,
+}
+
+impl Invariant {
+    /// The invariant an inventory row id (`T1` to `T4`) names.
+    pub fn of_row(row: &str) -> Option<Self> {
+        [Self::T1, Self::T2, Self::T3, Self::T4]
+            .into_iter()
+            .find(|i| format!("{i:?}") == row)
+    }
 }
 
 /// One broken invariant, with the call it concerns.
@@ -75,6 +88,7 @@ pub fn parse(text: &str) -> Vec<Span> {
                 call_id: s(key::CALL_ID)?,
                 ok: v.get(key::OK).and_then(Value::as_bool)?,
                 error: s(key::ERROR),
+                rpc_id: s(key::RPC_ID),
             })
         })
         .collect()
@@ -172,6 +186,21 @@ pub fn check(spans: &[Span]) -> TraceReport {
         spans: spans.len(),
         violations,
     }
+}
+
+/// How many roots carry each JSON-RPC id: what matches an agent's call to its root (T1 by call
+/// id: each call the agent made must find exactly one).
+pub fn roots_by_rpc_id(spans: &[Span]) -> BTreeMap<String, usize> {
+    let mut roots = BTreeMap::new();
+    for span in spans
+        .iter()
+        .filter(|s| s.span == span::TOOL_HANDLER && s.depth == 0)
+    {
+        if let Some(rpc_id) = &span.rpc_id {
+            *roots.entry(rpc_id.clone()).or_default() += 1;
+        }
+    }
+    roots
 }
 
 /// Calibration: a healthy trace must pass and each fault shape must fire its invariant.

@@ -5,7 +5,8 @@
 //! a tab closed mid-command resolves it as `observation_lost` (H4.3), an outage backs off with
 //! jitter and keeps the SDK's noise out of the console events (H5.1), warns once (H5.2), marks an
 //! offline overflow with a gap marker (H5.3), a sandboxed iframe still starts a session (H5.4) and
-//! a stale ref is refused by name (H5.5).
+//! a stale ref is refused by name (H5.5). H5.1's negative control: a stand-in SDK that reconnects
+//! without backoff is scored silent.
 //!
 //! Each test launches its own Chromium: under nextest every test is its own process.
 
@@ -215,6 +216,18 @@ async fn h5_1_an_outage_backs_off_with_jitter_and_keeps_the_sdks_noise_out() {
         "{}",
         back.value
     );
+}
+
+/// H5.1's negative control: the same scenario with a stand-in SDK whose backoff never grows.
+#[tokio::test]
+async fn h5_1_a_stand_in_sdk_without_backoff_is_scored_silent() {
+    let control = gates::controls::stand_in_sdk_without_backoff().await;
+    assert_eq!(
+        control.outcome,
+        gates::judge::RowOutcome::Silent,
+        "{control:?}"
+    );
+    assert!(control.evidence.contains("did not back off"), "{control:?}");
 }
 
 /// H5.2 through its gate scenario (`sdk::outage_warns_once`): the page console warns once,

@@ -1,6 +1,7 @@
 //! The gate's hop 3 rows as a test: every hop 3 row with a scenario meets its target and equals
 //! its baseline (`common::row_meets_target`), the stand-in `serve` and `status` controls are
-//! scored silent, every row of the other hops that has a scenario has its own test, and the
+//! scored silent (the `status` one on every row that reads `status`), the proxy whose tools
+//! refuse after warm-up goes red on H3.3, every row of the other hops that has a scenario has its own test, and the
 //! inventory, the scenarios and `docs/system-map.md` agree on the set of row ids.
 
 use std::collections::BTreeSet;
@@ -36,6 +37,25 @@ async fn the_stand_in_status_that_says_running_is_scored_silent() {
     let control =
         gates::controls::stand_in_status_says_running(&harness::binaries::reticle()).await;
     assert_eq!(control.outcome, RowOutcome::Silent, "{control:?}");
+}
+
+#[tokio::test]
+async fn the_stand_in_status_goes_silent_on_every_row_that_reads_status() {
+    for row in ["H3.4", "H3.5", "H3.6"] {
+        let control =
+            gates::controls::stand_in_status_says_running_in(&harness::binaries::reticle(), row)
+                .await;
+        assert_eq!(control.outcome, RowOutcome::Silent, "{control:?}");
+    }
+}
+
+#[tokio::test]
+async fn the_proxy_that_refuses_after_warm_up_goes_red_on_h3_3() {
+    let control =
+        gates::controls::stand_in_tools_refuse_after_warm_up(&harness::binaries::reticle(), "H3.3")
+            .await;
+    assert!(control.went_red(), "{control:?}");
+    assert!(control.evidence.contains("stand-in"), "{control:?}");
 }
 
 #[test]

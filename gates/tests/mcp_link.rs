@@ -52,6 +52,18 @@ async fn the_stand_in_mcp_server_that_swallows_calls_is_scored_silent() {
     assert!(control.evidence.contains("never answered"), "{control:?}");
 }
 
+/// H2.7's per-toxic control: a proxy whose tools refuse every call after warm-up gets through
+/// the warm-up and goes red under the first toxic, on the rounds' own logic.
+#[tokio::test]
+async fn the_proxy_that_refuses_after_warm_up_goes_red_under_the_first_toxic() {
+    let control =
+        gates::controls::stand_in_tools_refuse_after_warm_up(&harness::binaries::reticle(), "H2.7")
+            .await;
+    assert!(control.went_red(), "{control:?}");
+    assert!(control.evidence.contains("under "), "{control:?}");
+    assert!(control.evidence.contains("stand-in"), "{control:?}");
+}
+
 #[tokio::test]
 async fn a_call_queued_while_only_the_stream_is_blackholed_is_answered_at_the_queue_bound() {
     let state = tempfile::tempdir().unwrap();

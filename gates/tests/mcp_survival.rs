@@ -5,9 +5,30 @@
 //! H1.1 the `lsof -ti tcp:PORT | xargs kill -9` recipe mid-session; H1.2 a panic inside request
 //! handling; H1.3 a wedged port past the reconnect budget; H1.4 stdin closed with calls in
 //! flight; H1.5 garbage on stdin; H2.4 a squatter; H2.5 a daemon restarted with another
-//! catalogue; H2.6 handshake replay into a restarted daemon.
+//! catalogue; H2.6 handshake replay into a restarted daemon. The survival judge's negative
+//! control: a proxy whose tools refuse every call after warm-up goes red on H1.1 and H1.2.
 
 mod common;
+
+use gates::judge::RowOutcome;
+
+#[tokio::test]
+async fn the_proxy_that_refuses_after_warm_up_goes_red_on_the_survival_rows() {
+    for row in ["H1.1", "H1.2"] {
+        let control = gates::controls::stand_in_tools_refuse_after_warm_up(
+            &harness::binaries::reticle(),
+            row,
+        )
+        .await;
+        assert!(control.went_red(), "{control:?}");
+        assert_eq!(control.outcome, RowOutcome::Surfaced, "{control:?}");
+        // Without a kill in the way, the first call after the fault is the stand-in's refusal
+        // (after H1.1's kill it may instead meet the daemon's restart, a failure too).
+        if row == "H1.2" {
+            assert!(control.evidence.contains("stand-in"), "{control:?}");
+        }
+    }
+}
 
 #[tokio::test]
 async fn h1_1_the_lsof_kill_recipe_mid_session_costs_nothing_after_it() {

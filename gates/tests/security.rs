@@ -55,10 +55,11 @@ async fn s9_two_documents_on_one_session_id_are_kept_apart() {
 /// live socket's session (the old behaviour) must score `silent`.
 #[tokio::test]
 async fn s9_control_a_silent_swap_scores_silent() {
-    let control = gates::controls::of_row("S9")
-        .await
-        .expect("S9 has a control");
-    assert!(control.went_red(), "{control:?}");
+    let controls = gates::controls::of_row("S9").await;
+    assert!(!controls.is_empty(), "S9 has a control");
+    for control in controls {
+        assert!(control.went_red(), "{control:?}");
+    }
 }
 
 #[tokio::test]

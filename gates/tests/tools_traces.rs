@@ -3,7 +3,8 @@
 //! exactly one root per call, no orphan, the settle hook on every call and no failure without an
 //! error (the gate's trace checker, T1 to T4, finds nothing). And `reticle_run` is the same
 //! path: its result carries the same decorations as a direct call, and its target's spans are
-//! the direct call's spans, one level down.
+//! the direct call's spans, one level down. The negative control: a daemon whose trace is broken
+//! on purpose (the test-only stand-in switch) is scored silent on every trace row.
 
 mod common;
 mod support;
@@ -164,4 +165,18 @@ async fn the_gate_scores_every_trace_invariant_at_its_target() {
     common::row_meets_target("T2").await;
     common::row_meets_target("T3").await;
     common::row_meets_target("T4").await;
+}
+
+/// The trace rows' negative control: the same workload against a daemon whose trace misses a
+/// root, holds an orphan, misses a settle and fails a span without an error.
+#[tokio::test]
+async fn the_broken_trace_stand_in_is_scored_silent_on_every_trace_row() {
+    for row in gates::controls::TRACE_ROWS {
+        let control = gates::controls::stand_in_broken_trace(row).await;
+        assert_eq!(
+            control.outcome,
+            gates::judge::RowOutcome::Silent,
+            "{control:?}"
+        );
+    }
 }

@@ -1,5 +1,5 @@
 //! [`FixtureApp`]: the fixture app on an ephemeral loopback port. It serves `apps/e2e/` at `/`,
-//! the SDK's `sdk/` at `/sdk/`, the fixture API under `/api/` (see `apps/e2e/API.md`), any extra
+//! the SDK's `sdk/` at `/sdk/` (or a stand-in SDK a gate's negative control gives), the fixture API under `/api/` (see `apps/e2e/API.md`), any extra
 //! directories a test mounts (a bundled published SDK, say), and pages a test writes inline.
 //! Everything is served `no-store`, so a reload always fetches what is on disk.
 
@@ -34,6 +34,7 @@ type Pages = Arc<Mutex<HashMap<String, (String, String)>>>;
 #[derive(Debug, Default)]
 pub struct FixtureAppBuilder {
     mounts: Vec<(String, PathBuf)>,
+    sdk: Option<PathBuf>,
 }
 
 impl FixtureAppBuilder {
@@ -44,13 +45,20 @@ impl FixtureAppBuilder {
         self
     }
 
+    /// Serves `dir` at `/sdk/` instead of the repository's `sdk/` (a stand-in SDK).
+    pub fn sdk(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.sdk = Some(dir.into());
+        self
+    }
+
     /// Binds an ephemeral loopback port and serves until the app is dropped.
     pub async fn start(self) -> FixtureApp {
         let root = repo_root();
         let pages: Pages = Arc::default();
+        let sdk = self.sdk.unwrap_or_else(|| root.join("sdk"));
         let mut router = Router::new()
             .nest("/api", fixture_api::router())
-            .nest_service("/sdk", ServeDir::new(root.join("sdk")));
+            .nest_service("/sdk", ServeDir::new(sdk));
         for (prefix, dir) in self.mounts {
             router = router.nest_service(&prefix, ServeDir::new(dir));
         }

@@ -7,14 +7,14 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The `f` of the nemesis invoke recorded before a fault is applied ([`History::applying`]).
 pub const APPLYING: &str = "applying";
 
 /// Who performed an operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Actor {
     /// A client of the product (an agent, a user at the CLI, a page).
@@ -26,7 +26,7 @@ pub enum Actor {
 }
 
 /// What kind of operation it was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpType {
     /// A call begins.
@@ -40,7 +40,7 @@ pub enum OpType {
 }
 
 /// One operation.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Op {
     pub index: usize,
     /// Milliseconds since the history began.

@@ -1,7 +1,8 @@
 //! [`SdkRig`]: what every gate that drives our SDK in a real page needs, together: an owned
 //! daemon on a private state dir (so it can be stopped and brought back on the same port with
 //! the same token), the fixture app serving the SDK and the gate page, one Chromium, and a
-//! [`BridgeClient`]. Nothing here panics: a rig that cannot be built says why, so a scenario can
+//! [`BridgeClient`]. The SDK is the repository's, or a stand-in a negative control gives
+//! ([`SdkRig::launch_serving_sdk`]). Nothing here panics: a rig that cannot be built says why, so a scenario can
 //! score its row inconclusive instead of taking the gate down.
 //!
 //! The gate page (`/gate.html`) loads `/sdk/reticle.js` and connects with the port, token and
@@ -108,6 +109,18 @@ impl SdkRig {
 
     /// A rig whose daemon (and every restart of it) gets `env`.
     pub async fn launch_with(env: &[(&str, &str)]) -> Result<Self, String> {
+        Self::launch_from(env, FixtureApp::builder()).await
+    }
+
+    /// A rig whose pages load the SDK in `dir` (a stand-in) instead of the repository's.
+    pub async fn launch_serving_sdk(dir: &std::path::Path) -> Result<Self, String> {
+        Self::launch_from(&[], FixtureApp::builder().sdk(dir)).await
+    }
+
+    async fn launch_from(
+        env: &[(&str, &str)],
+        app: crate::fixture_app::FixtureAppBuilder,
+    ) -> Result<Self, String> {
         let state = tempfile::tempdir().map_err(|e| format!("no private state dir: {e}"))?;
         let env: Vec<(String, String)> = env
             .iter()
@@ -116,7 +129,7 @@ impl SdkRig {
         let daemon = start_daemon(state.path().to_path_buf(), &env, None).await?;
         let port = daemon.port();
         let token = daemon.try_token()?;
-        let app = FixtureApp::start().await;
+        let app = app.start().await;
         app.page(GATE_PAGE_PATH, GATE_PAGE);
         let browser = Browser::launch()
             .await

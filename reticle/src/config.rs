@@ -52,6 +52,9 @@ pub mod env {
     pub const TEST_STAND_IN_SESSION_SWAP: &str = "RETICLE_TEST_STAND_IN_SESSION_SWAP";
     /// Test only: a JSON-RPC method whose handling panics inside `reticle mcp`.
     pub const TEST_PANIC_METHOD: &str = "RETICLE_TEST_PANIC_METHOD";
+    /// Test only, a stand-in for the gate's trace controls: the daemon's trace breaks every
+    /// invariant once (`1`, `true`, `on`, `yes`; see `crate::trace::Breakage`).
+    pub const TEST_STAND_IN_BROKEN_TRACE: &str = "RETICLE_TEST_STAND_IN_BROKEN_TRACE";
 }
 
 /// Defaults for the durations above.

@@ -1,10 +1,12 @@
 //! `RETICLE_TRACE`: a tracing-subscriber layer that writes one JSON line per closed span into the
 //! daemon log: `{"t", "event":"trace", "span", "id", "parent", "depth", "callId", "ok", "ms",
-//! "error"?}`. A root span opens a call (`callId` = `p<pid>-c<n>`); every span under it inherits
+//! "error"?, "rpcId"?}` (`rpcId` on a root: the JSON-RPC id its call arrived with). A root span opens a call (`callId` = `p<pid>-c<n>`); every span under it inherits
 //! the call. A span reports failure by recording `ok = false` and `error = "<sentence>"` before it
 //! closes. Ids are never reused, so a parent that never closed is detectable (the hung-call
 //! signature). The names in a line are [`crate::wire::trace`]'s. This module writes lines; it
-//! must not decide what is traced.
+//! must not decide what is traced. Test only: a stand-in switch
+//! (`RETICLE_TEST_STAND_IN_BROKEN_TRACE`, [`Breakage`]) makes it write a broken trace on
+//! purpose, for the gate's negative control of the trace checker.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +21,7 @@ use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
 use crate::daemon::DaemonLog;
-use crate::wire::trace::{TRACE_EVENT, key};
+use crate::wire::trace::{TRACE_EVENT, key, span};
 
 /// The environment variable that turns tracing on (`1`, `true`, `on`, `yes`).
 pub const TRACE_VAR: &str = crate::config::env::TRACE;
@@ -29,12 +31,44 @@ pub fn enabled() -> bool {
     crate::config::switch_on(TRACE_VAR)
 }
 
+/// Whether the test-only stand-in switch asks for a broken trace.
+pub fn stand_in_broken() -> bool {
+    crate::config::switch_on(crate::config::env::TEST_STAND_IN_BROKEN_TRACE)
+}
+
+/// The stand-in's broken trace: each of the first calls breaks one invariant, so a checker that
+/// reads it must find every kind of violation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Breakage {
+    /// Call 1: its root line is never written (a call without a root, and its children closed
+    /// under a parent that never closed: an orphan).
+    NoRoot,
+    /// Call 2: its settle line is never written.
+    NoSettle,
+    /// Call 3: its root is written failed, without an error.
+    FailedWithoutError,
+}
+
+impl Breakage {
+    /// What the stand-in does to a span of call `call` named `span`, if anything.
+    fn of(call: u64, span: &str, depth: u64) -> Option<Self> {
+        match (call, span, depth) {
+            (1, span::TOOL_HANDLER, 0) => Some(Self::NoRoot),
+            (2, span::SETTLE, _) => Some(Self::NoSettle),
+            (3, span::TOOL_HANDLER, 0) => Some(Self::FailedWithoutError),
+            _ => None,
+        }
+    }
+}
+
 /// Writes closed spans to the daemon log.
 #[derive(Debug)]
 pub struct TraceLayer {
     log: Arc<DaemonLog>,
     next_span: AtomicU64,
     next_call: AtomicU64,
+    /// The stand-in switch: write a broken trace on purpose.
+    broken: bool,
 }
 
 impl TraceLayer {
@@ -43,7 +77,13 @@ impl TraceLayer {
             log,
             next_span: AtomicU64::new(1),
             next_call: AtomicU64::new(1),
+            broken: false,
         }
+    }
+
+    /// The stand-in for the gate's trace controls: a layer that breaks its trace ([`Breakage`]).
+    pub fn broken(self, broken: bool) -> Self {
+        Self { broken, ..self }
     }
 }
 
@@ -54,15 +94,19 @@ struct SpanFacts {
     parent: Option<String>,
     depth: u64,
     call_id: String,
+    /// The call's number, counted from 1 in this daemon.
+    call: u64,
     opened: Instant,
     ok: bool,
     error: Option<String>,
+    rpc_id: Option<String>,
 }
 
 #[derive(Default)]
 struct Outcome {
     ok: Option<bool>,
     error: Option<String>,
+    rpc_id: Option<String>,
 }
 
 impl Visit for Outcome {
@@ -75,6 +119,8 @@ impl Visit for Outcome {
     fn record_str(&mut self, field: &Field, value: &str) {
         if field.name() == key::ERROR {
             self.error = Some(value.chars().take(300).collect());
+        } else if field.name() == key::RPC_ID {
+            self.rpc_id = Some(value.to_string());
         }
     }
 
@@ -94,13 +140,13 @@ where
         let parent = span.parent().and_then(|p| {
             p.extensions()
                 .get::<SpanFacts>()
-                .map(|f| (f.id.clone(), f.depth, f.call_id.clone()))
+                .map(|f| (f.id.clone(), f.depth, f.call_id.clone(), f.call))
         });
-        let (parent, depth, call_id) = match parent {
-            Some((pid, depth, call)) => (Some(pid), depth + 1, call),
+        let (parent, depth, call_id, call) = match parent {
+            Some((pid, depth, call_id, call)) => (Some(pid), depth + 1, call_id, call),
             None => {
                 let n = self.next_call.fetch_add(1, Ordering::Relaxed);
-                (None, 0, format!("p{}-c{n}", std::process::id()))
+                (None, 0, format!("p{}-c{n}", std::process::id()), n)
             }
         };
         let mut outcome = Outcome::default();
@@ -110,9 +156,11 @@ where
             parent,
             depth,
             call_id,
+            call,
             opened: Instant::now(),
             ok: outcome.ok.unwrap_or(true),
             error: outcome.error,
+            rpc_id: outcome.rpc_id,
         });
     }
 
@@ -127,6 +175,9 @@ where
             if outcome.error.is_some() {
                 facts.error = outcome.error;
             }
+            if outcome.rpc_id.is_some() {
+                facts.rpc_id = outcome.rpc_id;
+            }
         }
     }
 
@@ -137,6 +188,13 @@ where
         let Some(facts) = extensions.get::<SpanFacts>() else {
             return;
         };
+        let breakage = self
+            .broken
+            .then(|| Breakage::of(facts.call, name, facts.depth))
+            .flatten();
+        if matches!(breakage, Some(Breakage::NoRoot | Breakage::NoSettle)) {
+            return;
+        }
         let mut line = json!({
             key::SPAN: name,
             key::ID: facts.id,
@@ -148,6 +206,12 @@ where
         });
         if let Some(error) = &facts.error {
             line[key::ERROR] = json!(error);
+        }
+        if let Some(rpc_id) = &facts.rpc_id {
+            line[key::RPC_ID] = json!(rpc_id);
+        }
+        if breakage == Some(Breakage::FailedWithoutError) {
+            line[key::OK] = json!(false);
         }
         self.log.event(TRACE_EVENT, line);
     }

@@ -2,7 +2,7 @@
 //! inventory row's scenario against the real system, the negative controls, and prints the
 //! scorecard; writes JSON, Markdown and JUnit XML, and each row's history as it finishes (so a
 //! run cut short keeps what it did); exits non-zero on any silent row, any row below
-//! its target, any regression against the baseline, or any control that was not scored silent.
+//! its target, any regression against the baseline, or any control its checker did not go red on.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -54,6 +54,13 @@ enum GateCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Re-judge the stored histories of a finished run (its --out folder) offline and print the
+    /// same scorecard, with the same exit rules; a row whose judge reads more than its history
+    /// keeps its stored outcome, marked as not re-judged. Runs nothing.
+    Analyze {
+        /// The report folder of a finished run (scorecard.json and histories/).
+        dir: PathBuf,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -68,6 +75,10 @@ struct RunArgs {
     /// Run TCP faults through this Toxiproxy server instead of the embedded fault proxy.
     #[arg(long)]
     toxiproxy: Option<String>,
+    /// The nextest JUnit report of the same commit (`cargo nextest run --profile flake-hunt`):
+    /// L1 is then scored from it (each layer's gate tests ran and passed), not from the doc.
+    #[arg(long)]
+    junit: Option<PathBuf>,
     /// Where to write scorecard.json, scorecard.md, junit.xml and histories/<row>.jsonl (every
     /// operation each row's scenario performed, one JSON object per line)
     /// (default .reticle/runs/gate-<timestamp>/).
@@ -90,6 +101,7 @@ fn main() -> ExitCode {
     {
         Ok(rt) => match cli.command {
             Some(GateCommand::Merge { parts, out }) => merge(&parts, out),
+            Some(GateCommand::Analyze { dir }) => analyze(&dir),
             None => rt.block_on(gate(cli.run)),
         },
         Err(err) => {
@@ -109,6 +121,10 @@ async fn gate(args: RunArgs) -> ExitCode {
     if let Some(url) = &args.toxiproxy {
         // SAFETY: as above; the nemesis reads it when a scenario starts.
         unsafe { std::env::set_var(gates::nemesis::TOXIPROXY_URL, url) };
+    }
+    if let Some(report) = &args.junit {
+        // SAFETY: as above; L1 reads it when its scenario runs.
+        unsafe { std::env::set_var(gates::scenarios::layers::JUNIT_VAR, report) };
     }
     match std::env::var(gates::nemesis::TOXIPROXY_URL) {
         Ok(url) if !url.trim().is_empty() => {
@@ -319,6 +335,16 @@ fn merge(dirs: &[PathBuf], out: Option<PathBuf>) -> ExitCode {
     }
     println!("{}", card.table());
     verdict(&card, &card.problems())
+}
+
+fn analyze(dir: &Path) -> ExitCode {
+    match gates::analyze::analyze(dir, now()) {
+        Ok(card) => {
+            println!("{}", card.table());
+            verdict(&card, &card.problems())
+        }
+        Err(sentence) => usage(&sentence),
+    }
 }
 
 /// Where this run's reports go.

@@ -1,4 +1,5 @@
-//! What every scenario shares. For all of them: the finished-scenario shapes ([`judged`],
+//! What every scenario shares. For all of them: the finished-scenario shapes ([`judged`], which
+//! also reads the trace of a proxied daemon ([`judge_trace_under_faults`]),
 //! [`unestablished`], [`could_not_start`], [`settle`]), the shared judges ([`judge_survival`],
 //! [`judge_surfacing`]) and the harness's records ([`observe`], [`control`]). For hops 1 to 3:
 //! the warm agent opening ([`warm_agent`]), whether the link [`serves`], the survival judge with
@@ -269,12 +270,44 @@ pub fn settle(judge: impl FnOnce() -> Result<Judgement, Judgement>) -> Judgement
     }
 }
 
-/// A finished scenario judged by `judge` over its history; silent ("hung") first when a CLI
-/// call in it hung ([`judge::hung_call`]).
+/// A finished scenario judged by `judge` over its history; silent first when a CLI call in it
+/// hung ([`judge::hung_call`]) or its daemon's trace broke an invariant while the transport
+/// broke ([`judge_trace_under_faults`]).
 pub fn judged(history: History, judge: impl FnOnce(&[Op]) -> Judgement) -> Ran {
-    let ops = history.ops();
-    let judgement = judge::hung_call(&ops).unwrap_or_else(|| judge(&ops));
+    let judgement = judgement_of(&history.ops(), judge);
     Ran { history, judgement }
+}
+
+/// What [`judged`] makes of `ops` (also how `reticle gate analyze` re-judges a stored history).
+pub fn judgement_of(ops: &[Op], judge: impl FnOnce(&[Op]) -> Judgement) -> Judgement {
+    judge::hung_call(ops)
+        .or_else(|| judge_trace_under_faults(ops))
+        .unwrap_or_else(|| judge(ops))
+}
+
+/// Silent when a proxied daemon's trace, checked as its link closed
+/// ([`super::proxied::TRACE_UNDER_FAULTS`]), broke T1 to T4: a call the fault left without its
+/// root, an orphan span, a missing settle or a failure without an error is hidden from the agent.
+pub fn judge_trace_under_faults(ops: &[Op]) -> Option<Judgement> {
+    let (found, violations) = ops
+        .iter()
+        .filter(|o| o.actor == Actor::Harness && o.f == super::proxied::TRACE_UNDER_FAULTS)
+        .find_map(|o| {
+            let violations = o.value["violations"].as_array()?;
+            (!violations.is_empty()).then_some((o, violations))
+        })?;
+    let first = &violations[0];
+    Some(Judgement::new(
+        RowOutcome::Silent,
+        format!(
+            "the daemon's trace broke {} while the transport broke ({} violation(s) over {} spans); first: call {}: {}",
+            first["invariant"].as_str().unwrap_or("?"),
+            violations.len(),
+            found.value["spans"],
+            first["call_id"].as_str().unwrap_or("?"),
+            first["detail"].as_str().unwrap_or("?")
+        ),
+    ))
 }
 
 /// Records the end of the CLI call `f` (already invoked): `ok` for exit 0, `fail` for any other
@@ -453,6 +486,33 @@ mod tests {
             RowOutcome::Inconclusive
         );
         assert!(established(&ops, "c").is_err());
+    }
+
+    #[test]
+    fn a_trace_broken_under_faults_makes_the_row_silent() {
+        let h = History::new();
+        h.fault("a", true, json!({}));
+        observe(
+            &h,
+            super::super::proxied::TRACE_UNDER_FAULTS,
+            json!({ "spans": 3, "calls": 1, "violations": [] }),
+        );
+        assert_eq!(
+            judged(h.clone(), |_| Judgement::new(RowOutcome::Survived, "held"))
+                .judgement
+                .outcome,
+            RowOutcome::Survived
+        );
+        observe(
+            &h,
+            super::super::proxied::TRACE_UNDER_FAULTS,
+            json!({ "spans": 3, "calls": 1, "violations": [
+                { "invariant": "T2", "call_id": "p1-c1", "detail": "orphan" }
+            ] }),
+        );
+        let broken = judged(h, |_| Judgement::new(RowOutcome::Survived, "held")).judgement;
+        assert_eq!(broken.outcome, RowOutcome::Silent, "{broken:?}");
+        assert!(broken.evidence.contains("T2"), "{broken:?}");
     }
 
     #[test]

@@ -1,10 +1,15 @@
-//! L1: every layer of the system has a gate. Reads the gate table in `docs/system-map.md`
-//! ("Where the gates are") and checks, for each layer the inventory names, that its row names
-//! at least one gate file that exists in the repository and is not marked "not built"; every
-//! path a row names must exist (a table that points at a deleted file is a doc that lies).
+//! L1: every layer of the system has a gate, and its gate tests ran and passed. Reads the gate
+//! table in `docs/system-map.md` ("Where the gates are") and checks, for each layer the inventory
+//! names, that its row names at least one gate file that exists in the repository and is not
+//! marked "not built"; every path a row names must exist (a table that points at a deleted file
+//! is a doc that lies). Given the nextest JUnit report of the same commit (`reticle gate --junit
+//! FILE`, passed as [`JUNIT_VAR`]), it then scores from execution: each layer's integration test
+//! files (`<crate>/tests/<stem>.rs`, the suite `<crate>::<stem>`) must have run, and passed; a
+//! layer whose tests did not run is silent. Without a report it says it judged the doc only.
 //!
-//! This module reads the doc and the tree; it must not run any gate itself: the other rows do.
+//! This module reads the doc, the tree and the report; it must not run any gate itself.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -13,6 +18,7 @@ use super::kit::judged;
 use super::{GateEnv, Ran};
 use crate::history::{Actor, History, OpType};
 use crate::judge::{Judgement, RowOutcome};
+use crate::junit::SuiteRun;
 
 /// The layers every release must gate, as the system map's table spells them.
 pub const LAYERS: &[&str] = &[
@@ -48,12 +54,22 @@ impl LayerGate {
     }
 }
 
+/// Where `reticle gate --junit FILE` puts the report for L1 (read when the row runs).
+pub const JUNIT_VAR: &str = "RETICLE_GATE_JUNIT";
+
 pub async fn every_layer_has_a_gate(_env: &GateEnv) -> Ran {
+    let report = std::env::var_os(JUNIT_VAR).map(PathBuf::from);
+    layers_ran_in(report.as_deref()).await
+}
+
+/// L1's scenario and judge with the JUnit report `report` (none: the doc alone); the negative
+/// control gives a stand-in report.
+pub async fn layers_ran_in(report: Option<&Path>) -> Ran {
     let history = History::new();
     let root = harness::fixture_app::repo_root();
     let doc = std::fs::read_to_string(root.join("docs/system-map.md"));
     history.invoke("read_gate_table", json!({ "doc": "docs/system-map.md" }));
-    match doc {
+    let rows = match doc {
         Ok(doc) => {
             let rows = gate_table(&doc, &root);
             history.complete(
@@ -63,7 +79,7 @@ pub async fn every_layer_has_a_gate(_env: &GateEnv) -> Ran {
                     "layer": r.layer, "found": r.found, "missing": r.missing, "status": r.status,
                 })).collect::<Vec<_>>() }),
             );
-            judged(history, |_| judge_layers(&rows))
+            rows
         }
         Err(e) => {
             history.record(
@@ -72,14 +88,121 @@ pub async fn every_layer_has_a_gate(_env: &GateEnv) -> Ran {
                 "read_gate_table",
                 json!({ "message": e.to_string() }),
             );
-            judged(history, |_| {
+            return judged(history, |_| {
                 Judgement::new(
                     RowOutcome::Inconclusive,
                     format!("docs/system-map.md could not be read: {e}"),
                 )
-            })
+            });
         }
+    };
+    let Some(report) = report else {
+        return judged(history, |_| {
+            let on_paper = judge_layers(&rows);
+            Judgement::new(
+                on_paper.outcome,
+                format!(
+                    "{} (from the doc only: no --junit report was given, so not from what ran)",
+                    on_paper.evidence
+                ),
+            )
+        });
+    };
+    history.invoke("read_junit", json!({ "report": report }));
+    let suites = match std::fs::read_to_string(report) {
+        Ok(xml) => {
+            let suites = crate::junit::suites(&xml);
+            history.complete(
+                OpType::Ok,
+                "read_junit",
+                json!({ "suites": suites.iter().map(|(name, run)| json!({
+                    "suite": name, "tests": run.tests, "failed": run.failed,
+                })).collect::<Vec<_>>() }),
+            );
+            suites
+        }
+        Err(e) => {
+            history.complete(
+                OpType::Fail,
+                "read_junit",
+                json!({ "message": e.to_string() }),
+            );
+            return judged(history, |_| {
+                Judgement::new(
+                    RowOutcome::Inconclusive,
+                    format!(
+                        "the JUnit report {} could not be read: {e}",
+                        report.display()
+                    ),
+                )
+            });
+        }
+    };
+    judged(history, |_| {
+        let on_paper = judge_layers(&rows);
+        if on_paper.outcome != RowOutcome::Survived {
+            return on_paper;
+        }
+        judge_layers_ran(&rows, &suites)
+    })
+}
+
+/// The nextest suite of an integration test file (`gates/tests/mcp_link.rs` → `gates::mcp_link`).
+pub fn suite_of(path: &str) -> Option<String> {
+    let path = Path::new(path);
+    let stem = path.file_stem()?.to_str()?;
+    let tests = path.parent()?;
+    let krate = tests.parent()?.to_str()?;
+    (tests.file_name()? == "tests" && path.extension()? == "rs" && !stem.contains('*'))
+        .then(|| format!("{krate}::{stem}"))
+}
+
+/// Survived when every layer's integration test files ran (their suites are in the report) and
+/// none failed; silent when a layer's tests did not run or one failed.
+pub fn judge_layers_ran(rows: &[LayerGate], suites: &BTreeMap<String, SuiteRun>) -> Judgement {
+    let mut tests = 0;
+    for layer in LAYERS {
+        let named: Vec<String> = rows
+            .iter()
+            .filter(|r| r.layer == *layer)
+            .flat_map(|r| r.found.iter().filter_map(|p| suite_of(p)))
+            .collect();
+        let ran: Vec<(&String, &SuiteRun)> = named
+            .iter()
+            .filter_map(|n| suites.get(n).map(|run| (n, run)))
+            .filter(|(_, run)| run.tests > 0)
+            .collect();
+        if ran.is_empty() {
+            return Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "the {layer} layer's gate tests did not run in the report (none of: {})",
+                    if named.is_empty() {
+                        "no test file named".to_string()
+                    } else {
+                        named.join(", ")
+                    }
+                ),
+            );
+        }
+        if let Some((name, run)) = ran.iter().find(|(_, run)| run.failed > 0) {
+            return Judgement::new(
+                RowOutcome::Silent,
+                format!(
+                    "the {layer} layer's gate {name} failed {} of {} tests",
+                    run.failed, run.tests
+                ),
+            );
+        }
+        tests += ran.iter().map(|(_, run)| run.tests).sum::<usize>();
     }
+    Judgement::new(
+        RowOutcome::Survived,
+        format!(
+            "all {} layers have a gate whose tests ran and passed in the JUnit report ({tests} tests)",
+            LAYERS.len()
+        ),
+    )
 }
 
 /// The rows of the gate table, each with its named paths resolved against `root`.
@@ -227,8 +350,8 @@ mod tests {
         doc
     }
 
-    #[test]
-    fn every_layer_gated_by_files_that_exist_survives() {
+    /// The table of a map whose every layer names `gate_hop3.rs` and `heartbeat.rs`.
+    fn every_layer_gated_by_two_files() -> Vec<LayerGate> {
         let root = harness::fixture_app::repo_root();
         let rows: Vec<(&str, &str, &str)> = LAYERS
             .iter()
@@ -240,7 +363,12 @@ mod tests {
                 )
             })
             .collect();
-        let parsed = gate_table(&table(&rows), &root);
+        gate_table(&table(&rows), &root)
+    }
+
+    #[test]
+    fn every_layer_gated_by_files_that_exist_survives() {
+        let parsed = every_layer_gated_by_two_files();
         assert_eq!(parsed.len(), LAYERS.len(), "the next section is not read");
         assert_eq!(parsed[0].found.len(), 2, "{parsed:?}");
         assert_eq!(judge_layers(&parsed).outcome, RowOutcome::Survived);
@@ -279,5 +407,33 @@ mod tests {
             judge_layers(&gate_table("# no table", &root)).outcome,
             RowOutcome::Inconclusive
         );
+    }
+
+    #[test]
+    fn a_layer_whose_tests_did_not_run_or_failed_is_silent() {
+        let parsed = every_layer_gated_by_two_files();
+        let run = |tests, failed| SuiteRun { tests, failed };
+        let mut suites = BTreeMap::from([("gates::heartbeat".to_string(), run(3, 0))]);
+        assert_eq!(
+            judge_layers_ran(&parsed, &suites).outcome,
+            RowOutcome::Survived
+        );
+        suites.insert("gates::heartbeat".into(), run(3, 1));
+        assert_eq!(
+            judge_layers_ran(&parsed, &suites).outcome,
+            RowOutcome::Silent
+        );
+        let judged = judge_layers_ran(&parsed, &BTreeMap::new());
+        assert_eq!(judged.outcome, RowOutcome::Silent);
+        assert!(
+            judged.evidence.contains("did not run"),
+            "{}",
+            judged.evidence
+        );
+        assert_eq!(
+            suite_of("gates/tests/mcp_link.rs").as_deref(),
+            Some("gates::mcp_link")
+        );
+        assert_eq!(suite_of("gates/src/trace.rs"), None);
     }
 }

@@ -2,7 +2,8 @@
 //! H2.7) a fault proxy from the [`Nemesis`] sits between `reticle mcp` and the daemon: the proxy
 //! is given the fault proxy's port and takes it for the daemon's. Every toxic is confirmed by
 //! reading it back from the nemesis and by the harness's own probe of `/status` through it;
-//! only then is the fault `established`. H2.4 to H2.6 fault the port and the daemon itself.
+//! only then is the fault `established`; H2.7's rounds count only once each toxic's effect shows
+//! in the calls under it ([`toxic_effect`]). H2.4 to H2.6 fault the port and the daemon itself.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,6 +21,7 @@ use super::kit::{
     unestablished, warm_agent,
 };
 use super::proxied::{PROBE, ProxiedDaemon};
+use super::toxic_effect;
 use super::{GateEnv, Ran, proxy_options};
 use crate::fault;
 use crate::history::{Actor, History, Op, OpType};
@@ -627,7 +629,7 @@ pub async fn rounds_on_the_link(env: &GateEnv, rounds: &[Round], patience: Durat
     raw.close_stdin();
     raw.wait_exit(BOUND).await;
     raw.settle();
-    let nemesis = link.close().await;
+    let nemesis = link.close(&history).await;
     judged(history, move |ops| {
         let verdict = judge_rounds(ops);
         Judgement::new(
@@ -652,6 +654,7 @@ pub fn judge_rounds(ops: &[Op]) -> Judgement {
         return Judgement::new(RowOutcome::Inconclusive, "no toxic was installed");
     }
     let cuts = cuts_per_toxic(ops);
+    let mut effects = Vec::new();
     for (i, fault) in faults.iter().enumerate() {
         let name = fault.value["toxic"].as_str().unwrap_or("?");
         if fault.op_type != OpType::Ok {
@@ -684,11 +687,13 @@ pub fn judge_rounds(ops: &[Op]) -> Judgement {
                     && o.op_type == OpType::Invoke
             })
         };
+        let mut under = Vec::new();
         for invoke in invokes(fault.index, heal.index) {
             let answer = judge::answers_to(ops, invoke);
-            let Some(answer) = answer.first() else {
+            let Some(&answer) = answer.first() else {
                 continue;
             };
+            under.push(toxic_effect::Under { invoke, answer });
             let id = judge::call_id(invoke).cloned().unwrap_or_default();
             // Every answer here is a result (`ok`) or an error, definite (`fail`) or not
             // (`info`: a -32001 whose call may have run).
@@ -718,6 +723,17 @@ pub fn judge_rounds(ops: &[Op]) -> Judgement {
                 }
             }
         }
+        match toxic_effect::shown(fault, &under) {
+            Ok(seen) => effects.push(seen),
+            Err(why) => {
+                return Judgement::new(
+                    RowOutcome::Inconclusive,
+                    format!(
+                        "toxic {name} left no effect in the history, so its round proves nothing: {why}"
+                    ),
+                );
+            }
+        }
         let back = invokes(heal.index, end).any(|invoke| {
             judge::answers_to(ops, invoke)
                 .first()
@@ -737,9 +753,10 @@ pub fn judge_rounds(ops: &[Op]) -> Judgement {
     Judgement::new(
         RowOutcome::Survived,
         format!(
-            "{} toxics, {calls} calls, each answered exactly once; every call under a degrading toxic succeeded; answered -32001 under a cutting one: {}; the link served after every heal",
+            "{} toxics, {calls} calls, each answered exactly once; every call under a degrading toxic succeeded; answered -32001 under a cutting one: {}; the link served after every heal; every toxic's effect seen ({})",
             faults.len(),
-            cut.join(", ")
+            cut.join(", "),
+            effects.join("; ")
         ),
     )
 }
@@ -848,7 +865,7 @@ async fn close_and_judge(
     surfacing: Surfacing,
     recovered: bool,
 ) -> Ran {
-    let nemesis = link.close().await;
+    let nemesis = link.close(&history).await;
     judged(history, move |ops| {
         judge_surfaced_then_recovered(ops, mark, &surfacing, recovered, &nemesis)
     })
@@ -958,10 +975,13 @@ mod tests {
         };
         call(&h, Some(OpType::Ok), 0);
         for (toxic, effect, under, after) in spec {
+            let (kind, stream) = toxic.rsplit_once('_').unwrap_or((toxic, "downstream"));
+            let spec =
+                super::toxic_effect::spec_json(kind, stream, json!({ "latency": 0, "jitter": 0 }));
             h.fault(
                 fault::TOXIC,
                 true,
-                json!({ "toxic": toxic, "effect": effect }),
+                json!({ "toxic": toxic, "effect": effect, "spec": spec }),
             );
             for answer in *under {
                 let code = if *answer == OpType::Ok { 0 } else { -32001 };

@@ -1,21 +1,33 @@
 //! A daemon behind a fault proxy, as the hop 1 and 2 scenarios and the chaos gate use it: the
 //! daemon the harness owns, a [`LinkProxy`] of the [`Nemesis`] in front of it (what `reticle mcp`
 //! is given for the daemon's port, in the options a scenario opening gets), toxics put on it only
-//! once confirmed, and every heal recorded. It injects and heals; it must not judge.
+//! once confirmed, and every heal recorded. Every proxied daemon runs with `RETICLE_TRACE=1`, and
+//! closing the link records what the trace checker found in its log ([`TRACE_UNDER_FAULTS`]), so
+//! T1 to T4 are checked while the transport breaks (the judge is `kit::judged`'s). It injects,
+//! heals and records; it must not judge.
 
 use std::time::Duration;
 
-use harness::{OwnedDaemon, OwnedDaemonBuilder, ProxyOptions};
+use harness::{OwnedDaemon, OwnedDaemonBuilder, ProxyOptions, poll};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use toxics::ToxicSpec;
 
-use super::kit::unestablished;
+use super::kit::{observe, unestablished};
 use super::{GateEnv, Ran, proxy_options};
 use crate::fault;
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::Judgement;
 use crate::nemesis::{self, LinkProxy, Nemesis};
+use crate::trace;
+
+/// The harness observation of what the trace checker found in a proxied daemon's log when its
+/// link closed: `{"spans", "calls", "violations"}`.
+pub const TRACE_UNDER_FAULTS: &str = "trace_under_faults";
+
+/// How long a closing link waits for the spans still open to close (they are written as they
+/// close, so a call still finishing looks, until then, like an orphan).
+const TRACE_SETTLE: Duration = Duration::from_secs(5);
 
 /// How long a `/status` probe through the fault proxy gets.
 pub const PROBE: Duration = Duration::from_millis(700);
@@ -34,7 +46,7 @@ impl ProxiedDaemon {
     /// Starts the daemon and puts a fault proxy in front of it, or says why either failed.
     pub async fn start(daemon: OwnedDaemonBuilder) -> Result<Self, String> {
         let nemesis = Nemesis::from_env().await?;
-        let daemon = daemon.start().await;
+        let daemon = daemon.env(reticle::config::env::TRACE, "1").start().await;
         let proxy = nemesis.proxy(daemon.port()).await?;
         Ok(Self {
             nemesis,
@@ -63,11 +75,31 @@ impl ProxiedDaemon {
         Ok((state, link, options))
     }
 
-    /// Closes the fault proxy; what the nemesis was, for the evidence.
-    pub async fn close(self) -> String {
+    /// Records the daemon's trace as checked ([`TRACE_UNDER_FAULTS`]) and closes the fault
+    /// proxy; what the nemesis was, for the evidence.
+    pub async fn close(self, history: &History) -> String {
+        self.record_trace(history).await;
         let nemesis = self.nemesis.describe();
         self.proxy.close().await;
         nemesis
+    }
+
+    /// Checks T1 to T4 on the daemon's log once no call is left half-written (bounded), and
+    /// records what was found.
+    async fn record_trace(&self, history: &History) {
+        let read = || std::fs::read_to_string(self.daemon.log_path()).unwrap_or_default();
+        let log = poll::within(TRACE_SETTLE, async || {
+            let log = read();
+            trace::check_log(&log).violations.is_empty().then_some(log)
+        })
+        .await
+        .unwrap_or_else(read);
+        let report = trace::check_log(&log);
+        observe(
+            history,
+            TRACE_UNDER_FAULTS,
+            json!({ "spans": report.spans, "calls": report.calls, "violations": report.violations }),
+        );
     }
 
     /// Installs every toxic of `cut` and confirms it twice: read back from the nemesis, and a

@@ -96,8 +96,14 @@ async fn read_events(history: &History, rig: &SdkRig, session: &str) -> Vec<Valu
 /// (so there was noise to leak) and the app's own warning during the outage did reach the agent
 /// (so the console channel works).
 pub async fn reconnect_backs_off_quietly(_env: &GateEnv) -> Ran {
+    backs_off_quietly_on(SdkRig::launch().await).await
+}
+
+/// H5.1's scenario and judge on `rig` (whose pages load our SDK, or the stand-in SDK of the
+/// row's negative control).
+pub async fn backs_off_quietly_on(rig: Result<SdkRig, String>) -> Ran {
     let history = History::new();
-    let mut rig = match SdkRig::launch().await {
+    let mut rig = match rig {
         Ok(rig) => rig,
         Err(why) => return could_not_start(history, fault::STOP_DAEMON, &why),
     };

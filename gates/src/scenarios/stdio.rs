@@ -207,7 +207,7 @@ pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
     let recovered = serves(&agent).await;
     let alive = supervisor_alive(&history, agent.pid());
     agent.close().await;
-    let nemesis = link.close().await;
+    let nemesis = link.close(&history).await;
     let port = options.port.to_string();
     judged_answered_once_after_fault(history, move |ops| {
         if spent.is_none() {

@@ -2,12 +2,16 @@
 //! with `RETICLE_TRACE=1`, the fixture app in Chromium and one held-open agent on `reticle mcp`
 //! make calls that succeed, are refused (bad arguments, a stale ref, an unknown tool, a page that
 //! is gone), fail (a red verdict, a page closed mid-wait), go through `reticle_run`, and run eight
-//! at a time. The calibrated checker ([`crate::trace`]) reads the daemon's log; T1 also needs one
-//! root per call the harness made, which only the history knows.
+//! at a time. The calibrated checker ([`crate::trace`]) reads the daemon's log; T1 also matches
+//! every call the agent made, by its JSON-RPC id, to exactly one root carrying that id, which
+//! only the history and the trace together can tell.
 //!
-//! The run happens once per process and each T row reads it. This module must not judge
-//! anything but traces: the tools' own answers are judged by the tool gates.
+//! The run happens once per process and each T row reads it; the negative control's run (the
+//! same workload against a daemon whose trace is broken on purpose,
+//! [`stand_in_broken_trace`]) happens once too, on demand. This module must not judge anything
+//! but traces: the tools' own answers are judged by the tool gates.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use harness::{Browser, FixtureApp, McpClient, OwnedDaemon, ProxyOptions, poll};
@@ -17,7 +21,7 @@ use tokio::sync::OnceCell;
 use super::kit::{BOUND, control, controls_held, observe, settle};
 use super::{GateEnv, Ran};
 use crate::history::{Actor, History, Op, OpType};
-use crate::judge::{Judgement, RowOutcome};
+use crate::judge::{self, Judgement, RowOutcome};
 use crate::trace::{self, Invariant, TraceReport};
 
 /// The session the traced page connects as.
@@ -34,11 +38,20 @@ const ORPHANED_WAIT_MS: u64 = 15_000;
 struct TracedRun {
     history: History,
     spans: usize,
+    /// How many roots carry each JSON-RPC id.
+    roots: BTreeMap<String, usize>,
     report: TraceReport,
     calibration: Vec<String>,
 }
 
 static RUN: OnceCell<TracedRun> = OnceCell::const_new();
+
+/// The traced run against the stand-in daemon whose trace is broken.
+static STAND_IN_RUN: OnceCell<TracedRun> = OnceCell::const_new();
+
+/// The daemon environment that breaks its trace on purpose (the test-only switch the negative
+/// control of T1 to T4 turns on).
+const BROKEN_TRACE: &[(&str, &str)] = &[(reticle::config::env::TEST_STAND_IN_BROKEN_TRACE, "1")];
 
 pub async fn t1_one_root_per_call(env: &GateEnv) -> Ran {
     run_invariant(env, Invariant::T1).await
@@ -57,12 +70,34 @@ pub async fn t4_no_failure_without_error(env: &GateEnv) -> Ran {
 }
 
 /// The traced run (made once per process) judged for `invariant`.
-async fn run_invariant(env: &GateEnv, invariant: Invariant) -> Ran {
-    let run = RUN.get_or_init(|| traced_run(env)).await;
-    let judgement = settle(|| judge_invariant(run, invariant));
+async fn run_invariant(_env: &GateEnv, invariant: Invariant) -> Ran {
+    judged_run(RUN.get_or_init(|| traced_run(&[])).await, invariant)
+}
+
+/// The negative control of the trace rows: the same workload against a daemon whose trace
+/// misses a root, holds an orphan span, misses a settle and fails a span without an error,
+/// judged for `row` (T1 to T4; any other id is inconclusive).
+pub async fn stand_in_broken_trace(row: &str) -> Ran {
+    let Some(invariant) = Invariant::of_row(row) else {
+        return Ran {
+            history: History::new(),
+            judgement: Judgement::new(
+                RowOutcome::Inconclusive,
+                format!("{row} is not a trace row"),
+            ),
+        };
+    };
+    judged_run(
+        STAND_IN_RUN.get_or_init(|| traced_run(BROKEN_TRACE)).await,
+        invariant,
+    )
+}
+
+/// A traced run judged for `invariant`.
+fn judged_run(run: &TracedRun, invariant: Invariant) -> Ran {
     Ran {
         history: run.history.clone(),
-        judgement,
+        judgement: settle(|| judge_invariant(run, invariant)),
     }
 }
 
@@ -113,11 +148,20 @@ fn judge_invariant(run: &TracedRun, invariant: Invariant) -> Result<Judgement, J
             ),
         ));
     }
-    if invariant == Invariant::T1 && run.report.calls != calls.len() {
+    if invariant == Invariant::T1
+        && let Some((id, found)) = calls
+            .iter()
+            .map(|c| judge::call_id(c).map(Value::to_string).unwrap_or_default())
+            .map(|id| {
+                let found = run.roots.get(&id).copied().unwrap_or(0);
+                (id, found)
+            })
+            .find(|(_, found)| *found != 1)
+    {
         return Ok(Judgement::new(
             RowOutcome::Silent,
             format!(
-                "the agent made {} tool calls and the daemon traced {} roots: a call ran untraced",
+                "the agent's call {id} is carried by {found} roots (expected exactly one) over {} calls and {} traced roots",
                 calls.len(),
                 run.report.calls
             ),
@@ -125,7 +169,7 @@ fn judge_invariant(run: &TracedRun, invariant: Invariant) -> Result<Judgement, J
     }
     let rooted = if invariant == Invariant::T1 {
         format!(
-            ", every one of the agent's {} calls with its root",
+            ", every one of the agent's {} calls matched by its id to exactly one root",
             calls.len()
         )
     } else {
@@ -147,12 +191,13 @@ fn tool_calls(ops: &[Op]) -> Vec<&Op> {
         .collect()
 }
 
-async fn traced_run(_env: &GateEnv) -> TracedRun {
+/// The workload against a traced daemon started with `daemon_env` added.
+async fn traced_run(daemon_env: &[(&str, &str)]) -> TracedRun {
     let history = History::new();
     let calibration = trace::self_check();
     let project = tempfile::tempdir();
     let started = match &project {
-        Ok(project) => start(&history, project.path()).await,
+        Ok(project) => start(&history, project.path(), daemon_env).await,
         Err(e) => Err(format!("no private project dir: {e}")),
     };
     let (daemon, report, spans) = match started {
@@ -165,7 +210,7 @@ async fn traced_run(_env: &GateEnv) -> TracedRun {
         }
         Err(why) => {
             control(&history, "the traced stack starts", false, json!(why));
-            (None, TraceReport::default(), 0)
+            (None, TraceReport::default(), Vec::new())
         }
     };
     if let Some(daemon) = daemon {
@@ -173,7 +218,8 @@ async fn traced_run(_env: &GateEnv) -> TracedRun {
     }
     TracedRun {
         history,
-        spans,
+        spans: spans.len(),
+        roots: trace::roots_by_rpc_id(&spans),
         report,
         calibration,
     }
@@ -187,15 +233,21 @@ struct Stack {
     client: McpClient,
 }
 
-async fn start(history: &History, project: &std::path::Path) -> Result<Stack, String> {
-    let daemon = OwnedDaemon::builder()
+async fn start(
+    history: &History,
+    project: &std::path::Path,
+    daemon_env: &[(&str, &str)],
+) -> Result<Stack, String> {
+    let mut builder = OwnedDaemon::builder()
         .env(reticle::config::env::TRACE, "1")
         .env(
             reticle::config::env::PROJECT_DIR,
             project.to_string_lossy().to_string(),
-        )
-        .try_start()
-        .await?;
+        );
+    for (key, value) in daemon_env {
+        builder = builder.env(key, *value);
+    }
+    let daemon = builder.try_start().await?;
     let app = FixtureApp::start().await;
     let browser = Browser::launch()
         .await
@@ -378,7 +430,7 @@ async fn workload(history: &History, stack: &Stack) {
 
 /// Waits until the daemon has logged a root for every call the agent made (spans are logged as
 /// they close), then checks the spans.
-async fn collected(history: &History, daemon: &OwnedDaemon) -> (TraceReport, usize) {
+async fn collected(history: &History, daemon: &OwnedDaemon) -> (TraceReport, Vec<trace::Span>) {
     let made = tool_calls(&history.ops()).len();
     let read = || std::fs::read_to_string(daemon.log_path()).unwrap_or_default();
     let roots = |log: &str| trace::parse(log).iter().filter(|s| s.depth == 0).count();
@@ -388,11 +440,11 @@ async fn collected(history: &History, daemon: &OwnedDaemon) -> (TraceReport, usi
     })
     .await
     .unwrap_or_else(read);
-    let spans = trace::parse(&log).len();
+    let spans = trace::parse(&log);
     observe(
         history,
         "trace_log",
-        json!({ "calls": made, "roots": roots(&log), "spans": spans }),
+        json!({ "calls": made, "roots": roots(&log), "spans": spans.len() }),
     );
     (trace::check_log(&log), spans)
 }
@@ -412,6 +464,7 @@ mod tests {
             call_id: call.into(),
             ok: true,
             error: None,
+            rpc_id: None,
         }
     }
 
@@ -425,14 +478,20 @@ mod tests {
         TracedRun {
             history,
             spans: spans.len(),
+            roots: crate::trace::roots_by_rpc_id(spans),
             report: check(spans),
             calibration: Vec::new(),
         }
     }
 
-    fn traced_call(call: &str) -> Vec<Span> {
+    /// A call's root and settle, the root carrying the JSON-RPC id `rpc_id`.
+    fn traced_call(call: &str, rpc_id: usize) -> Vec<Span> {
+        let root = Span {
+            rpc_id: Some(rpc_id.to_string()),
+            ..span(TOOL_HANDLER, &format!("{call}r"), None, 0, call)
+        };
         vec![
-            span(TOOL_HANDLER, &format!("{call}r"), None, 0, call),
+            root,
             span(
                 SETTLE,
                 &format!("{call}s"),
@@ -445,7 +504,7 @@ mod tests {
 
     #[test]
     fn every_call_traced_survives_and_an_untraced_call_is_silent() {
-        let both: Vec<Span> = [traced_call("c1"), traced_call("c2")].concat();
+        let both: Vec<Span> = [traced_call("c1", 0), traced_call("c2", 1)].concat();
         let healthy = run(&[OpType::Ok, OpType::Fail], &both);
         for invariant in [Invariant::T1, Invariant::T2, Invariant::T3, Invariant::T4] {
             assert_eq!(
@@ -454,7 +513,7 @@ mod tests {
             );
         }
         // Negative control: the agent made two calls and only one left a trace.
-        let untraced = run(&[OpType::Ok, OpType::Ok], &traced_call("c1"));
+        let untraced = run(&[OpType::Ok, OpType::Ok], &traced_call("c1", 0));
         let judged = settle(|| judge_invariant(&untraced, Invariant::T1));
         assert_eq!(judged.outcome, RowOutcome::Silent, "{}", judged.evidence);
     }
@@ -472,7 +531,7 @@ mod tests {
             );
         }
         let torn = r#"{"event":"trace","span":"tool.handler","id":"s1""#;
-        let mut spans = run(&[], &traced_call("c1"));
+        let mut spans = run(&[], &traced_call("c1", 0));
         spans.report = crate::trace::check_log(torn);
         spans.spans = 2;
         for invariant in [Invariant::T2, Invariant::T3, Invariant::T4] {
@@ -483,21 +542,35 @@ mod tests {
 
     #[test]
     fn a_broken_invariant_is_silent_and_a_dead_transport_or_uncalibrated_checker_proves_nothing() {
-        let mut orphaned = traced_call("c1");
+        let mut orphaned = traced_call("c1", 0);
         orphaned.push(span(BROWSER_COMMAND, "b", Some("never-closed"), 1, "c1"));
         let judged = settle(|| judge_invariant(&run(&[OpType::Ok], &orphaned), Invariant::T2));
         assert_eq!(judged.outcome, RowOutcome::Silent, "{}", judged.evidence);
 
-        let lost = run(&[OpType::Info], &traced_call("c1"));
+        let lost = run(&[OpType::Info], &traced_call("c1", 0));
         assert_eq!(
             settle(|| judge_invariant(&lost, Invariant::T1)).outcome,
             RowOutcome::Inconclusive
         );
-        let mut uncalibrated = run(&[OpType::Ok], &traced_call("c1"));
+        let mut uncalibrated = run(&[OpType::Ok], &traced_call("c1", 0));
         uncalibrated.calibration = vec!["a hung call passed".into()];
         assert_eq!(
             settle(|| judge_invariant(&uncalibrated, Invariant::T3)).outcome,
             RowOutcome::Inconclusive
+        );
+    }
+
+    #[test]
+    fn a_call_is_matched_to_its_root_by_id_not_by_count() {
+        // Two calls and two roots, as many as calls, but both roots carry the first call's id.
+        let spans = [traced_call("c1", 0), traced_call("c2", 0)].concat();
+        let judged =
+            settle(|| judge_invariant(&run(&[OpType::Ok, OpType::Ok], &spans), Invariant::T1));
+        assert_eq!(judged.outcome, RowOutcome::Silent, "{}", judged.evidence);
+        assert!(
+            judged.evidence.contains("call 0 is carried by 2 roots"),
+            "{}",
+            judged.evidence
         );
     }
 }

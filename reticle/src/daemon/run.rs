@@ -267,8 +267,9 @@ pub async fn run(settings: Settings, router: RouterOver) -> Result<ExitReason, S
     };
     if crate::trace::enabled() {
         use tracing_subscriber::layer::SubscriberExt;
-        let subscriber =
-            tracing_subscriber::registry().with(crate::trace::TraceLayer::new(log.clone()));
+        let subscriber = tracing_subscriber::registry().with(
+            crate::trace::TraceLayer::new(log.clone()).broken(crate::trace::stand_in_broken()),
+        );
         if tracing::subscriber::set_global_default(subscriber).is_ok() {
             log.event("trace_enabled", json!({ "var": crate::trace::TRACE_VAR }));
         }

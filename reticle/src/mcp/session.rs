@@ -8,7 +8,8 @@
 //! reusing the id of a call still running, or past the daemon's call cap, is refused -32600 and
 //! the running call keeps its answer; an answer waits a bounded time for room on its stream.
 //! Answers are encoded once: `tools/list` is the catalogue's pre-encoded result, and a tool
-//! result's structured content is written from the text block that already holds it.
+//! result's structured content is written from the text block that already holds it. A call's
+//! root span carries its JSON-RPC id: the agent's own when `reticle mcp` forwarded it in `_meta`.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -25,6 +26,7 @@ use super::jsonrpc::{
 };
 use super::{McpState, protocol};
 use crate::tools::{Catalogue, ToolContext, run_tool};
+use crate::wire::trace::CLIENT_ID_META;
 
 /// One client's protocol session.
 #[derive(Debug)]
@@ -190,8 +192,9 @@ impl ProtocolSession {
         let task = tokio::spawn(async move {
             let _counted = counted;
             let catalogue = mcp.catalogue();
+            let rpc_id = forwarded_client_id(&call).unwrap_or_else(|| id.to_string());
             let arguments = call.arguments.unwrap_or_default();
-            let run = run_tool(&ctx, &catalogue, &call.name, arguments);
+            let run = run_tool(&ctx, &catalogue, &call.name, arguments, Some(&rpc_id));
             let answer = match AssertUnwindSafe(run).catch_unwind().await {
                 Ok(Ok(result)) => encode_call_result(result).map_err(|e| {
                     (
@@ -330,6 +333,12 @@ fn list_tools(params: Option<&Value>, mcp: &McpState) -> Result<Arc<Catalogue>, 
         return Err((INVALID_PARAMS, "tools/list params must be an object".into()));
     }
     Ok(mcp.catalogue())
+}
+
+/// The agent's own request id that `reticle mcp` forwarded in the call's `_meta`, as JSON text.
+fn forwarded_client_id(call: &CallToolRequestParams) -> Option<String> {
+    let meta = call.meta.as_ref()?;
+    meta.get(CLIENT_ID_META).map(Value::to_string)
 }
 
 fn read_call(params: Option<&Value>) -> Result<CallToolRequestParams, RpcFailure> {

@@ -28,7 +28,7 @@ use super::{
     testing, verify,
 };
 use crate::bridge::{ResolveError, Session};
-use crate::wire::trace::span;
+use crate::wire::trace::{key, span};
 
 /// The largest arguments object a call may carry, serialized.
 pub const MAX_ARGUMENT_BYTES: usize = 64 * 1024;
@@ -93,30 +93,39 @@ impl Call<'_> {
     }
 }
 
-/// Runs one tool call arriving by `tools/call`.
+/// Runs one tool call arriving by `tools/call`; `rpc_id` is the caller's JSON-RPC id of it (the
+/// agent's own, when `reticle mcp` forwarded it), which its root span carries so a trace reader
+/// can match every call to its root.
 pub fn run_tool<'a>(
     ctx: &'a ToolContext,
     catalogue: &'a Catalogue,
     name: &'a str,
     arguments: Map<String, Value>,
+    rpc_id: Option<&str>,
 ) -> BoxFuture<'a, Result<CallToolResult, ToolRefusal>> {
-    run_routed(ctx, catalogue, name, arguments, Route::Direct)
+    run_routed(ctx, catalogue, name, arguments, Route::Direct, rpc_id)
 }
 
-/// Runs one tool call by `route` (`reticle_run` calls this for its target).
+/// Runs one tool call by `route` (`reticle_run` calls this for its target, with no `rpc_id`:
+/// its span is not a root).
 pub(super) fn run_routed<'a>(
     ctx: &'a ToolContext,
     catalogue: &'a Catalogue,
     name: &'a str,
     arguments: Map<String, Value>,
     route: Route,
+    rpc_id: Option<&str>,
 ) -> BoxFuture<'a, Result<CallToolResult, ToolRefusal>> {
     let root = tracing::info_span!(
         span::TOOL_HANDLER,
         tool = clip(name, 80).as_str(),
+        rpcId = Empty,
         ok = Empty,
         error = Empty
     );
+    if let Some(rpc_id) = rpc_id {
+        root.record(key::RPC_ID, clip(rpc_id, 80).as_str());
+    }
     let inner = root.clone();
     Box::pin(
         async move {
@@ -633,6 +642,7 @@ mod tests {
                     &catalogue,
                     name,
                     args.as_object().cloned().unwrap_or_default(),
+                    None,
                 )
                 .await
             }

@@ -164,7 +164,9 @@ mod tests {
     async fn call(ctx: &ToolContext, tool: &str, args: Value) -> (bool, Value) {
         let catalogue = Catalogue::for_surface(Surface::All);
         let arguments: Map<String, Value> = args.as_object().cloned().unwrap();
-        let result = run_tool(ctx, &catalogue, tool, arguments).await.unwrap();
+        let result = run_tool(ctx, &catalogue, tool, arguments, None)
+            .await
+            .unwrap();
         (
             result.is_error == Some(true),
             result.structured_content.unwrap_or(Value::Null),

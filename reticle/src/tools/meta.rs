@@ -142,14 +142,21 @@ pub(super) async fn run(call: &Call<'_>, a: RunArgs) -> Result<Value, Refusal> {
     {
         args.insert(SESSION_ID.into(), json!(id));
     }
-    let result = run_routed(call.ctx, call.catalogue, target.as_str(), args, Route::Run)
-        .await
-        .map_err(|unknown| {
-            Refusal::new(
-                format!("reticle_run: {unknown}; nothing was run"),
-                "call reticle_tools for the tools this daemon has",
-            )
-        })?;
+    let result = run_routed(
+        call.ctx,
+        call.catalogue,
+        target.as_str(),
+        args,
+        Route::Run,
+        None,
+    )
+    .await
+    .map_err(|unknown| {
+        Refusal::new(
+            format!("reticle_run: {unknown}; nothing was run"),
+            "call reticle_tools for the tools this daemon has",
+        )
+    })?;
     let mut value = result.structured_content.unwrap_or(Value::Null);
     if let Value::Object(map) = &mut value {
         map.insert("tool".into(), json!(target.as_str()));

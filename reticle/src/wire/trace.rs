@@ -6,8 +6,9 @@
 /// The daemon log event of a trace line.
 pub const TRACE_EVENT: &str = "trace";
 
-/// The keys of a trace line: `{"span", "id", "parent", "depth", "callId", "ok", "ms", "error"?}`.
-/// A span's `ok` and `error` fields become the line's keys of the same name.
+/// The keys of a trace line: `{"span", "id", "parent", "depth", "callId", "ok", "ms", "error"?,
+/// "rpcId"?}`. A span's `ok`, `error` and `rpcId` fields become the line's keys of the same name;
+/// `rpcId` is on a call's root: the JSON-RPC id the call arrived with (as JSON text).
 pub mod key {
     pub const SPAN: &str = "span";
     pub const ID: &str = "id";
@@ -17,7 +18,12 @@ pub mod key {
     pub const OK: &str = "ok";
     pub const MS: &str = "ms";
     pub const ERROR: &str = "error";
+    pub const RPC_ID: &str = "rpcId";
 }
+
+/// The `_meta` key of a forwarded `tools/call` under which `reticle mcp` gives the daemon the
+/// agent's own request id (it re-sends every call under an id of its own), for the root span.
+pub const CLIENT_ID_META: &str = "reticle/clientId";
 
 /// The spans the tool layer opens.
 pub mod span {

@@ -1,7 +1,8 @@
 //! What the actor sends: calls and the replayed handshake to the daemon (as worker commands, on
 //! the open session only), and answers to the agent (each logged when the proxy wrote it itself).
 //! Every answer to the agent leaves through [`Supervisor::emit`], which also ends a drain once
-//! nothing is owed. It decides nothing about which answer a call gets.
+//! nothing is owed. A `tools/call` goes out under the proxy's id with the agent's own in its
+//! `_meta` (for the daemon's trace). It decides nothing about which answer a call gets.
 
 use std::process::ExitCode;
 
@@ -12,6 +13,7 @@ use crate::mcp::jsonrpc;
 use crate::proxy::calls::{Call, CallState, LinkLoss};
 use crate::proxy::events;
 use crate::proxy::link::LinkCommand;
+use crate::wire::trace::CLIENT_ID_META;
 
 impl Supervisor {
     /// The next proxy id (calls, attempts and uncounted posts share one sequence).
@@ -39,6 +41,9 @@ impl Supervisor {
         };
         let mut object = call.object.clone();
         object.insert("id".into(), json!(seq));
+        if call.method == "tools/call" {
+            forward_client_id(&mut object, &call.client_id);
+        }
         let body = Value::Object(object).to_string();
         self.workers.command(LinkCommand::Post { epoch, seq, body });
     }
@@ -115,6 +120,19 @@ impl Supervisor {
         self.out.write(&message);
         if self.drain_until.is_some() && self.book.is_empty() {
             self.exit(ExitCode::SUCCESS, 0);
+        }
+    }
+}
+
+/// Puts the agent's own id of a `tools/call` in its params' `_meta` (the call goes out under the
+/// proxy's id), so the daemon's trace can name the agent's call.
+fn forward_client_id(object: &mut Map<String, Value>, client_id: &Value) {
+    if let Some(Value::Object(params)) = object.get_mut("params") {
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert(CLIENT_ID_META.into(), client_id.clone());
         }
     }
 }

@@ -250,6 +250,33 @@ fn calls_on_a_session(rig: &mut Rig, ids: &[Value]) -> (u64, Vec<u64>) {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_forwarded_tool_call_carries_the_agents_own_id_in_its_meta() {
+    let mut rig = Rig::start();
+    rig.initialize();
+    rig.written();
+    rig.request(json!("two"), "tools/call");
+    rig.request(json!(3), "ping");
+    let epoch = rig.connect(1);
+    let (replay_seq, _) = rig.posts(1)[0].clone();
+    rig.daemon_answers(1, epoch, replay_seq, json!({ "result": {} }));
+    let calls = rig.posts(1);
+    let call = calls
+        .iter()
+        .find(|(_, body)| body["method"] == "tools/call")
+        .expect("the call was posted");
+    assert_eq!(call.1["id"], json!(call.0), "under the proxy's id");
+    assert_eq!(
+        call.1["params"]["_meta"][crate::wire::trace::CLIENT_ID_META],
+        "two"
+    );
+    let ping = calls.iter().find(|(_, body)| body["method"] == "ping");
+    assert!(
+        ping.is_none_or(|(_, body)| body["params"].get("_meta").is_none()),
+        "only tool calls carry it: {ping:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn queued_calls_wait_for_the_replayed_handshake_then_go_in_arrival_order() {
     let mut rig = Rig::start();
     rig.initialize();

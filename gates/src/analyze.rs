@@ -1,0 +1,164 @@
+//! `reticle gate analyze DIR`: Jepsen's re-check. Reads a finished run's `scorecard.json` and
+//! `histories/<row>.jsonl` and judges every stored history again, offline, with the row's own
+//! judge, so the scorecard can be reproduced (or disputed) from what was recorded alone. A row
+//! whose judge still reads values its scenario kept outside the history ([`history_judge`] has
+//! none for it) keeps its stored outcome, and its evidence says it was not re-judged. Controls
+//! are kept as stored (they need the real system). It runs nothing.
+
+use std::path::Path;
+
+use crate::history::Op;
+use crate::judge::Judgement;
+use crate::parts;
+use crate::scenarios::{bridge, cross_site, fuzz, kit, link, mcp_limits, sdk, security};
+use crate::scorecard::{Score, Scorecard};
+
+/// The judge of `row` when it is a function of the history alone.
+pub fn history_judge(row: &str) -> Option<fn(&[Op]) -> Judgement> {
+    Some(match row {
+        "H2.7" => link::judge_rounds,
+        "H4.1" => bridge::judge_version_mismatch,
+        "H4.2" => bridge::judge_another_project,
+        "H4.3" => bridge::judge_lost_page,
+        "H4.4" => bridge::judge_reaper,
+        "H4.5" => bridge::judge_opaque_origins,
+        "H4.6" => bridge::judge_hostile_frames,
+        "H5.1" => sdk::judge_backoff,
+        "H5.2" => sdk::judge_outage_warning,
+        "H5.3" => sdk::judge_overflow,
+        "H5.4" => sdk::judge_sandboxed_frame,
+        "H5.5" => sdk::judge_stale_refs,
+        "S1" => security::judge_stop,
+        "S2" => security::judge_bad_token,
+        "S3" => security::judge_state_dir,
+        "S4" => security::judge_token_file,
+        "S5" => security::judge_init,
+        "S6" => security::judge_capsule,
+        "S7" => security::judge_ring_memory,
+        "S8" => cross_site::judge_foreign_pages,
+        "S10" => mcp_limits::judge_mcp_limits,
+        "S11" => fuzz::judge_fuzz,
+        _ => return None,
+    })
+}
+
+/// Parses a stored history (one op per line, as `reticle gate` writes it).
+pub fn read_history(text: &str) -> Result<Vec<Op>, String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(n, line)| {
+            serde_json::from_str(line).map_err(|e| format!("line {}: not an op: {e}", n + 1))
+        })
+        .collect()
+}
+
+/// The scorecard of the run in `dir`, every row with a history judge re-judged from its stored
+/// history.
+pub fn analyze(dir: &Path, generated_at: String) -> Result<Scorecard, String> {
+    let name = dir.display().to_string();
+    let text = std::fs::read_to_string(dir.join("scorecard.json"))
+        .map_err(|e| format!("{name}/scorecard.json: {e}"))?;
+    let part = parts::read_part(&name, &text)?;
+    let mut rows = Vec::new();
+    for stored in part.card.rows {
+        rows.push(rejudged(dir, stored)?);
+    }
+    Ok(Scorecard {
+        generated_at,
+        selection: Some(part.selection),
+        rows,
+        controls: part.card.controls,
+    })
+}
+
+/// One stored score, judged again from its history when its judge allows it.
+fn rejudged(dir: &Path, stored: Score) -> Result<Score, String> {
+    let row = crate::inventory::find(stored.id)
+        .ok_or_else(|| format!("row {} is not in this inventory", stored.id))?;
+    let Some(judge) = history_judge(stored.id) else {
+        let evidence = format!(
+            "(stored, not re-judged: its judge reads more than its history) {}",
+            stored.evidence
+        );
+        return Ok(Score::new(
+            row,
+            Judgement::new(stored.outcome, evidence),
+            stored.ms,
+            stored.baseline,
+        ));
+    };
+    let path = dir.join("histories").join(format!("{}.jsonl", stored.id));
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let ops = read_history(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let judgement = kit::judgement_of(&ops, judge);
+    Ok(Score::new(row, judgement, stored.ms, stored.baseline))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{History, OpType};
+    use crate::judge::RowOutcome;
+    use crate::parts::Selection;
+    use serde_json::json;
+
+    /// H4.3's score when a finished run in `dir` stored `history` for it, judged again.
+    fn analyzed(dir: &Path, history: &History) -> Score {
+        stored_run(dir, history);
+        analyze(dir, "now".into()).unwrap().rows.remove(0)
+    }
+
+    /// A finished run of H4.3 in `dir`: its scorecard and the history `history`.
+    fn stored_run(dir: &Path, history: &History) {
+        let row = crate::inventory::find("H4.3").unwrap();
+        let card = Scorecard {
+            generated_at: "t".into(),
+            selection: Some(Selection::new(&["H4.3".to_string()], None)),
+            rows: vec![Score::new(
+                row,
+                Judgement::new(RowOutcome::Surfaced, "stored"),
+                1,
+                None,
+            )],
+            controls: Vec::new(),
+        };
+        std::fs::write(
+            dir.join("scorecard.json"),
+            serde_json::to_string(&card).unwrap(),
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.join("histories")).unwrap();
+        let lines: String = history
+            .ops()
+            .iter()
+            .map(|op| serde_json::to_string(op).unwrap() + "\n")
+            .collect();
+        std::fs::write(dir.join("histories").join("H4.3.jsonl"), lines).unwrap();
+    }
+
+    #[test]
+    fn a_stored_history_is_judged_again_and_an_edited_one_differs() {
+        let dir = tempfile::tempdir().unwrap();
+        // H4.3's history, never injected: its judge says inconclusive, whatever was stored.
+        let history = History::new();
+        history.invoke("command", json!({}));
+        history.complete(OpType::Ok, "command", json!({}));
+        let score = analyzed(dir.path(), &history);
+        assert_eq!(score.outcome, RowOutcome::Inconclusive, "{score:?}");
+
+        // The same history with a CLI call that hung: silent, "hung".
+        history.invoke("status", json!({}));
+        history.complete(OpType::Info, "status", json!({ crate::judge::HUNG: true }));
+        let edited = analyzed(dir.path(), &history);
+        assert_eq!(edited.outcome, RowOutcome::Silent, "{edited:?}");
+        assert!(edited.evidence.contains("hung"), "{edited:?}");
+    }
+
+    #[test]
+    fn a_row_whose_judge_reads_more_than_its_history_keeps_its_stored_outcome() {
+        assert!(history_judge("H3.1").is_none());
+        assert!(history_judge("H2.7").is_some());
+        assert!(read_history("{not json").is_err());
+    }
+}
