@@ -57,6 +57,10 @@ pub const LIMITATIONS: &[Limitation] = &[
         reason: "protocol 1's query has no `css` criterion (ours adds it); 2.0.0 ignores the field and matches nothing",
     },
     Limitation {
+        probe: "query a password field by role and label",
+        reason: "2.0.0 resolves roles with Testing Library's queryAllByRole (its dom/query.js), where an input of type password has no role, so `textbox` never matches it; ours counts it as a textbox. Query a password field by label or testid to reach it under both",
+    },
+    Limitation {
         probe: "act_and_wait until element selected",
         reason: "protocol 1's element states are checked, disabled, expanded (and visibility, focus); 2.0.0 does not report `selected`, so the verdict is unknown, never a guess",
     },

@@ -164,10 +164,14 @@ pub async fn run(stack: &Stack) -> Vec<Cell> {
 }
 
 async fn query(run: &mut Run<'_>) {
-    let by: [(&str, Value); 9] = [
+    let by: [(&str, Value); 10] = [
         (
             "query by role and name",
             json!({"role": "button", "name": "Sign in"}),
+        ),
+        (
+            "query a password field by role and label",
+            json!({"role": "textbox", "name": "Password"}),
         ),
         ("query by testid", testid("login-submit")),
         ("query by text", json!({"text": "Delete item"})),
