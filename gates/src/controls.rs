@@ -155,7 +155,7 @@ pub async fn stand_in_broken_trace(row: &'static str) -> Control {
 pub async fn stand_in_sdk_without_backoff() -> Control {
     const NAME: &str = "stand-in SDK reconnects without backoff";
     let dir = tempfile::tempdir().expect("a dir for the stand-in");
-    if let Err(err) = write_sdk_without_backoff(dir.path()) {
+    if let Err(err) = write_sdk_with(dir.path(), "backoff.js", BACKOFF_GROWS, BACKOFF_FLAT) {
         return unwritten(NAME, "H5.1", err);
     }
     let rig = harness::SdkRig::launch_serving_sdk(dir.path()).await;
@@ -163,13 +163,30 @@ pub async fn stand_in_sdk_without_backoff() -> Control {
     Control::of(NAME, "H5.1", ran.judgement)
 }
 
+/// A copy of the SDK that drops what overflowed its offline queue without sending the gap
+/// marker, run through H5.3's scenario: lost events nobody is told about must score silent.
+pub async fn stand_in_sdk_without_gap_marker() -> Control {
+    const NAME: &str = "stand-in SDK drops events without a gap marker";
+    let dir = tempfile::tempdir().expect("a dir for the stand-in");
+    if let Err(err) = write_sdk_with(dir.path(), "transport.js", GAP_TAKEN, GAP_DROPPED) {
+        return unwritten(NAME, "H5.3", err);
+    }
+    let rig = harness::SdkRig::launch_serving_sdk(dir.path()).await;
+    let ran = scenarios::sdk::offline_overflow_on(rig).await;
+    Control::of(NAME, "H5.3", ran.judgement)
+}
+
 /// The line of `sdk/src/backoff.js` that grows the delay, and the stand-in's in its place.
 const BACKOFF_GROWS: &str = "const delay = jittered(ceilingFor(attempt));";
 const BACKOFF_FLAT: &str = "const delay = baseMs; // stand-in: no backoff, no jitter";
+/// The line of `sdk/src/transport.js` that takes the gap to mark, and the stand-in's in its place.
+const GAP_TAKEN: &str = "const gap = outbox.takeGap();";
+const GAP_DROPPED: &str =
+    "const gap = (outbox.takeGap(), null); // stand-in: the gap is never marked";
 
-/// Copies the repository's SDK (`reticle.js` and `src/`) into `dir` with its backoff flattened;
-/// an error when the line to flatten is gone (the stand-in would prove nothing).
-fn write_sdk_without_backoff(dir: &Path) -> std::io::Result<()> {
+/// Copies the repository's SDK (`reticle.js` and `src/`) into `dir` with one line of
+/// `src/<file>` replaced; an error when the line is gone (the stand-in would prove nothing).
+fn write_sdk_with(dir: &Path, file: &str, line: &str, stand_in: &str) -> std::io::Result<()> {
     let sdk = harness::fixture_app::repo_root().join("sdk");
     let copied = std::process::Command::new("cp")
         .arg("-R")
@@ -183,15 +200,15 @@ fn write_sdk_without_backoff(dir: &Path) -> std::io::Result<()> {
             sdk.display()
         )));
     }
-    let backoff = dir.join("src").join("backoff.js");
-    let source = std::fs::read_to_string(&backoff)?;
-    if !source.contains(BACKOFF_GROWS) {
+    let path = dir.join("src").join(file);
+    let source = std::fs::read_to_string(&path)?;
+    if !source.contains(line) {
         return Err(std::io::Error::other(format!(
-            "{} no longer has `{BACKOFF_GROWS}`",
-            backoff.display()
+            "{} no longer has `{line}`",
+            path.display()
         )));
     }
-    std::fs::write(&backoff, source.replace(BACKOFF_GROWS, BACKOFF_FLAT))
+    std::fs::write(&path, source.replace(line, stand_in))
 }
 
 /// A JUnit report in which every layer's gate tests ran and passed except the `tools` layer's,
@@ -283,8 +300,8 @@ pub const TRACE_ROWS: &[&str] = &["T1", "T2", "T3", "T4"];
 
 /// The rows that have a control, in the order the controls run.
 pub const CONTROLLED_ROWS: &[&str] = &[
-    "H3.1", "H3.2", "H3.4", "H3.5", "H3.6", "H1.1", "H1.2", "H3.3", "H2.7", "H4.3", "H5.1", "T1",
-    "T2", "T3", "T4", "L1", "S9",
+    "H3.1", "H3.2", "H3.4", "H3.5", "H3.6", "H1.1", "H1.2", "H3.3", "H2.7", "H4.3", "H5.1", "H5.3",
+    "T1", "T2", "T3", "T4", "L1", "S9",
 ];
 
 /// The controls of one row (none when it has none).
@@ -297,6 +314,7 @@ pub async fn of_row(row: &str) -> Vec<Control> {
         "H2.7" => controls.push(stand_in_mcp_swallows_calls().await),
         "H4.3" => controls.push(stand_in_page_blames_the_app().await),
         "H5.1" => controls.push(stand_in_sdk_without_backoff().await),
+        "H5.3" => controls.push(stand_in_sdk_without_gap_marker().await),
         "L1" => controls.push(stand_in_report_without_a_layer().await),
         "S9" => controls.push(stand_in_bridge_swaps_sessions().await),
         _ => {}

@@ -230,6 +230,19 @@ async fn h5_1_a_stand_in_sdk_without_backoff_is_scored_silent() {
     assert!(control.evidence.contains("did not back off"), "{control:?}");
 }
 
+/// H5.3's negative control: the same scenario with a stand-in SDK that drops what overflowed
+/// its offline queue without sending the gap marker.
+#[tokio::test]
+async fn h5_3_a_stand_in_sdk_without_a_gap_marker_is_scored_silent() {
+    let control = gates::controls::stand_in_sdk_without_gap_marker().await;
+    assert_eq!(
+        control.outcome,
+        gates::judge::RowOutcome::Silent,
+        "{control:?}"
+    );
+    assert!(control.evidence.contains("no gap marker"), "{control:?}");
+}
+
 /// H5.2 through its gate scenario (`sdk::outage_warns_once`): the page console warns once,
 /// naming the daemon, through several failed reconnects.
 #[tokio::test]

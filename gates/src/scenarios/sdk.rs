@@ -637,11 +637,16 @@ fn unknown_for_the_gap(verdict: &Value) -> bool {
 /// delivers all 100 and no marker (so a marker means overflow, not "there was an outage"), and
 /// the same claim over that intact window is `no` (so the verdict can say no).
 pub async fn offline_overflow_marks_the_gap(_env: &GateEnv) -> Ran {
+    offline_overflow_on(SdkRig::launch().await).await
+}
+
+/// H5.3's scenario on a given rig (the control runs it on a stand-in SDK).
+pub async fn offline_overflow_on(rig: Result<SdkRig, String>) -> Ran {
     const QUEUE: u64 = 500;
     const EMITTED: u64 = 700;
     let history = History::new();
     let fault = fault::OVERFLOW_OFFLINE_QUEUE;
-    let mut rig = match SdkRig::launch().await {
+    let mut rig = match rig {
         Ok(rig) => rig,
         Err(why) => return could_not_start(history, fault, &why),
     };
