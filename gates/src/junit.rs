@@ -1,9 +1,12 @@
 //! Reading a nextest JUnit report (`cargo nextest run --profile flake-hunt` writes one; see
 //! `.config/nextest.toml`): for each test binary (`<testsuite name="gates::mcp_link">`) how many
 //! of its tests ran and how many failed. Skipped tests are not in the report, so a suite that is
-//! absent did not run. Pure over the XML text; it judges nothing.
+//! absent did not run. [`suites`] is pure over the XML text; [`read_reports`] reads one report,
+//! or every report under a directory (a battery split across CI runners writes one per part) and
+//! adds them up. It judges nothing.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// What one test binary did in the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -27,6 +30,39 @@ pub fn suites(xml: &str) -> BTreeMap<String, SuiteRun> {
             Some((attribute(tag, "name")?.to_string(), run))
         })
         .collect()
+}
+
+/// The suites of the report at `path`, or of every `*.xml` report under the directory `path`
+/// (its subdirectories too), added up suite by suite. A directory with no report is an error.
+pub fn read_reports(path: &Path) -> std::io::Result<BTreeMap<String, SuiteRun>> {
+    if !path.is_dir() {
+        return Ok(suites(&std::fs::read_to_string(path)?));
+    }
+    let mut total: BTreeMap<String, SuiteRun> = BTreeMap::new();
+    let mut reports = 0;
+    let mut dirs = vec![path.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?.path();
+            if entry.is_dir() {
+                dirs.push(entry);
+            } else if entry.extension().is_some_and(|ext| ext == "xml") {
+                reports += 1;
+                for (name, run) in suites(&std::fs::read_to_string(&entry)?) {
+                    let sum = total.entry(name).or_default();
+                    sum.tests += run.tests;
+                    sum.failed += run.failed;
+                }
+            }
+        }
+    }
+    if reports == 0 {
+        return Err(std::io::Error::other(format!(
+            "{} holds no JUnit report (*.xml)",
+            path.display()
+        )));
+    }
+    Ok(total)
 }
 
 /// The value of `name="..."` in a tag's attributes.
@@ -69,5 +105,33 @@ mod tests {
             }
         );
         assert_eq!(read.len(), 2, "testsuites is not a suite: {read:?}");
+    }
+
+    #[test]
+    fn a_directory_of_part_reports_adds_up_and_an_empty_one_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let part = |k: usize, failures: usize| {
+            format!(
+                r#"<testsuites><testsuite name="gates::mcp_link" tests="{k}" failures="{failures}" errors="0"></testsuite><testsuite name="toxics::part{k}" tests="1" failures="0" errors="0"></testsuite></testsuites>"#
+            )
+        };
+        for k in 1..=2 {
+            let sub = dir.path().join(format!("battery-junit-{k}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            std::fs::write(sub.join("junit.xml"), part(k, k - 1)).unwrap();
+        }
+        let read = read_reports(dir.path()).unwrap();
+        assert_eq!(
+            read["gates::mcp_link"],
+            SuiteRun {
+                tests: 3,
+                failed: 1
+            }
+        );
+        assert!(read.contains_key("toxics::part1") && read.contains_key("toxics::part2"));
+        let single = dir.path().join("battery-junit-1/junit.xml");
+        assert_eq!(read_reports(&single).unwrap()["gates::mcp_link"].tests, 1);
+        let empty = tempfile::tempdir().unwrap();
+        assert!(read_reports(empty.path()).is_err());
     }
 }

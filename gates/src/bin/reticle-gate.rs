@@ -75,8 +75,9 @@ struct RunArgs {
     /// Run TCP faults through this Toxiproxy server instead of the embedded fault proxy.
     #[arg(long)]
     toxiproxy: Option<String>,
-    /// The nextest JUnit report of the same commit (`cargo nextest run --profile flake-hunt`):
-    /// L1 is then scored from it (each layer's gate tests ran and passed), not from the doc.
+    /// The nextest JUnit report of the same commit (`cargo nextest run --profile ci`), or a
+    /// directory of them (one per battery part, added up): L1 is then scored from it (each
+    /// layer's gate tests ran and passed), not from the doc.
     #[arg(long)]
     junit: Option<PathBuf>,
     /// Where to write scorecard.json, scorecard.md, junit.xml and histories/<row>.jsonl (every

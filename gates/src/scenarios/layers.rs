@@ -4,7 +4,8 @@
 //! marked "not built"; every path a row names must exist (a table that points at a deleted file
 //! is a doc that lies). Given the nextest JUnit report of the same commit (`reticle gate --junit
 //! FILE`, passed as [`JUNIT_VAR`]), it then scores from execution: each layer's integration test
-//! files (`<crate>/tests/<stem>.rs`, the suite `<crate>::<stem>`) must have run, and passed; a
+//! files (`<crate>/tests/<stem>.rs`, the suite `<crate>::<stem>`) must have run, and passed (a
+//! directory of reports, one per battery part, counts as one run); a
 //! layer whose tests did not run is silent. Without a report it says it judged the doc only.
 //!
 //! This module reads the doc, the tree and the report; it must not run any gate itself.
@@ -109,9 +110,8 @@ pub async fn layers_ran_in(report: Option<&Path>) -> Ran {
         });
     };
     history.invoke("read_junit", json!({ "report": report }));
-    let suites = match std::fs::read_to_string(report) {
-        Ok(xml) => {
-            let suites = crate::junit::suites(&xml);
+    let suites = match crate::junit::read_reports(report) {
+        Ok(suites) => {
             history.complete(
                 OpType::Ok,
                 "read_junit",
