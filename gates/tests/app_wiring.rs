@@ -154,6 +154,29 @@ impl Project {
     }
 }
 
+/// The dev server a stack runs.
+#[derive(Clone, Copy)]
+enum DevTool {
+    Vite,
+    Next,
+}
+
+impl DevTool {
+    /// The program under `node_modules/.bin` and its arguments, serving on `port`.
+    fn command(self, port: &str) -> (&'static str, Vec<&str>) {
+        match self {
+            DevTool::Vite => (
+                "vite",
+                vec!["--port", port, "--strictPort", "--host", "localhost"],
+            ),
+            DevTool::Next => (
+                "next",
+                vec!["dev", "--port", port, "--hostname", "localhost"],
+            ),
+        }
+    }
+}
+
 /// A dev server in its own process group, ended with the group (Next.js starts children).
 struct DevServer {
     child: Child,
@@ -161,7 +184,11 @@ struct DevServer {
 }
 
 impl DevServer {
-    fn start(project: &Project, program: &str, args: &[&str], port: u16) -> Self {
+    /// Starts `tool` on a free port.
+    fn start(project: &Project, tool: DevTool) -> Self {
+        let port = free_port();
+        let port_text = port.to_string();
+        let (program, args) = tool.command(&port_text);
         let mut command = Command::new(project.dir.join("node_modules/.bin").join(program));
         command
             .args(args)
@@ -289,14 +316,7 @@ async fn a_vite_vanilla_app_wired_by_init_write_appears_in_sessions_and_builds_w
         !built.contains("/sdk/reticle.js"),
         "the production build kept the snippet"
     );
-    let dev_port = free_port();
-    let port = dev_port.to_string();
-    let server = DevServer::start(
-        &project,
-        "vite",
-        &["--port", &port, "--strictPort", "--host", "localhost"],
-        dev_port,
-    );
+    let server = DevServer::start(&project, DevTool::Vite);
     if let Some(why) = page_listed(&project, daemon_port, server).await {
         panic!("{why}");
     }
@@ -308,14 +328,7 @@ async fn a_vite_react_app_wired_by_init_write_appears_in_sessions() {
     project.create_vite("react");
     let daemon_port = free_port();
     wire(&project, daemon_port, "src/main.jsx").await;
-    let dev_port = free_port();
-    let port = dev_port.to_string();
-    let server = DevServer::start(
-        &project,
-        "vite",
-        &["--port", &port, "--strictPort", "--host", "localhost"],
-        dev_port,
-    );
+    let server = DevServer::start(&project, DevTool::Vite);
     if let Some(why) = page_listed(&project, daemon_port, server).await {
         panic!("{why}");
     }
@@ -327,14 +340,7 @@ async fn a_next_app_wired_by_init_write_appears_in_sessions() {
     project.create_next();
     let daemon_port = free_port();
     wire(&project, daemon_port, "instrumentation-client.js").await;
-    let dev_port = free_port();
-    let port = dev_port.to_string();
-    let server = DevServer::start(
-        &project,
-        "next",
-        &["dev", "--port", &port, "--hostname", "localhost"],
-        dev_port,
-    );
+    let server = DevServer::start(&project, DevTool::Next);
     if let Some(why) = page_listed(&project, daemon_port, server).await {
         panic!("{why}");
     }
@@ -357,14 +363,7 @@ async fn control_without_write_init_only_prints_the_lines_and_no_page_appears() 
     let main_js = project.dir.join("src/main.js");
     let unchanged = before.iter().find(|(path, _)| *path == main_js).unwrap();
     assert_eq!(std::fs::read(&main_js).unwrap(), unchanged.1);
-    let dev_port = free_port();
-    let port = dev_port.to_string();
-    let server = DevServer::start(
-        &project,
-        "vite",
-        &["--port", &port, "--strictPort", "--host", "localhost"],
-        dev_port,
-    );
+    let server = DevServer::start(&project, DevTool::Vite);
     assert!(
         page_listed(&project, daemon_port, server).await.is_some(),
         "a page appeared although init did not wire the app"
