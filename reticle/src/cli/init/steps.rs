@@ -154,7 +154,16 @@ pub fn wire_app(project: &Path, port: u16, write: bool, dry_run: bool) -> (Step,
             format!("{shown}: not changed ({how}); these are the lines it would get:\n{lines}"),
         );
     }
-    match write_through_links(&path, text.as_bytes()) {
+    let created = existing.is_none();
+    match write_through_links(&path, text.as_bytes()).and_then(|()| {
+        // A source file it creates is the app's like any other (the private mode is for
+        // Reticle's own files); a file it changes keeps its mode.
+        if created {
+            fs::set_permissions(&path, fs::Permissions::from_mode(SOURCE_FILE_MODE))
+        } else {
+            Ok(())
+        }
+    }) {
         Ok(()) => (
             Step::new(Mark::Done, format!("{shown}: {what}:\n{lines}")),
             true,
@@ -165,6 +174,9 @@ pub fn wire_app(project: &Path, port: u16, write: bool, dry_run: bool) -> (Step,
         ),
     }
 }
+
+/// The mode of an app source file `reticle init --write` creates (`instrumentation-client.js`).
+const SOURCE_FILE_MODE: u32 = 0o644;
 
 fn indented(snippet: &str) -> String {
     snippet
@@ -400,6 +412,27 @@ mod tests {
         let link = fs::symlink_metadata(project.path().join(".mcp.json")).unwrap();
         assert!(link.file_type().is_symlink());
         assert!(fs::read_to_string(&shared).unwrap().contains("\"reticle\""));
+    }
+
+    #[test]
+    fn an_app_file_it_creates_is_an_ordinary_source_file_and_a_changed_one_keeps_its_mode() {
+        let project = tempfile::tempdir().unwrap();
+        fs::create_dir_all(project.path().join("app")).unwrap();
+        fs::write(
+            project.path().join("package.json"),
+            r#"{"dependencies":{"next":"16.4.6"}}"#,
+        )
+        .unwrap();
+        let (step, wired) = wire_app(project.path(), 4400, true, false);
+        assert!(wired && step.mark == Mark::Done, "{step}");
+        let created = project.path().join("instrumentation-client.js");
+        let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&created), SOURCE_FILE_MODE);
+        fs::write(&created, "console.log(1);\n").unwrap();
+        fs::set_permissions(&created, fs::Permissions::from_mode(0o640)).unwrap();
+        let (step, _) = wire_app(project.path(), 4400, true, false);
+        assert_eq!(step.mark, Mark::Done, "{step}");
+        assert_eq!(mode(&created), 0o640);
     }
 
     #[test]
