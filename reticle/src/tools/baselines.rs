@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use super::args::{BaselineAction, BaselineFamilyArgs};
 use super::chokepoint::Call;
 use super::flows::store_refusal;
+use super::names::ToolName;
 use super::page::ask;
 use super::redact::names_a_secret;
 use super::refusal::Refusal;
@@ -144,14 +145,9 @@ pub(super) async fn baseline(call: &Call<'_>, a: BaselineFamilyArgs) -> Result<V
         BaselineAction::Diff => "diff",
     };
     let named = || {
-        a.name.clone().ok_or_else(|| {
-            Refusal::new(
-                format!(
-                    "reticle_baseline {action} needs `name`, the baseline's name; nothing was run"
-                ),
-                "call reticle_baseline {\"action\":\"list\"} for the saved baselines' names",
-            )
-        })
+        a.name
+            .clone()
+            .ok_or_else(|| Refusal::missing_name(ToolName::Baseline.as_str(), action, "baseline"))
     };
     match a.action {
         BaselineAction::List => {

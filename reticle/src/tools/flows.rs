@@ -92,20 +92,14 @@ pub(super) fn flow_save(call: &Call<'_>, a: FlowSaveArgs) -> Result<Value, Refus
 pub(super) fn flow(call: &Call<'_>, a: FlowFamilyArgs) -> Result<Value, Refusal> {
     let workspace = &call.ctx.host.workspace;
     let named = || {
-        a.name.clone().ok_or_else(|| {
-            Refusal::new(
-                format!(
-                    "{} {} needs `name`, the flow's name; nothing was run",
-                    call.tool,
-                    if a.action == FlowAction::Load {
-                        "load"
-                    } else {
-                        "delete"
-                    }
-                ),
-                "call reticle_flow {\"action\":\"list\"} for the saved flows' names",
-            )
-        })
+        let action = if a.action == FlowAction::Load {
+            "load"
+        } else {
+            "delete"
+        };
+        a.name
+            .clone()
+            .ok_or_else(|| Refusal::missing_name(call.tool.as_str(), action, "flow"))
     };
     match a.action {
         FlowAction::List => {

@@ -40,6 +40,14 @@ impl Refusal {
         )
     }
 
+    /// A family action on a saved item (a flow, a baseline) called without its `name`.
+    pub fn missing_name(family: &str, action: &str, item: &str) -> Self {
+        Self::new(
+            format!("{family} {action} needs `name`, the {item}'s name; nothing was run"),
+            format!("call {family} {{\"action\":\"list\"}} for the saved {item}s' names"),
+        )
+    }
+
     /// `{ok:false, reason, recovery, ...extra}`.
     pub fn to_value(&self) -> Value {
         let mut map = Map::new();
