@@ -210,11 +210,16 @@ fn module_entry(page: &str) -> Option<PathBuf> {
     })
 }
 
+/// An attribute's value, quoted (`src="/a.js"`, `src='/a.js'`) or bare (`src=/a.js`).
 fn attribute<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
-    let at = tag.find(&format!("{name}="))? + name.len() + 1;
-    let quote = tag[at..].chars().next()?;
-    let rest = &tag[at + 1..];
-    Some(&rest[..rest.find(quote)?])
+    let value = &tag[tag.find(&format!("{name}="))? + name.len() + 1..];
+    match value.chars().next()? {
+        quote @ ('"' | '\'') => {
+            let rest = &value[1..];
+            Some(&rest[..rest.find(quote)?])
+        }
+        _ => value.split(char::is_whitespace).next(),
+    }
 }
 
 /// What the file must become.
@@ -367,6 +372,29 @@ mod tests {
         assert!(
             matches!(detect(no_entry.path()), Detected::Unreadable { file, .. } if file.ends_with("index.html"))
         );
+    }
+
+    #[test]
+    fn the_entry_is_read_from_quoted_and_bare_sources_and_odd_markup_never_panics() {
+        for page in [
+            "<script type=\"module\" src=\"/src/main.ts\"></script>",
+            "<script type='module' src='/src/main.ts'></script>",
+            "<script type=\"module\" src=/src/main.ts></script>",
+        ] {
+            assert_eq!(
+                module_entry(page),
+                Some(PathBuf::from("src/main.ts")),
+                "{page}"
+            );
+        }
+        for odd in [
+            "<script type=\"module\" src=é/x.js>",
+            "<script type=\"module\" src=\"",
+            "<script type=\"module\" src=",
+            "<script",
+        ] {
+            let _ = module_entry(odd);
+        }
     }
 
     #[test]
