@@ -377,7 +377,15 @@ pub async fn racing_daemons(env: &GateEnv) -> Ran {
         None
     })
     .await;
-    let listening = listeners(port.parse().unwrap_or(0)).len();
+    // The loser exits as soon as it finds the port's lock taken, and the winner takes the lock
+    // before it binds: on a loaded machine the winner may not listen yet. Wait (bounded) for it.
+    let port_number = port.parse().unwrap_or(0);
+    let listening = poll::within(BOUND, async || {
+        let count = listeners(port_number).len();
+        (count == 1).then_some(count)
+    })
+    .await
+    .unwrap_or_else(|| listeners(port_number).len());
     match &loser {
         Some((code, stderr, winner)) => {
             let op = if code.success() {
