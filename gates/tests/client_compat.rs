@@ -431,11 +431,8 @@ async fn typescript_client(
     (report, output.status.code())
 }
 
-#[tokio::test]
-async fn the_official_typescript_sdk_client_lists_and_calls_tools_through_reticle_mcp() {
-    let daemon = OwnedDaemon::start().await;
-    let args = ["mcp", "--port", &daemon.port().to_string()].map(str::to_string);
-    let (report, code) = typescript_client(daemon.state_dir(), &binaries::reticle(), &args).await;
+/// The TypeScript client's report says every step answered, on a version Reticle speaks.
+fn assert_the_client_completed(report: &Value, code: Option<i32>) {
     assert_eq!(
         (report["ok"].as_bool(), code),
         (Some(true), Some(0)),
@@ -443,6 +440,14 @@ async fn the_official_typescript_sdk_client_lists_and_calls_tools_through_reticl
     );
     let version = report["protocolVersion"].as_str().unwrap_or_default();
     assert!(SUPPORTED_VERSIONS.contains(&version), "{report}");
+}
+
+#[tokio::test]
+async fn the_official_typescript_sdk_client_lists_and_calls_tools_through_reticle_mcp() {
+    let daemon = OwnedDaemon::start().await;
+    let args = ["mcp", "--port", &daemon.port().to_string()].map(str::to_string);
+    let (report, code) = typescript_client(daemon.state_dir(), &binaries::reticle(), &args).await;
+    assert_the_client_completed(&report, code);
     assert_eq!(report["server"]["name"], "reticle", "{report}");
     assert!(report["capabilities"]["tools"].is_object(), "{report}");
     assert!(
@@ -487,27 +492,26 @@ async fn the_typescript_client_reports_a_server_that_is_not_mcp() {
     );
 }
 
-#[tokio::test]
-async fn the_official_typescript_sdk_client_works_over_the_daemons_streamable_http_endpoint() {
-    let daemon = OwnedDaemon::start().await;
-    let url = format!(
+/// The daemon's Streamable HTTP endpoint.
+fn streamable_url(daemon: &OwnedDaemon) -> String {
+    format!(
         "http://127.0.0.1:{}{}",
         daemon.port(),
         reticle::mcp::streamable::STREAMABLE_PATH
-    );
+    )
+}
+
+#[tokio::test]
+async fn the_official_typescript_sdk_client_works_over_the_daemons_streamable_http_endpoint() {
+    let daemon = OwnedDaemon::start().await;
+    let url = streamable_url(&daemon);
     let (report, code) = typescript_client(
         daemon.state_dir(),
         Path::new("--url"),
         std::slice::from_ref(&url),
     )
     .await;
-    assert_eq!(
-        (report["ok"].as_bool(), code),
-        (Some(true), Some(0)),
-        "{report}"
-    );
-    let version = report["protocolVersion"].as_str().unwrap_or_default();
-    assert!(SUPPORTED_VERSIONS.contains(&version), "{report}");
+    assert_the_client_completed(&report, code);
     let tools = report["tools"].as_array().cloned().unwrap_or_default();
     assert!(tools.contains(&json!("reticle_sessions")), "{report}");
     assert_eq!(
@@ -531,11 +535,7 @@ async fn the_official_typescript_sdk_client_works_over_the_daemons_streamable_ht
 #[tokio::test]
 async fn a_cross_origin_post_to_the_streamable_endpoint_is_refused_and_opens_no_session() {
     let daemon = OwnedDaemon::start().await;
-    let url = format!(
-        "http://127.0.0.1:{}{}",
-        daemon.port(),
-        reticle::mcp::streamable::STREAMABLE_PATH
-    );
+    let url = streamable_url(&daemon);
     let initialize = json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": { "protocolVersion": "2025-06-18", "capabilities": {},

@@ -181,32 +181,29 @@ pub fn judge_figure(ops: &[Op]) -> Judgement {
                 "no figure was measured",
             ));
         };
-        let release = &figure["release"];
-        let (Some(value), Some(was), Some(factor)) = (
-            figure["value"].as_f64(),
-            release["value"].as_f64(),
-            release["factor"].as_f64(),
-        ) else {
+        let read = |figure: &Value| {
+            let release = &figure["release"];
+            Some((
+                figure["value"].as_f64()?,
+                release["value"].as_f64().filter(|was| *was > 0.0)?,
+                release["factor"].as_f64()?,
+            ))
+        };
+        let Some((value, was, factor)) = read(&figure) else {
             return Err(Judgement::new(
                 RowOutcome::Inconclusive,
-                format!("unreadable figure: {figure}"),
+                format!("unreadable figure, or a release figure that is not positive: {figure}"),
             ));
         };
-        if was <= 0.0 {
-            return Err(Judgement::new(
-                RowOutcome::Inconclusive,
-                format!("the release figure must be positive: {release}"),
-            ));
-        }
         let ratio = value / was;
         let unit = figure["unit"].as_str().unwrap_or("");
-        let outcome = if ratio <= factor {
-            RowOutcome::Survived
-        } else {
-            RowOutcome::Silent
-        };
+        let within = ratio <= factor;
         Ok(Judgement::new(
-            outcome,
+            if within {
+                RowOutcome::Survived
+            } else {
+                RowOutcome::Silent
+            },
             format!(
                 "{value:.3} {unit} against the release's {was:.3} {unit}: {ratio:.2}× (fails past {factor}×)"
             ),
