@@ -2,8 +2,9 @@
 //! call through every hop (an agent on `reticle mcp`'s stdio: supervisor, worker, POST, daemon,
 //! SSE, worker, supervisor), straight to the daemon's MCP endpoint as the worker speaks it (a
 //! fresh TCP connection per POST, the answer read off the SSE stream), the same with a kept-alive
-//! POST connection, and the daemon's HTTP floor (`GET /status` on a kept-alive connection).
-//! The paths alternate in blocks so the machine's load hits them alike. It measures; it asserts
+//! POST connection, the daemon's Streamable HTTP endpoint (`POST /mcp`, the answer in the POST's
+//! response, kept alive: no proxy, no SSE; skipped on a binary without it), and the daemon's HTTP
+//! floor (`GET /status` on a kept-alive connection). The paths alternate in blocks so the machine's load hits them alike. It measures; it asserts
 //! nothing.
 //!
 //! Run (release binary under test):
@@ -16,6 +17,7 @@ mod stdio_agent;
 use std::time::{Duration, Instant};
 
 use harness::{free_port, marker, poll};
+use reticle::mcp::streamable::{SESSION_HEADER, STREAMABLE_PATH};
 use reticle::mcp::{ENDPOINT_EVENT, MESSAGE_EVENT, SSE_PATH};
 use reticle::proxy::sse::SseParser;
 use serde_json::{Value, json};
@@ -117,6 +119,62 @@ impl Direct {
     }
 }
 
+/// A client on the daemon's Streamable HTTP endpoint, on one kept-alive connection.
+struct Streamable {
+    url: String,
+    session: String,
+    client: reqwest::Client,
+    next: u64,
+}
+
+impl Streamable {
+    /// Opens a session; `None` when the binary has no such endpoint.
+    async fn open(port: u16) -> Option<Self> {
+        let url = format!("http://127.0.0.1:{port}{STREAMABLE_PATH}");
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .tcp_nodelay(true)
+            .build()
+            .unwrap();
+        let initialize = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"split","version":"1"}}});
+        let response = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .body(initialize.to_string())
+            .send()
+            .await
+            .ok()?;
+        let session = response
+            .headers()
+            .get(SESSION_HEADER)?
+            .to_str()
+            .ok()?
+            .to_string();
+        Some(Self {
+            url,
+            session,
+            client,
+            next: 1,
+        })
+    }
+
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        let body = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string();
+        let response = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header(SESSION_HEADER, &self.session)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
+    }
+}
+
 fn sessions_params() -> Value {
     json!({"name":"reticle_sessions","arguments":{}})
 }
@@ -140,10 +198,12 @@ enum Path {
     FreshList,
     KeptSessions,
     KeptList,
+    StreamableSessions,
+    StreamableList,
     Status,
 }
 
-const PATHS: [(Path, &str); 7] = [
+const PATHS: [(Path, &str); 9] = [
     (
         Path::StdioSessions,
         "reticle_sessions, all hops (agent -> reticle mcp -> daemon -> agent)",
@@ -160,18 +220,34 @@ const PATHS: [(Path, &str); 7] = [
     ),
     (Path::KeptList, "tools/list, POST kept-alive + SSE"),
     (
+        Path::StreamableSessions,
+        "reticle_sessions, Streamable HTTP (POST /mcp kept alive, the answer in its response)",
+    ),
+    (Path::StreamableList, "tools/list, Streamable HTTP"),
+    (
         Path::Status,
         "GET /status, kept-alive (the daemon's HTTP floor)",
     ),
 ];
 
-async fn once(
-    path: Path,
-    agent: &mut Agent,
-    direct: &mut Direct,
-    status: &reqwest::Client,
+/// Every client the paths use.
+struct Clients {
+    agent: Agent,
+    direct: Direct,
+    streamable: Option<Streamable>,
+    status: reqwest::Client,
     port: u16,
-) {
+}
+
+/// Runs `path` once; `false` when this binary has no such path.
+async fn once(path: Path, clients: &mut Clients) -> bool {
+    let Clients {
+        agent,
+        direct,
+        streamable,
+        status,
+        port,
+    } = clients;
     let answer = match path {
         Path::StdioSessions => agent.call("tools/call", sessions_params()).await,
         Path::StdioList => agent.call("tools/list", json!({})).await,
@@ -179,6 +255,15 @@ async fn once(
         Path::FreshList => direct.call(false, "tools/list", json!({})).await,
         Path::KeptSessions => direct.call(true, "tools/call", sessions_params()).await,
         Path::KeptList => direct.call(true, "tools/list", json!({})).await,
+        Path::StreamableSessions | Path::StreamableList => {
+            let Some(streamable) = streamable else {
+                return false;
+            };
+            match path {
+                Path::StreamableSessions => streamable.call("tools/call", sessions_params()).await,
+                _ => streamable.call("tools/list", json!({})).await,
+            }
+        }
         Path::Status => {
             let response = status
                 .get(format!("http://127.0.0.1:{port}/status"))
@@ -189,6 +274,7 @@ async fn once(
         }
     };
     assert!(answer.get("result").is_some(), "{answer}");
+    true
 }
 
 #[tokio::main]
@@ -212,11 +298,16 @@ async fn main() {
             .map(|_| ())
     })
     .await;
-    let mut direct = Direct::open(port).await;
-    let status = reqwest::Client::builder().no_proxy().build().unwrap();
+    let mut clients = Clients {
+        agent,
+        direct: Direct::open(port).await,
+        streamable: Streamable::open(port).await,
+        status: reqwest::Client::builder().no_proxy().build().unwrap(),
+        port,
+    };
     for (path, _) in PATHS {
         for _ in 0..WARM_UP / PATHS.len() + 1 {
-            once(path, &mut agent, &mut direct, &status, port).await;
+            once(path, &mut clients).await;
         }
     }
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); PATHS.len()];
@@ -224,12 +315,13 @@ async fn main() {
         for (index, (path, _)) in PATHS.iter().enumerate() {
             for _ in 0..PER_BLOCK {
                 let started = Instant::now();
-                once(*path, &mut agent, &mut direct, &status, port).await;
-                samples[index].push(started.elapsed());
+                if once(*path, &mut clients).await {
+                    samples[index].push(started.elapsed());
+                }
             }
         }
     }
-    let list = agent.call("tools/list", json!({})).await;
+    let list = clients.agent.call("tools/list", json!({})).await;
     println!(
         "tools/list result: {} bytes",
         list["result"].to_string().len()
@@ -239,6 +331,11 @@ async fn main() {
     for (index, (_, name)) in PATHS.iter().enumerate() {
         let taken = samples[index].clone();
         let n = taken.len();
+        if n == 0 {
+            println!("| {name} | n/a (not served by this binary) | | 0 |");
+            medians.push(f64::NAN);
+            continue;
+        }
         let median = median_ms(taken.clone());
         medians.push(median);
         println!(
@@ -250,15 +347,19 @@ async fn main() {
         "split of reticle_sessions (medians): proxy (stdio, supervisor, worker, pipes) {:.3} ms; fresh TCP connection per POST {:.3} ms; MCP over HTTP+SSE above the /status floor {:.3} ms; /status floor {:.3} ms",
         medians[0] - medians[2],
         medians[2] - medians[4],
-        medians[4] - medians[6],
-        medians[6]
+        medians[4] - medians[8],
+        medians[8]
     );
     println!(
         "split of tools/list (medians): proxy {:.3} ms; fresh TCP {:.3} ms; daemon + SSE above the floor {:.3} ms",
         medians[1] - medians[3],
         medians[3] - medians[5],
-        medians[5] - medians[6]
+        medians[5] - medians[8]
     );
-    drop(agent);
+    println!(
+        "Streamable HTTP against all hops (medians): reticle_sessions {:.3} ms vs {:.3} ms; tools/list {:.3} ms vs {:.3} ms",
+        medians[6], medians[0], medians[7], medians[1]
+    );
+    drop(clients);
     marker::end_marked_listeners(port);
 }

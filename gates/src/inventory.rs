@@ -28,6 +28,8 @@ pub enum Hop {
     /// Who may reach the daemon, its files and what it keeps: local processes, other users,
     /// pages, the LAN.
     Security,
+    /// The figures a release promises: latency and memory against the last release's.
+    Performance,
 }
 
 impl Hop {
@@ -41,6 +43,7 @@ impl Hop {
             Hop::Sdk => "5 sdk",
             Hop::Invariant => "all",
             Hop::Security => "security",
+            Hop::Performance => "perf",
         }
     }
 }
@@ -462,6 +465,38 @@ pub const INVENTORY: &[Row] = &[
         "plain-text 405s and 400s",
         Survived,
         "proptest, 64 cases of each against one daemon: every case answered, every refusal structured, the daemon answering and grown within 64 MiB",
+    ),
+    row(
+        "P1",
+        Performance,
+        "a tool call round trip (`reticle_sessions`) over a held-open link falls back past 2× the last release's",
+        "not measured",
+        Survived,
+        "100 timed calls on one `reticle mcp` link to a real daemon; the median against bench/release-figures.json",
+    ),
+    row(
+        "P2",
+        Performance,
+        "a `tools/list` round trip over a held-open link falls back past 2× the last release's",
+        "not measured",
+        Survived,
+        "100 timed `tools/list` on one link; the median against bench/release-figures.json",
+    ),
+    row(
+        "P3",
+        Performance,
+        "the `reticle mcp` proxy (supervisor and worker) grows past 1.5× the last release's resident memory",
+        "not measured",
+        Survived,
+        "VmRSS of the proxy's processes after those 240 round trips, against bench/release-figures.json",
+    ),
+    row(
+        "P4",
+        Performance,
+        "the daemon grows past 1.5× the last release's resident memory",
+        "not measured",
+        Survived,
+        "the daemon's VmRSS after those 240 round trips, against bench/release-figures.json",
     ),
 ];
 

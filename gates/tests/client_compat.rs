@@ -12,6 +12,11 @@
 //! (`@modelcontextprotocol/sdk`, a dev dependency of `sdk/`) spawning `reticle mcp` through its
 //! `StdioClientTransport` (`sdk/test-support/mcp-sdk-client.mjs`).
 //!
+//! (c) The daemon's Streamable HTTP endpoint (`/mcp`) with the same TypeScript SDK's
+//! `StreamableHTTPClientTransport`: handshake, list, call, and the session ended with DELETE; a
+//! cross-origin POST to it is refused 403 and opens no session (the same POST without the
+//! foreign `Origin` opens one, so the refusal is the page check's).
+//!
 //! Negative controls: handshakes no compatible client sends (no params, a numeric version, no
 //! client info), a line that is not JSON, and a tool call before any `initialize` are each
 //! refused with a JSON-RPC error, never a hang or a dead proxy, and the same proxy then serves a
@@ -426,11 +431,8 @@ async fn typescript_client(
     (report, output.status.code())
 }
 
-#[tokio::test]
-async fn the_official_typescript_sdk_client_lists_and_calls_tools_through_reticle_mcp() {
-    let daemon = OwnedDaemon::start().await;
-    let args = ["mcp", "--port", &daemon.port().to_string()].map(str::to_string);
-    let (report, code) = typescript_client(daemon.state_dir(), &binaries::reticle(), &args).await;
+/// The TypeScript client's report says every step answered, on a version Reticle speaks.
+fn assert_the_client_completed(report: &Value, code: Option<i32>) {
     assert_eq!(
         (report["ok"].as_bool(), code),
         (Some(true), Some(0)),
@@ -438,6 +440,14 @@ async fn the_official_typescript_sdk_client_lists_and_calls_tools_through_reticl
     );
     let version = report["protocolVersion"].as_str().unwrap_or_default();
     assert!(SUPPORTED_VERSIONS.contains(&version), "{report}");
+}
+
+#[tokio::test]
+async fn the_official_typescript_sdk_client_lists_and_calls_tools_through_reticle_mcp() {
+    let daemon = OwnedDaemon::start().await;
+    let args = ["mcp", "--port", &daemon.port().to_string()].map(str::to_string);
+    let (report, code) = typescript_client(daemon.state_dir(), &binaries::reticle(), &args).await;
+    assert_the_client_completed(&report, code);
     assert_eq!(report["server"]["name"], "reticle", "{report}");
     assert!(report["capabilities"]["tools"].is_object(), "{report}");
     assert!(
@@ -479,5 +489,85 @@ async fn the_typescript_client_reports_a_server_that_is_not_mcp() {
     assert!(
         report["error"].as_str().is_some_and(|e| !e.is_empty()),
         "{report}"
+    );
+}
+
+/// The daemon's Streamable HTTP endpoint.
+fn streamable_url(daemon: &OwnedDaemon) -> String {
+    format!(
+        "http://127.0.0.1:{}{}",
+        daemon.port(),
+        reticle::mcp::streamable::STREAMABLE_PATH
+    )
+}
+
+#[tokio::test]
+async fn the_official_typescript_sdk_client_works_over_the_daemons_streamable_http_endpoint() {
+    let daemon = OwnedDaemon::start().await;
+    let url = streamable_url(&daemon);
+    let (report, code) = typescript_client(
+        daemon.state_dir(),
+        Path::new("--url"),
+        std::slice::from_ref(&url),
+    )
+    .await;
+    assert_the_client_completed(&report, code);
+    let tools = report["tools"].as_array().cloned().unwrap_or_default();
+    assert!(tools.contains(&json!("reticle_sessions")), "{report}");
+    assert_eq!(
+        report["call"]["structuredContent"]["daemon"]["instance"],
+        daemon.instance(),
+        "the call was served by the daemon the test owns: {report}"
+    );
+    assert_eq!(report["terminated"], true, "{report}");
+    // The session it ended is gone: a message naming it is answered 404.
+    let session = report["session"].as_str().unwrap_or_default();
+    let after = reqwest::Client::new()
+        .post(&url)
+        .header(reticle::mcp::streamable::SESSION_HEADER, session)
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after.status(), 404);
+}
+
+#[tokio::test]
+async fn a_cross_origin_post_to_the_streamable_endpoint_is_refused_and_opens_no_session() {
+    let daemon = OwnedDaemon::start().await;
+    let url = streamable_url(&daemon);
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": { "name": "cross-origin", "version": "1" } }
+    })
+    .to_string();
+    let post = |origin: Option<&str>| {
+        let mut request = reqwest::Client::new()
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(initialize.clone());
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        request.send()
+    };
+    let refused = post(Some("https://evil.example")).await.unwrap();
+    assert_eq!(refused.status(), 403);
+    assert!(
+        refused
+            .headers()
+            .get(reticle::mcp::streamable::SESSION_HEADER)
+            .is_none()
+    );
+    // Control: the same request without the foreign page opens a session.
+    let served = post(None).await.unwrap();
+    assert_eq!(served.status(), 200);
+    assert!(
+        served
+            .headers()
+            .get(reticle::mcp::streamable::SESSION_HEADER)
+            .is_some()
     );
 }

@@ -2,6 +2,7 @@
 //! records a history, and the judgement of that history. One module per hop (`stdio` hop 1,
 //! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `compat` the SDK compatibility matrix H5.6,
 //! `traces` T1 to T4, `layers` L1, `security` S1 to S7, `cross_site` S8, `shared_session` S9, `mcp_limits` S10, `fuzz` S11;
+//! `perf` P1 to P4 (the release figures);
 //! `toxic_effect` the effect each of H2.7's toxics must leave in its history;
 //! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `proxied` a
 //! daemon behind a fault proxy, `kit` what every scenario shares); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
@@ -17,6 +18,7 @@ pub mod kit;
 pub mod layers;
 pub mod link;
 pub mod mcp_limits;
+pub mod perf;
 pub mod proxied;
 pub mod sdk;
 pub mod security;
@@ -112,6 +114,10 @@ scenario_table! {
     "S9" => shared_session::shared_session_ids_are_kept_apart,
     "S10" => mcp_limits::mcp_endpoint_is_bounded,
     "S11" => fuzz::fuzz_holds,
+    "P1" => perf::p1_call_round_trip,
+    "P2" => perf::p2_list_round_trip,
+    "P3" => perf::p3_proxy_memory,
+    "P4" => perf::p4_daemon_memory,
 }
 
 /// A row id with no scenario: every inventory row has one, so this is an id the table does not

@@ -41,6 +41,13 @@ pub fn router(state: AppState) -> Router {
             post(crate::mcp::transport::mcp_message_post)
                 .layer(DefaultBodyLimit::max(crate::mcp::MAX_MCP_BODY_BYTES)),
         )
+        .route(
+            crate::mcp::streamable::STREAMABLE_PATH,
+            post(crate::mcp::streamable::mcp_streamable_post)
+                .delete(crate::mcp::streamable::mcp_streamable_delete)
+                .get(crate::mcp::streamable::mcp_streamable_get)
+                .layer(DefaultBodyLimit::max(crate::mcp::MAX_MCP_BODY_BYTES)),
+        )
         .fallback(errors::not_found)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

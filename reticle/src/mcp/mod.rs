@@ -1,6 +1,7 @@
 //! The daemon's MCP endpoint over the legacy SSE transport: `GET /mcp/sse` opens a stream whose
 //! first event names the POST path of a fresh protocol session; `POST /mcp/message?sessionId=..`
 //! takes one JSON-RPC message (202) whose answer arrives on that stream as a `message` event.
+//! The same protocol sessions are also served over Streamable HTTP at `/mcp` ([`streamable`]).
 //!
 //! # Layout
 //! - [`jsonrpc`]: JSON-RPC 2.0 classification, codes and error objects (shared with the proxy).
@@ -8,6 +9,7 @@
 //! - [`limits`]: the caps on open sessions and running calls, and how their refusals read.
 //! - [`session`]: one protocol session: what each method answers.
 //! - [`transport`]: the two HTTP handlers and the stream's frames.
+//! - [`streamable`]: the Streamable HTTP endpoint: each answer in its POST's response.
 //!
 //! This room speaks MCP; it must not run tools itself (that is [`crate::tools::run_tool`]).
 
@@ -15,6 +17,7 @@ pub mod jsonrpc;
 pub mod limits;
 pub mod protocol;
 pub mod session;
+pub mod streamable;
 pub mod transport;
 
 use std::collections::HashMap;
@@ -58,6 +61,8 @@ struct Inner {
     catalogue: RwLock<Arc<Catalogue>>,
     /// Open sessions by id; a session leaves when its stream ends.
     sessions: Mutex<HashMap<String, Arc<ProtocolSession>>>,
+    /// The sessions opened over Streamable HTTP (also in `sessions`), by id.
+    http_sessions: Mutex<HashMap<String, Arc<streamable::HttpSession>>>,
     /// The daemon log, for stream open and close lines (absent in unit tests).
     log: Option<Arc<DaemonLog>>,
     /// Tool calls started and not yet answered.
@@ -79,6 +84,7 @@ impl McpState {
             inner: Arc::new(Inner {
                 catalogue: RwLock::new(Arc::new(catalogue)),
                 sessions: Mutex::new(HashMap::new()),
+                http_sessions: Mutex::new(HashMap::new()),
                 log,
                 in_flight: AtomicUsize::new(0),
                 shutdown,
@@ -137,6 +143,10 @@ impl McpState {
 
     fn session(&self, id: &str) -> Option<Arc<ProtocolSession>> {
         self.inner.sessions.lock().ok()?.get(id).cloned()
+    }
+
+    fn http_session(&self, id: &str) -> Option<Arc<streamable::HttpSession>> {
+        self.inner.http_sessions.lock().ok()?.get(id).cloned()
     }
 
     /// Opens `session` unless the session cap is reached (then the refusal to give).

@@ -28,13 +28,24 @@ use super::{McpState, protocol};
 use crate::tools::{Catalogue, ToolContext, run_tool};
 use crate::wire::trace::CLIENT_ID_META;
 
+/// One line for a session's client, with the request it answers: the transport that carries
+/// it either streams every line (SSE) or hands each answer to the POST that asked (Streamable
+/// HTTP).
+#[derive(Debug)]
+pub struct Outbound {
+    /// The id key ([`jsonrpc::id_key`]) of the request this line answers; `None` for a
+    /// notification.
+    pub answers: Option<String>,
+    pub line: String,
+}
+
 /// One client's protocol session.
 #[derive(Debug)]
 pub struct ProtocolSession {
     /// The id in the endpoint path.
     id: String,
-    /// Lines to put on this session's stream as `message` events.
-    outbound: mpsc::Sender<String>,
+    /// Lines for this session's client.
+    outbound: mpsc::Sender<Outbound>,
     /// The protocol version agreed by `initialize`; `None` until then.
     negotiated: Mutex<Option<&'static str>>,
     /// Tool calls still running, by their request id (as JSON text); whoever removes an entry
@@ -46,7 +57,7 @@ pub struct ProtocolSession {
 type RpcFailure = (i32, String);
 
 impl ProtocolSession {
-    pub fn new(id: String, outbound: mpsc::Sender<String>) -> Self {
+    pub fn new(id: String, outbound: mpsc::Sender<Outbound>) -> Self {
         Self {
             id,
             outbound,
@@ -64,12 +75,30 @@ impl ProtocolSession {
         self.negotiated.lock().map(|n| n.is_some()).unwrap_or(false)
     }
 
-    /// Puts one line on the stream; a closed stream drops it (its client is gone), and so does
-    /// a stream with no room for [`crate::config::MCP_STREAM_WAIT`] (its client stopped reading).
+    /// Puts one notification on the stream; a closed stream drops it (its client is gone), and
+    /// so does a stream with no room for [`crate::config::MCP_STREAM_WAIT`] (its client stopped
+    /// reading).
     pub async fn send(&self, line: String) {
+        self.put(Outbound {
+            answers: None,
+            line,
+        })
+        .await;
+    }
+
+    /// Puts the answer to request `id` on the stream, as [`Self::send`] does.
+    async fn answer(&self, id: &Value, line: String) {
+        self.put(Outbound {
+            answers: Some(jsonrpc::id_key(id)),
+            line,
+        })
+        .await;
+    }
+
+    async fn put(&self, outbound: Outbound) {
         let _ = self
             .outbound
-            .send_timeout(line, crate::config::MCP_STREAM_WAIT)
+            .send_timeout(outbound, crate::config::MCP_STREAM_WAIT)
             .await;
     }
 
@@ -87,11 +116,15 @@ impl ProtocolSession {
                 "parse error: the message is not UTF-8",
                 None,
             );
-            return self.send(answer.to_string()).await;
+            return self.answer(&Value::Null, answer.to_string()).await;
         };
         let message = match jsonrpc::parse(text) {
             Ok(message) => message,
-            Err(invalid) => return self.send(invalid.response().to_string()).await,
+            Err(invalid) => {
+                return self
+                    .answer(&invalid.id, invalid.response().to_string())
+                    .await;
+            }
         };
         match &message.kind {
             jsonrpc::Kind::Request { id, method } => {
@@ -131,7 +164,7 @@ impl ProtocolSession {
             "tools/list" => match list_tools(params, mcp) {
                 Ok(catalogue) => {
                     let line = jsonrpc::result_line(&id, catalogue.list_result());
-                    return self.send(line).await;
+                    return self.answer(&id, line).await;
                 }
                 Err(refusal) => Err(refusal),
             },
@@ -149,7 +182,7 @@ impl ProtocolSession {
                 ),
             )),
         };
-        self.send(answer_line(&id, answer)).await;
+        self.answer(&id, answer_line(&id, answer)).await;
     }
 
     fn initialize(&self, params: Option<&Value>) -> Result<Value, RpcFailure> {
@@ -216,7 +249,7 @@ impl ProtocolSession {
                 )),
             };
             if session.finish(&id.to_string()) {
-                session.send(call_answer_line(&id, answer)).await;
+                session.answer(&id, call_answer_line(&id, answer)).await;
             }
         });
         running.insert(key, task.abort_handle());
@@ -249,8 +282,8 @@ impl ProtocolSession {
             json!({ "session": self.id, "id": id }),
         );
         let reason = "the client cancelled this call, so it was stopped where it stood; anything it had already done in the page stays done";
-        self.send(jsonrpc::error_response(id, REQUEST_CANCELLED, reason, None).to_string())
-            .await;
+        let line = jsonrpc::error_response(id, REQUEST_CANCELLED, reason, None).to_string();
+        self.answer(id, line).await;
     }
 }
 
@@ -364,7 +397,7 @@ mod tests {
         catalogue: Catalogue,
     ) -> (
         Arc<ProtocolSession>,
-        mpsc::Receiver<String>,
+        mpsc::Receiver<Outbound>,
         McpState,
         ToolContext,
     ) {
@@ -387,7 +420,7 @@ mod tests {
 
     async fn ask(
         session: &Arc<ProtocolSession>,
-        rx: &mut mpsc::Receiver<String>,
+        rx: &mut mpsc::Receiver<Outbound>,
         mcp: &McpState,
         ctx: &ToolContext,
         line: &str,
@@ -397,7 +430,7 @@ mod tests {
             .await
             .expect("an answer")
             .expect("the stream is open");
-        serde_json::from_str(&text).unwrap()
+        serde_json::from_str(&text.line).unwrap()
     }
 
     const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
@@ -538,7 +571,7 @@ mod tests {
             Catalogue::with_edits("+reticle_test_echo", crate::tools::Surface::Default).unwrap(),
         )
         .await;
-        let note: Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
+        let note: Value = serde_json::from_str(&rx.recv().await.unwrap().line).unwrap();
         assert_eq!(note["method"], "notifications/tools/list_changed");
         assert!(note.get("id").is_none());
     }

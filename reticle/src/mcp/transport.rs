@@ -21,7 +21,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::session::ProtocolSession;
+use super::session::{Outbound, ProtocolSession};
 use super::{ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, McpState, SESSION_EVENT, SHUTDOWN_EVENT};
 use crate::daemon::activity::{Attachment, Holder};
 use crate::plane::refusal;
@@ -63,12 +63,12 @@ pub async fn mcp_sse_open(State(mcp): State<McpState>, State(ctx): State<ToolCon
     .map(Ok::<Event, Infallible>);
     let tail = stream::unfold(
         Some((rx, guard, mcp.shutdown().clone())),
-        |open: Option<(mpsc::Receiver<String>, StreamGuard, CancellationToken)>| async move {
+        |open: Option<(mpsc::Receiver<Outbound>, StreamGuard, CancellationToken)>| async move {
             let (mut rx, guard, shutdown) = open?;
             tokio::select! {
                 biased;
                 line = rx.recv() => {
-                    let line = line?;
+                    let line = line?.line;
                     Some((Ok(Event::default().event(MESSAGE_EVENT).data(line)), Some((rx, guard, shutdown))))
                 }
                 _ = shutdown.cancelled() => {

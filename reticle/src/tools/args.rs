@@ -48,7 +48,7 @@ impl JsonSchema for PredicateArg {
             })
             .collect();
         json_schema!({
-            "description": "What must hold, e.g. {\"kind\":\"signal\",\"name\":\"login.succeeded\"} or {\"kind\":\"net\",\"urlContains\":\"/api/login\",\"status\":200}. Each kind takes only the fields listed with it.",
+            "description": "What must hold, e.g. {\"kind\":\"net\",\"urlContains\":\"/api/login\",\"status\":200}; each kind takes only the fields listed with it.",
             "type": "object",
             "required": ["kind"],
             "oneOf": kinds,
@@ -56,7 +56,7 @@ impl JsonSchema for PredicateArg {
     }
 }
 
-/// What an action does to an element.
+// What an action does to an element (the enum says it to an agent).
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum Action {
@@ -98,7 +98,7 @@ impl Action {
     }
 }
 
-/// An element named the way a user would name it; must match exactly one element.
+/// The element as a user names it; must match exactly one.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
@@ -130,8 +130,7 @@ impl Target {
     }
 }
 
-/// Arguments of one action: `{value}` for fill/select, `{text}` for type, `{key}` for press,
-/// `{confirmDangerous: true}` for destructive actions.
+/// fill/select: value; type: text; press: key; a destructive action: confirmDangerous true.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ActionArgs {
@@ -172,7 +171,7 @@ pub struct SnapshotArgs {
     pub mode: Option<SnapshotMode>,
     /// A ref: outline only that element's subtree.
     pub scope: Option<String>,
-    /// Only what changed since the last snapshot of this session, scope and mode.
+    /// Only what changed since the last snapshot of this scope and mode.
     pub diff: Option<bool>,
 }
 
@@ -227,7 +226,6 @@ pub struct ActArgs {
     /// The element's ref; give this or `target`.
     #[serde(rename = "ref")]
     pub element_ref: Option<String>,
-    /// The element by testid, role and name, text, label...; must match exactly one.
     pub target: Option<Target>,
     pub action: Action,
     pub args: Option<ActionArgs>,
@@ -277,18 +275,17 @@ pub struct ActAndWaitArgs {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ObserveArgs {
     pub session_id: Option<String>,
-    /// A cursor (`since` from an act): events from there on.
+    /// A cursor (an act's `since`): events from there on.
     pub since: Option<String>,
-    /// An action id (`a1`, ...): the events of that action's window.
+    /// An action id (`a1`...): that action's events.
     pub action_id: Option<String>,
-    /// Without since or actionId: the last window_ms milliseconds (default 2000).
+    /// Without since or actionId: the last this many milliseconds (default 2000).
     #[serde(rename = "window_ms")]
     #[schemars(range(min = 1, max = 60000))]
     pub window_ms: Option<u64>,
-    /// Event families or types to keep: dom, net, route, console, signal, state, page, or a
-    /// full type such as net.request.
+    /// Families (dom, net, route, console, signal, state, page) or types (net.request) to keep.
     pub filters: Option<Vec<String>>,
-    /// Most events returned, most recent kept (default 200).
+    /// Most events returned, newest kept (default 200).
     #[schemars(range(min = 1, max = 2000))]
     pub limit: Option<u32>,
 }
@@ -303,7 +300,7 @@ pub struct NetworkArgs {
     pub url_contains: Option<String>,
     pub status: Option<u16>,
     pub ok: Option<bool>,
-    /// Most requests returned, most recent first (default 50).
+    /// Most requests returned (default 50).
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
 }
@@ -361,6 +358,7 @@ pub struct WaitArgs {
     pub predicate: PredicateArg,
     /// A cursor; omitted, the start of the last act (or of the session).
     pub since: Option<String>,
+    /// How long it may wait for the predicate, in milliseconds.
     #[serde(rename = "timeout_ms")]
     #[schemars(range(max = 60000))]
     pub timeout_ms: Option<u64>,
@@ -420,7 +418,7 @@ pub enum YieldMode {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SessionFamilyArgs {
     pub session_id: Option<String>,
-    /// yield (hand the page to the human), resume, end, messages (read what the human left).
+    /// yield (hand the page to its human), resume (take it back), end, messages (what the human left).
     pub action: SessionAction,
     /// With yield: waiting (default) or ask.
     pub mode: Option<YieldMode>,
@@ -433,7 +431,7 @@ pub struct SessionFamilyArgs {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ToolsArgs {
-    /// Tools whose full parameters to return; omitted, the catalogue.
+    /// Tools whose parameters to return; omitted, the catalogue.
     pub names: Option<Vec<String>>,
 }
 

@@ -67,58 +67,56 @@ pub fn description(tool: ToolName) -> &'static str {
     use ToolName as T;
     match tool {
         T::Sessions => {
-            "List the browser sessions (app tabs running the Reticle SDK) connected to this daemon. Reads only; proves nothing. When the list is empty, `why` names the case and the next step."
+            "The browser sessions (app tabs running the Reticle SDK) connected to this daemon; when none, `why` names the case and the next step. Reads only."
         }
         T::Snapshot => {
-            "The page as an outline of roles, names, refs and states (mode full, interactive or status; scope a ref; diff:true returns only what changed), with its cost in bytes and tokens. Reads only."
+            "The page as an outline of roles, names, refs and states, with its cost in bytes and tokens. Reads only."
         }
         T::Query => {
-            "Find elements the way a user names them (role+name, text, label, placeholder, testid, alt, css); returns refs. Zero matches carry a hint (route, present testids). Reads only."
+            "Find elements as a user names them (role and name, text, label, testid...); returns refs. No match carries a hint (route, testids present). Reads only."
         }
         T::Inspect => {
-            "Everything the SDK can tell about one element by ref: role, name, value, states, box, occlusion, styles. Reads only."
+            "All the SDK knows of one element: role, name, value, states, box, occlusion, styles. Reads only."
         }
         T::Navigate => {
-            "Go to a URL or reload, and say whether the page's arrival was confirmed (it reconnected on the new document)."
+            "Go to a URL or reload, and say whether the new document's arrival was confirmed."
         }
         T::Act => {
-            "Do one thing to one element (click, fill, press...) by ref or target. Returns `since` and `actionId` for reading what followed. Proves nothing: verify with reticle_act_and_wait or reticle_assert."
+            "Do one action to one element. Returns `since` and `actionId` to read what followed; verify with reticle_act_and_wait or reticle_assert."
         }
         T::ActSequence => {
-            "Do several actions in order, stopping at the first that fails. Returns `since` and one `actionId`. Proves nothing."
+            "Do several actions in order, stopping at the first that fails. Returns `since` and one `actionId`."
         }
         T::ActAndWait => {
-            "Act, then wait until the `until` predicate holds (or, without one, until the page settles), and return a verdict: verified yes, no or unknown with a reason, the evidence, a digest of what the app did, and the cursor to read it all."
+            "Act, then wait until `until` holds (without it, until the page settles); returns a verdict (yes, no or unknown, with a reason), its evidence, a digest of what the app did and a cursor."
         }
         T::Observe => {
-            "The timeline of what the page reported (DOM, network, routes, console, signals) since a cursor or action id, or over the last window_ms, with a summary and what was lost. Reads only."
+            "The timeline the page reported (DOM, network, routes, console, signals) since a cursor or action, with a summary and what was lost. Reads only."
         }
         T::WaitFor => {
             "Block until a predicate holds or the timeout passes; returns the evaluation, not a verdict."
         }
         T::Assert => {
-            "Evaluate a predicate over the window since the last act (or `since`), optionally waiting up to timeout_ms, and return a verdict: yes only on positive evidence, no on observed contradiction, unknown when evidence is missing."
+            "Judge a predicate over the window since the last act (or `since`): yes only on positive evidence, no on an observed contradiction, unknown when evidence is missing."
         }
         T::Network => {
-            "The page's requests (method, url, status, duration), most recent first, filtered by method, urlContains, status, ok, since or actionId; a hint with totals when none match. Reads only."
+            "The page's requests (method, url, status, duration), newest first; a hint with totals when none match. Reads only."
         }
         T::Console => {
-            "The page's console messages and uncaught errors, most recent first, filtered by level, since or actionId; a hint with totals when none match. Reads only."
+            "The page's console messages and uncaught errors, newest first; a hint with totals when none match. Reads only."
         }
         T::State => {
-            "Read an app store the page registered (store, dotted path, depth). A wrong path answers found:false with the keys that exist. Reads only."
+            "Read a store the app registered; a wrong path answers found:false with the keys that exist. Reads only."
         }
         T::Feedback => {
-            "Leave feedback about Reticle (bug, gap, ambiguity, feature_request, improvement, experience). Written to a local outbox in the state dir; nothing leaves this machine."
+            "Leave feedback about Reticle, kept in a local outbox; nothing leaves this machine."
         }
-        T::Session => {
-            "Hand the page to its human or take it back: action yield (mode waiting or ask, note), resume, end (summary), messages (what the human left)."
-        }
+        T::Session => "Share the page with its human, by `action`.",
         T::Tools => {
-            "List every catalogued tool (with family members and the action that reaches each), or the full parameters of the tools named in `names`."
+            "Every catalogued tool (family members with the action reaching each), or the parameters of the tools in `names`."
         }
         T::Run => {
-            "Invoke any catalogued tool or family member by name with its args; a top-level sessionId is forwarded. Same checks, spans and result decorations as a direct call."
+            "Run any catalogued tool or family member by name, with the same checks as a direct call."
         }
         T::Yield => "reticle_session {action:\"yield\"}: hand the page to its human.",
         T::Resume => "reticle_session {action:\"resume\"}: take the page back.",

@@ -1,7 +1,8 @@
 //! Makes a generated input schema lean before it is advertised, saying each thing once: a
 //! `$defs` entry referenced once is written in place; a `$defs` entry's description is dropped
 //! when every reference to it carries its own; schemars' non-standard integer `format`s
-//! (`uint32`, ...) go, as the bounds beside them already say it. It rewrites schema JSON; it must
+//! (`uint32`, ...) go, as the bounds beside them already say it; `additionalProperties: true`
+//! (JSON Schema's default) goes. It rewrites schema JSON; it must
 //! not change which arguments a schema accepts, and it knows no tool.
 
 use serde_json::{Map, Value};
@@ -13,6 +14,7 @@ const DESCRIPTION: &str = "description";
 /// The lean form of one input schema (a root object, possibly with `$defs`).
 pub fn lean(mut schema: Map<String, Value>) -> Map<String, Value> {
     drop_integer_formats(&mut schema);
+    drop_default_additional_properties(&mut schema);
     if let Some(Value::Object(mut defs)) = schema.remove(DEFS) {
         inline_single_use(&mut schema, &mut defs);
         drop_repeated_descriptions(&schema, &mut defs);
@@ -67,6 +69,14 @@ fn drop_integer_formats(schema: &mut Map<String, Value>) {
                 .is_some_and(|f| f.starts_with("int") || f.starts_with("uint"))
         {
             map.remove("format");
+        }
+    });
+}
+
+fn drop_default_additional_properties(schema: &mut Map<String, Value>) {
+    each_object_in(schema, &mut |map| {
+        if map.get("additionalProperties") == Some(&Value::Bool(true)) {
+            map.remove("additionalProperties");
         }
     });
 }
@@ -160,6 +170,23 @@ mod tests {
         );
         assert_eq!(schema["properties"]["p"]["$ref"], "#/$defs/P");
         assert_eq!(schema["$defs"]["P"], input["$defs"]["P"]);
+    }
+
+    #[test]
+    fn the_default_additional_properties_goes_and_a_closed_object_stays_closed() {
+        let schema = lean_of(json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {"args": {"type": "object", "additionalProperties": true}}
+        }));
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {"args": {"type": "object"}}
+            })
+        );
     }
 
     #[test]

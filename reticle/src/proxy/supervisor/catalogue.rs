@@ -1,9 +1,10 @@
 //! The daemon's tool catalogue as the supervisor remembers it across sessions: the summary last
 //! connected (to tell the agent when a new daemon's differs) and the last `tools/list` answer with
-//! the catalogue it came from (to answer an unsent `tools/list` while no daemon is reachable). It
-//! decides nothing about when to answer or notify.
+//! the catalogue it came from (to answer an unsent `tools/list` while no daemon is reachable),
+//! kept as the result's JSON text as it arrived. It decides nothing about when to answer or
+//! notify.
 
-use serde_json::Value;
+use std::sync::Arc;
 
 use crate::wire::CatalogueSummary;
 
@@ -11,8 +12,8 @@ use crate::wire::CatalogueSummary;
 pub(super) struct Catalogue {
     /// The catalogue of the daemon last connected.
     last: Option<CatalogueSummary>,
-    /// The last `tools/list` answer, with the catalogue it came from.
-    tools: Option<(CatalogueSummary, Value)>,
+    /// The last `tools/list` result (JSON text), with the catalogue it came from.
+    tools: Option<(CatalogueSummary, Arc<str>)>,
 }
 
 impl Catalogue {
@@ -43,16 +44,16 @@ impl Catalogue {
         self.tools = None;
     }
 
-    /// A `tools/list` answer from a session on catalogue `from`.
-    pub(super) fn remember_tools(&mut self, from: CatalogueSummary, tools: Value) {
-        self.tools = Some((from, tools));
+    /// A `tools/list` result (its JSON text) from a session on catalogue `from`.
+    pub(super) fn remember_list(&mut self, from: CatalogueSummary, result: Arc<str>) {
+        self.tools = Some((from, result));
     }
 
-    /// The cached tool list, if it came from the catalogue last connected.
-    pub(super) fn cached_tools(&self) -> Option<&Value> {
+    /// The cached `tools/list` result, if it came from the catalogue last connected.
+    pub(super) fn cached_list(&self) -> Option<&str> {
         self.tools
             .as_ref()
             .filter(|(tag, _)| self.last.as_ref() == Some(tag))
-            .map(|(_, tools)| tools)
+            .map(|(_, result)| &**result)
     }
 }

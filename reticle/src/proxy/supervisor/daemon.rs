@@ -1,15 +1,42 @@
 //! The daemon's side of the actor: what the worker reports (sessions, messages, POST outcomes)
 //! and the worker's own death. Answers are matched to owed calls by proxy id and delivered under
-//! the agent's id exactly once; the replayed handshake's answer is swallowed. It must not read
-//! the agent's stdin.
+//! the agent's id exactly once; the replayed handshake's answer is swallowed. A successful answer
+//! is forwarded as the daemon wrote its result (read as raw JSON, never built into a value and
+//! written again); anything else is read whole. It must not read the agent's stdin.
 
-use serde_json::{Value, json};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
 
 use super::Supervisor;
+use crate::mcp::jsonrpc;
 use crate::proxy::calls::{CallState, LinkLoss};
 use crate::proxy::events;
 use crate::proxy::link::Report;
 use crate::proxy::replay::ReplayAnswer;
+
+/// A successful answer, and nothing else (a message with any other member is read whole): its
+/// proxy id and its result as the daemon encoded it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Succeeded<'a> {
+    #[serde(rename = "jsonrpc")]
+    _version: IgnoredAny,
+    id: u64,
+    #[serde(borrow)]
+    result: &'a RawValue,
+}
+
+/// An answer as the actor delivers it.
+enum Answer<'a> {
+    /// A success: its result's JSON text, forwarded as it is.
+    Result(&'a str),
+    /// Anything else (an error, extra members): the whole object.
+    Whole(Map<String, Value>),
+}
 
 impl Supervisor {
     pub(super) fn on_report(&mut self, report: Report) {
@@ -127,7 +154,10 @@ impl Supervisor {
                 .event(events::STALE_MESSAGE, json!({ "epoch": epoch }));
             return;
         }
-        let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(data) else {
+        if let Ok(succeeded) = serde_json::from_str::<Succeeded>(data) {
+            return self.on_answer(succeeded.id, Answer::Result(succeeded.result.get()));
+        }
+        let Ok(Value::Object(object)) = serde_json::from_str::<Value>(data) else {
             self.log
                 .event(events::DAEMON_GARBAGE, json!({ "data": truncate(data) }));
             return;
@@ -146,14 +176,23 @@ impl Supervisor {
                 .event(events::UNMATCHED_ANSWER, json!({ "data": truncate(data) }));
             return;
         };
-        match self.replay.answered(seq, object.contains_key("error")) {
+        self.on_answer(seq, Answer::Whole(object));
+    }
+
+    /// The daemon's answer to the proxy's call `seq`: swallowed when it answers the replayed
+    /// handshake, dropped when the call was already answered, else delivered under the agent's id.
+    fn on_answer(&mut self, seq: u64, answer: Answer<'_>) {
+        let error = match &answer {
+            Answer::Result(_) => None,
+            Answer::Whole(object) => object.get("error").cloned(),
+        };
+        match self.replay.answered(seq, error.is_some()) {
             // The session stays unready: its calls wait, and are answered -32001 (did not run)
             // at their deadline, rather than reach a session that refused the handshake.
             Some(ReplayAnswer::Refused) => {
-                return self.log.event(
-                    events::REPLAY_REFUSED,
-                    json!({ "error": object.get("error") }),
-                );
+                return self
+                    .log
+                    .event(events::REPLAY_REFUSED, json!({ "error": error }));
             }
             Some(ReplayAnswer::Confirmed) => return self.send_queued(),
             None => {}
@@ -166,20 +205,28 @@ impl Supervisor {
             return;
         };
         if call.method == "tools/list"
-            && let Some(tools) = object
-                .get("result")
-                .and_then(|r| r.get("tools"))
-                .filter(|t| t.is_array())
             && let super::LinkState::Connected {
                 catalogue: Some(catalogue),
                 ..
             } = &self.link.state
         {
-            self.catalogue
-                .remember_tools(catalogue.clone(), tools.clone());
+            let result = match &answer {
+                Answer::Result(text) => Some(Arc::from(*text)),
+                Answer::Whole(object) => object.get("result").map(|r| Arc::from(r.to_string())),
+            };
+            if let Some(result) = result {
+                self.catalogue.remember_list(catalogue.clone(), result);
+            }
         }
-        object.insert("id".into(), call.client_id);
-        self.emit(Value::Object(object));
+        match answer {
+            Answer::Result(result) => {
+                self.emit_line(jsonrpc::result_line(&call.client_id, result));
+            }
+            Answer::Whole(mut object) => {
+                object.insert("id".into(), call.client_id);
+                self.emit(Value::Object(object));
+            }
+        }
     }
 
     pub(super) fn on_worker_gone(&mut self, status: String) {

@@ -91,9 +91,11 @@ impl Supervisor {
             return;
         };
         if call.method == "tools/list"
-            && let Some(tools) = self.catalogue.cached_tools()
+            && let Some(result) = self.catalogue.cached_list()
+            && let Ok(result) = serde_json::from_str::<Value>(result)
+            && result.get("tools").is_some_and(Value::is_array)
         {
-            let answer = jsonrpc::result_response(&call.client_id, json!({ "tools": tools }));
+            let answer = jsonrpc::result_response(&call.client_id, result);
             return self.answer_call(&call, "catalogue_cache", answer);
         }
         self.answer_call(&call, "never_sent", loss.answer(&call.client_id, self.port));
@@ -117,7 +119,12 @@ impl Supervisor {
     }
 
     pub(super) fn emit(&mut self, message: Value) {
-        self.out.write(&message);
+        self.emit_line(message.to_string());
+    }
+
+    /// [`Self::emit`] for an answer already encoded as a line of JSON.
+    pub(super) fn emit_line(&mut self, line: String) {
+        self.out.write_line(line);
         if self.drain_until.is_some() && self.book.is_empty() {
             self.exit(ExitCode::SUCCESS, 0);
         }

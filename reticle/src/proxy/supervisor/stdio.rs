@@ -6,7 +6,6 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::Input;
@@ -24,8 +23,8 @@ impl AgentOut {
         Self { lines, broken }
     }
 
-    pub(super) fn write(&self, message: &Value) {
-        let mut line = message.to_string();
+    /// Writes one message, encoded as a line of JSON (no newline).
+    pub(super) fn write_line(&self, mut line: String) {
         line.push('\n');
         let _ = self.lines.send(line);
     }

@@ -540,3 +540,40 @@ async fn stdin_closing_drains_what_is_owed_then_exits() {
     let signals = rig.launches.lock().unwrap().signals.clone();
     assert_eq!(signals, [(1001, Signal::SIGTERM)], "the worker is stopped");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_successful_answer_is_forwarded_as_the_daemon_wrote_its_result() {
+    let mut rig = Rig::start();
+    let epoch = confirmed_session(&mut rig);
+    rig.request(json!("list"), "tools/list");
+    let seq = rig.posts(1)[0].0;
+    // Written by hand, in an order and spacing a parse-and-rewrite would not keep.
+    let result = r#"{"tools":[{"name":"z","inputSchema":{"type":"object"}},{"name":"a"}], "x" :1}"#;
+    rig.report(
+        1,
+        Report::Message {
+            epoch,
+            data: format!(r#"{{"jsonrpc":"2.0","id":{seq},"result":{result}}}"#),
+        },
+    );
+    let lines: Vec<String> = rig.out.try_iter().collect();
+    assert_eq!(
+        lines,
+        vec![format!(r#"{{"jsonrpc":"2.0","id":"list","result":{result}}}"#) + "\n"]
+    );
+    // An answer with any other member is read whole and still delivered once, under the agent's id.
+    rig.request(json!(9), "tools/call");
+    let seq = rig.posts(1)[0].0;
+    rig.daemon_answers(
+        1,
+        epoch,
+        seq,
+        json!({ "result": { "n": 1 }, "extra": true }),
+    );
+    let answers = rig.written();
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(
+        (answers[0]["id"].clone(), answers[0]["extra"].clone()),
+        (json!(9), json!(true))
+    );
+}

@@ -1,0 +1,283 @@
+//! P1 to P4, the release figures: each row measures its figure at a small size (a real daemon,
+//! one held-open `reticle mcp` link spoken to line by line) and compares it with the last
+//! release's figure committed in [`FIGURES_FILE`], as a ratio. A row fails (silent: a slowdown
+//! nobody is told of) only past its figure's factor (2× for latencies, 1.5× for memory), so a
+//! loaded machine does not flake it. The benches (`gates/benches/`) stay the source of truth for
+//! the figures `docs/benchmarks.md` reports; these rows only guard against falling back. The
+//! negative control: the judge's unit tests, and `gates/tests/perf_figures.rs` holding a real run
+//! against a release figure a third of ours (as a binary three times slower would measure).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use harness::{OwnedDaemon, RawMcp};
+use serde_json::{Value, json};
+
+use super::kit::{could_not_start, judged, observe, settle};
+use super::security::resident_kb;
+use super::{GateEnv, Ran, proxy_options};
+use crate::history::{Actor, History, Op};
+use crate::judge::{self, Judgement, RowOutcome};
+
+/// The committed figures of the last release, relative to the repository root.
+pub const FIGURES_FILE: &str = "bench/release-figures.json";
+/// Round trips timed per latency figure (after [`WARM_UP`] untimed ones).
+pub const CALLS: usize = 100;
+/// Untimed round trips first.
+pub const WARM_UP: usize = 20;
+/// How long one answer may take.
+const ANSWER_BOUND: Duration = Duration::from_secs(10);
+/// The fault every P row records: the measurement itself.
+const FAULT: &str = "measured";
+
+/// What the rows measure, in one run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measured {
+    /// `tools/call reticle_sessions` round trip, median, milliseconds.
+    pub call_ms: f64,
+    /// `tools/list` round trip, median, milliseconds.
+    pub list_ms: f64,
+    /// `reticle mcp` (supervisor and worker) resident memory after the calls, MiB.
+    pub proxy_mib: f64,
+    /// The daemon's resident memory after the calls, MiB.
+    pub daemon_mib: f64,
+}
+
+impl Measured {
+    /// The figure row `id` guards, with its unit.
+    pub fn figure(&self, id: &str) -> Option<(f64, &'static str)> {
+        match id {
+            "P1" => Some((self.call_ms, "ms")),
+            "P2" => Some((self.list_ms, "ms")),
+            "P3" => Some((self.proxy_mib, "MiB")),
+            "P4" => Some((self.daemon_mib, "MiB")),
+            _ => None,
+        }
+    }
+}
+
+/// The committed file's path.
+pub fn figures_path() -> PathBuf {
+    harness::fixture_app::repo_root().join(FIGURES_FILE)
+}
+
+/// The committed figure for `id`: `{value, unit, factor, ...}`.
+pub fn committed(figures: &Value, id: &str) -> Option<Value> {
+    figures["figures"].get(id).cloned()
+}
+
+fn median(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+/// Times `CALLS` round trips of `method` on a held-open link.
+async fn round_trips(mcp: &mut RawMcp, method: &str, params: &Value) -> Result<f64, String> {
+    let mut samples = Vec::with_capacity(CALLS);
+    for n in 0..WARM_UP + CALLS {
+        let started = Instant::now();
+        let id = mcp.request(method, params.clone()).await;
+        let answer = mcp
+            .answer(&id, ANSWER_BOUND)
+            .await
+            .ok_or_else(|| format!("{method} was not answered within {ANSWER_BOUND:?}"))?;
+        if answer.get("result").is_none() {
+            return Err(format!("{method} failed: {answer}"));
+        }
+        if n >= WARM_UP {
+            samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    Ok(median(samples))
+}
+
+/// The resident memory of `pid` and its child processes (the proxy's worker), kB.
+fn tree_resident_kb(pid: u32) -> Option<u64> {
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
+    let mut total = resident_kb(pid)?;
+    for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+        total += resident_kb(child).unwrap_or(0);
+    }
+    Some(total)
+}
+
+fn mib(kb: Option<u64>) -> Result<f64, String> {
+    kb.map(|kb| kb as f64 / 1024.0)
+        .ok_or_else(|| "VmRSS could not be read".to_string())
+}
+
+/// One measurement: a daemon, a held-open link, the latencies, then both processes' memory.
+pub async fn measure(env: &GateEnv) -> Result<Measured, String> {
+    let state = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let daemon = OwnedDaemon::builder()
+        .env("RETICLE_FIRST_SESSION_WAIT_MS", "0")
+        .try_start()
+        .await?;
+    let mut mcp = RawMcp::start(proxy_options(env, daemon.port(), state.path()));
+    mcp.initialize().await;
+    let call = json!({ "name": "reticle_sessions", "arguments": {} });
+    let measured = async {
+        let call_ms = round_trips(&mut mcp, "tools/call", &call).await?;
+        let list_ms = round_trips(&mut mcp, "tools/list", &json!({})).await?;
+        Ok::<_, String>(Measured {
+            call_ms,
+            list_ms,
+            proxy_mib: mib(tree_resident_kb(mcp.pid()))?,
+            daemon_mib: mib(resident_kb(daemon.pid()))?,
+        })
+    }
+    .await;
+    mcp.close_stdin();
+    mcp.wait_exit(Duration::from_secs(5)).await;
+    daemon.shutdown().await;
+    measured
+}
+
+/// Row `id`: measures, then judges against the committed figure.
+pub async fn figure_holds(env: &GateEnv, id: &str) -> Ran {
+    let history = History::new();
+    let figures = std::fs::read_to_string(figures_path())
+        .map_err(|e| format!("{FIGURES_FILE}: {e}"))
+        .and_then(|text| serde_json::from_str::<Value>(&text).map_err(|e| e.to_string()));
+    let Some(release) = figures.as_ref().ok().and_then(|f| committed(f, id)) else {
+        let why = format!(
+            "no committed figure for {id} in {FIGURES_FILE} ({})",
+            figures.err().unwrap_or_default()
+        );
+        return could_not_start(history, FAULT, &why);
+    };
+    record(&history, id, measure(env).await, &release);
+    judged(history, judge_figure)
+}
+
+/// Records the measurement of `id` beside the committed figure it is judged against.
+pub fn record(history: &History, id: &str, measured: Result<Measured, String>, release: &Value) {
+    history.fault(
+        FAULT,
+        measured.is_ok(),
+        json!({ "row": id, "error": measured.as_ref().err() }),
+    );
+    if let Some((value, unit)) = measured.ok().and_then(|m| m.figure(id)) {
+        observe(
+            history,
+            "figure",
+            json!({ "row": id, "value": value, "unit": unit, "release": release }),
+        );
+    }
+}
+
+/// The P rows' judge: survived while the figure is within its factor of the release's, silent
+/// past it.
+pub fn judge_figure(ops: &[Op]) -> Judgement {
+    settle(|| {
+        judge::established_fault(ops)?;
+        let figure = ops
+            .iter()
+            .find(|o| o.actor == Actor::Harness && o.f == "figure")
+            .map(|o| o.value.clone());
+        let Some(figure) = figure else {
+            return Err(Judgement::new(
+                RowOutcome::Inconclusive,
+                "no figure was measured",
+            ));
+        };
+        let read = |figure: &Value| {
+            let release = &figure["release"];
+            Some((
+                figure["value"].as_f64()?,
+                release["value"].as_f64().filter(|was| *was > 0.0)?,
+                release["factor"].as_f64()?,
+            ))
+        };
+        let Some((value, was, factor)) = read(&figure) else {
+            return Err(Judgement::new(
+                RowOutcome::Inconclusive,
+                format!("unreadable figure, or a release figure that is not positive: {figure}"),
+            ));
+        };
+        let ratio = value / was;
+        let unit = figure["unit"].as_str().unwrap_or("");
+        let within = ratio <= factor;
+        Ok(Judgement::new(
+            if within {
+                RowOutcome::Survived
+            } else {
+                RowOutcome::Silent
+            },
+            format!(
+                "{value:.3} {unit} against the release's {was:.3} {unit}: {ratio:.2}× (fails past {factor}×)"
+            ),
+        ))
+    })
+}
+
+pub async fn p1_call_round_trip(env: &GateEnv) -> Ran {
+    figure_holds(env, "P1").await
+}
+
+pub async fn p2_list_round_trip(env: &GateEnv) -> Ran {
+    figure_holds(env, "P2").await
+}
+
+pub async fn p3_proxy_memory(env: &GateEnv) -> Ran {
+    figure_holds(env, "P3").await
+}
+
+pub async fn p4_daemon_memory(env: &GateEnv) -> Ran {
+    figure_holds(env, "P4").await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judged_with(value: f64, was: f64, factor: f64) -> RowOutcome {
+        let history = History::new();
+        let measured = Measured {
+            call_ms: value,
+            list_ms: value,
+            proxy_mib: value,
+            daemon_mib: value,
+        };
+        record(
+            &history,
+            "P1",
+            Ok(measured),
+            &json!({ "value": was, "factor": factor }),
+        );
+        judge_figure(&history.ops()).outcome
+    }
+
+    #[test]
+    fn a_figure_within_its_factor_holds_and_one_past_it_is_silent() {
+        assert_eq!(judged_with(0.9, 0.5, 2.0), RowOutcome::Survived);
+        assert_eq!(judged_with(1.0, 0.5, 2.0), RowOutcome::Survived);
+        assert_eq!(judged_with(1.1, 0.5, 2.0), RowOutcome::Silent);
+        assert_eq!(judged_with(16.0, 10.0, 1.5), RowOutcome::Silent);
+    }
+
+    #[test]
+    fn no_measurement_proves_nothing() {
+        let history = History::new();
+        record(&history, "P1", Err("no daemon".into()), &json!({}));
+        assert_eq!(
+            judge_figure(&history.ops()).outcome,
+            RowOutcome::Inconclusive
+        );
+    }
+
+    #[test]
+    fn the_committed_file_has_a_figure_for_every_p_row() {
+        let text = std::fs::read_to_string(figures_path()).unwrap();
+        let figures: Value = serde_json::from_str(&text).unwrap();
+        for id in ["P1", "P2", "P3", "P4"] {
+            let figure = committed(&figures, id).unwrap_or_else(|| panic!("{id}"));
+            assert!(figure["value"].as_f64().is_some_and(|v| v > 0.0), "{id}");
+            assert!(figure["factor"].as_f64().is_some(), "{id}");
+            assert!(
+                figure["command"].is_string(),
+                "{id}: the command that made it"
+            );
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! MCP's Streamable HTTP transport (protocol revisions 2025-03-26 on) at one endpoint,
+//! [`STREAMABLE_PATH`], so a client that speaks HTTP reaches the daemon without `reticle mcp`:
+//! `POST` carries one JSON-RPC message; a request is answered in the POST's own response as
+//! `application/json`, a notification or response gets 202. `initialize` (sent without a
+//! session header) opens a protocol session and names it in `Mcp-Session-Id`, which every later
+//! POST carries; `DELETE` with it ends the session; `GET` (a server-to-client stream) is not
+//! offered (405), so `notifications/tools/list_changed` reaches only SSE clients. The protocol
+//! session is the SSE transport's ([`super::session`]): the same methods, caps and tool layer.
+//! A session with no request for [`HTTP_SESSION_IDLE`] is closed when the next one opens. The
+//! router mounts these handlers behind the same page check and guard as every route. Unlike the
+//! proxy, nothing here outlives the daemon: a client of this endpoint sees a daemon that died as
+//! a failed connection and must initialize again.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::jsonrpc::{self, Kind};
+use super::session::{Outbound, ProtocolSession};
+use super::{McpState, limits};
+use crate::daemon::activity::Holder;
+use crate::plane::refusal;
+use crate::tools::ToolContext;
+
+/// The Streamable HTTP endpoint.
+pub const STREAMABLE_PATH: &str = "/mcp";
+/// The header naming the protocol session, from `initialize`'s answer on.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+/// How long a session may go without a request before the next `initialize` closes it.
+pub const HTTP_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+
+/// One Streamable HTTP session: its protocol session and the POSTs waiting for their answers.
+#[derive(Debug)]
+pub struct HttpSession {
+    protocol: Arc<ProtocolSession>,
+    /// The POSTs waiting for an answer, by their request's id key.
+    waiting: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>,
+    last_request: Mutex<Instant>,
+}
+
+impl HttpSession {
+    /// Opens a session whose answers are routed to the POSTs waiting for them (a line no POST
+    /// waits for, such as a notification, is dropped).
+    fn open() -> Self {
+        let (tx, mut rx) = mpsc::channel::<Outbound>(crate::config::MCP_STREAM_BACKLOG);
+        let waiting: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>> = Arc::default();
+        let routes = waiting.clone();
+        // Ends when the protocol session (the channel's only sender) is gone.
+        tokio::spawn(async move {
+            while let Some(out) = rx.recv().await {
+                let waiter = out.answers.and_then(|key| lock(&routes).remove(&key));
+                if let Some(waiter) = waiter {
+                    let _ = waiter.send(out.line);
+                }
+            }
+        });
+        let id = uuid::Uuid::new_v4().to_string();
+        Self {
+            protocol: Arc::new(ProtocolSession::new(id, tx)),
+            waiting,
+            last_request: Mutex::new(Instant::now()),
+        }
+    }
+
+    fn idle_for(&self) -> Duration {
+        lock(&self.last_request).elapsed()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A POST's claim on the answer to its request; dropped (the client went away), it stops
+/// waiting and the answer, when it comes, is dropped.
+struct Claim {
+    waiting: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>,
+    key: String,
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        lock(&self.waiting).remove(&self.key);
+    }
+}
+
+/// `POST /mcp`: one JSON-RPC message.
+pub async fn mcp_streamable_post(
+    State(mcp): State<McpState>,
+    State(ctx): State<ToolContext>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let _agent = ctx.activity.attach(Holder::Agent);
+    let message = match std::str::from_utf8(&body)
+        .map_err(|_| jsonrpc::Invalid {
+            code: jsonrpc::PARSE_ERROR,
+            id: Value::Null,
+            reason: "parse error: the message is not UTF-8".into(),
+        })
+        .and_then(jsonrpc::parse)
+    {
+        Ok(message) => message,
+        Err(invalid) => {
+            return json_answer(StatusCode::BAD_REQUEST, invalid.response().to_string());
+        }
+    };
+    let named = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+    let (session, opened) = match named {
+        Some(id) => match mcp.http_session(id) {
+            Some(session) => (session, false),
+            None => {
+                return refusal(
+                    StatusCode::NOT_FOUND,
+                    &format!(
+                        "no MCP session {id} on this daemon: it was ended, or it belongs to an earlier daemon life; send initialize again without {SESSION_HEADER}"
+                    ),
+                );
+            }
+        },
+        None if message.method() == Some("initialize") => match open_session(&mcp) {
+            Ok(session) => (session, true),
+            Err(sentence) => return refusal(StatusCode::SERVICE_UNAVAILABLE, &sentence),
+        },
+        None => {
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                &format!(
+                    "no {SESSION_HEADER} header: open a session with initialize first, then send its id with every message"
+                ),
+            );
+        }
+    };
+    *lock(&session.last_request) = Instant::now();
+    let protocol = &session.protocol;
+    if protocol.backlog_full() {
+        mcp.log_refusal(protocol.id(), "post", "stream_backlog");
+        return refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &limits::backlog_refusal(protocol.id()),
+        );
+    }
+    let Kind::Request { id, .. } = &message.kind else {
+        protocol.receive(&body, &mcp, &ctx).await;
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let key = jsonrpc::id_key(id);
+    let (tx, rx) = oneshot::channel();
+    {
+        let mut waiting = lock(&session.waiting);
+        if waiting.contains_key(&key) {
+            let reason = "this request id is already waiting for its answer on this session; send each request with a fresh id";
+            let answer = jsonrpc::error_response(id, jsonrpc::INVALID_REQUEST, reason, None);
+            return json_answer(StatusCode::OK, answer.to_string());
+        }
+        waiting.insert(key.clone(), tx);
+    }
+    let _claim = Claim {
+        waiting: session.waiting.clone(),
+        key,
+    };
+    protocol.receive(&body, &mcp, &ctx).await;
+    let Ok(line) = rx.await else {
+        return refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the daemon could not deliver this request's answer (its session was closed); send initialize again",
+        );
+    };
+    let mut response = json_answer(StatusCode::OK, line);
+    if opened && !protocol.initialized() {
+        // `initialize` was refused (its params): no session was opened after all.
+        close_session(&mcp, protocol.id(), "refused");
+    } else if opened && let Ok(value) = HeaderValue::from_str(protocol.id()) {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    response
+}
+
+/// `DELETE /mcp`: ends the session the header names (calls still running finish unheard).
+pub async fn mcp_streamable_delete(State(mcp): State<McpState>, headers: HeaderMap) -> Response {
+    let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            &format!("no {SESSION_HEADER} header: name the session to end"),
+        );
+    };
+    if close_session(&mcp, id, "deleted") {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        refusal(
+            StatusCode::NOT_FOUND,
+            &format!("no MCP session {id} on this daemon"),
+        )
+    }
+}
+
+/// `GET /mcp`: no server-to-client stream is offered here (SSE clients use `GET /mcp/sse`).
+pub async fn mcp_streamable_get() -> Response {
+    let mut response = refusal(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this endpoint answers each request in its POST's response and offers no stream; GET /mcp/sse opens the SSE transport",
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    response
+}
+
+fn json_answer(status: StatusCode, line: String) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        line,
+    )
+        .into_response()
+}
+
+/// Opens a session (after closing those idle past [`HTTP_SESSION_IDLE`]), unless the session cap
+/// is reached (then the refusal to give).
+fn open_session(mcp: &McpState) -> Result<Arc<HttpSession>, String> {
+    let idle: Vec<String> = lock(&mcp.inner.http_sessions)
+        .iter()
+        .filter(|(_, s)| s.idle_for() > HTTP_SESSION_IDLE && lock(&s.waiting).is_empty())
+        .map(|(id, _)| id.clone())
+        .collect();
+    for id in idle {
+        close_session(mcp, &id, "idle");
+    }
+    let session = Arc::new(HttpSession::open());
+    let id = session.protocol.id().to_string();
+    if let Err(sentence) = mcp.register(session.protocol.clone()) {
+        mcp.log_refusal(&id, "initialize", "session_cap");
+        return Err(sentence);
+    }
+    lock(&mcp.inner.http_sessions).insert(id.clone(), session.clone());
+    mcp.log(
+        "mcp_client_connected",
+        json!({ "session": id, "transport": "http", "streams": mcp.session_count() }),
+    );
+    Ok(session)
+}
+
+/// Closes one session; whether it was open.
+fn close_session(mcp: &McpState, id: &str, why: &str) -> bool {
+    let Some(session) = lock(&mcp.inner.http_sessions).remove(id) else {
+        return false;
+    };
+    mcp.deregister(id);
+    mcp.log(
+        "mcp_client_disconnected",
+        json!({ "session": id, "transport": "http", "reason": why, "idleMs": session.idle_for().as_millis() as u64, "streams": mcp.session_count() }),
+    );
+    true
+}
