@@ -463,6 +463,14 @@ pub const INVENTORY: &[Row] = &[
         Survived,
         "proptest, 64 cases of each against one daemon: every case answered, every refusal structured, the daemon answering and grown within 64 MiB",
     ),
+    row(
+        "S12",
+        Security,
+        "a second agent drives a session another agent leased (two `reticle mcp` on one daemon)",
+        "pool leases only; an agent's tab is anyone's",
+        Surfaced,
+        "in Chromium, agent A leases the fixture page's session; agent B's act on it is refused naming A and the expiry (control: B's read of it answers)",
+    ),
 ];
 
 /// Looks a row up by id.

@@ -4,10 +4,11 @@
 //! polling) frees it, the holder's `reticle mcp` exiting frees it, and a reconnect of the holder's
 //! link (its worker killed, the daemon alive) keeps it. Negative control: the stand-in daemon
 //! that ignores leases (`RETICLE_TEST_STAND_IN_IGNORE_LEASES`) lets the second act through, so
-//! the refusal check goes red.
+//! the refusal check (S12's, `gates::scenarios::leases`) goes red.
 
 mod support;
 
+use gates::scenarios::leases::refusal_names_the_holder;
 use harness::{McpClient, ProxyOptions, poll};
 use reticle::config::env;
 use serde_json::{Value, json};
@@ -66,27 +67,6 @@ async fn a_acquires_by_url(rig: &ToolRig, session: &str) -> String {
         .to_string()
 }
 
-/// The refusal check: B's act on A's leased session must be refused, structured, naming A and
-/// when the lease expires. `Err` says how it was not.
-fn judge_refusal(result: &Value, holder: &str) -> Result<(), String> {
-    if result["isError"] != true {
-        return Err(format!(
-            "the second agent's act ran on a leased session: {result}"
-        ));
-    }
-    let refusal = &result["structuredContent"];
-    let reason = refusal["reason"].as_str().unwrap_or_default();
-    if !reason.contains(holder) || !reason.contains("expires in") {
-        return Err(format!(
-            "the refusal does not name the holder and the expiry: {refusal}"
-        ));
-    }
-    if refusal["lease"]["holder"]["agent"] != holder || !refusal["lease"]["expiresInMs"].is_u64() {
-        return Err(format!("the refusal's lease block is wrong: {refusal}"));
-    }
-    Ok(())
-}
-
 #[tokio::test]
 async fn a_held_lease_refuses_the_other_agents_act_reads_stay_open_and_release_frees_it() {
     let (rig, b) = two_agents(&[]).await;
@@ -94,7 +74,7 @@ async fn a_held_lease_refuses_the_other_agents_act_reads_stay_open_and_release_f
     let holder = a_acquires_by_url(&rig, "lease-held").await;
 
     let act = b_call(&b, "reticle_act", "lease-held", click()).await;
-    judge_refusal(&act, &holder).unwrap();
+    refusal_names_the_holder(&act, &holder).unwrap();
     assert_structured_refusal(&act["structuredContent"]);
     // Through reticle_run, and a family action that changes the page, the same.
     let via_run = b_call(
@@ -104,7 +84,7 @@ async fn a_held_lease_refuses_the_other_agents_act_reads_stay_open_and_release_f
         json!({"tool": "reticle_act", "args": click()}),
     )
     .await;
-    judge_refusal(&via_run, &holder).unwrap();
+    refusal_names_the_holder(&via_run, &holder).unwrap();
     let yielded = b_call(
         &b,
         "reticle_session",
@@ -112,7 +92,7 @@ async fn a_held_lease_refuses_the_other_agents_act_reads_stay_open_and_release_f
         json!({"action": "yield"}),
     )
     .await;
-    judge_refusal(&yielded, &holder).unwrap();
+    refusal_names_the_holder(&yielded, &holder).unwrap();
     // Reads stay open to B.
     let read = b_call(
         &b,
@@ -134,7 +114,7 @@ async fn a_held_lease_refuses_the_other_agents_act_reads_stay_open_and_release_f
         json!({"action": "acquire"}),
     )
     .await;
-    judge_refusal(&taken, &holder).unwrap();
+    refusal_names_the_holder(&taken, &holder).unwrap();
     let let_go = b_call(
         &b,
         "reticle_lease",
@@ -142,7 +122,7 @@ async fn a_held_lease_refuses_the_other_agents_act_reads_stay_open_and_release_f
         json!({"action": "release"}),
     )
     .await;
-    judge_refusal(&let_go, &holder).unwrap();
+    refusal_names_the_holder(&let_go, &holder).unwrap();
     rig.ok("reticle_act", click()).await;
 
     // A releases: B drives it, and can lease it in turn.
@@ -178,7 +158,7 @@ async fn negative_control_a_daemon_ignoring_leases_fails_the_refusal_check() {
     let _tab = rig.open("lease-control").await;
     let holder = a_acquires_by_url(&rig, "lease-control").await;
     let act = b_call(&b, "reticle_act", "lease-control", click()).await;
-    let judged = judge_refusal(&act, &holder);
+    let judged = refusal_names_the_holder(&act, &holder);
     assert!(
         judged.is_err(),
         "the stand-in that ignores leases passed the refusal check: {act}"
@@ -191,7 +171,7 @@ async fn a_lease_without_calls_from_its_holder_expires_after_the_configured_boun
     let _tab = rig.open("lease-ttl").await;
     let holder = a_acquires_by_url(&rig, "lease-ttl").await;
     let act = b_call(&b, "reticle_act", "lease-ttl", click()).await;
-    judge_refusal(&act, &holder).unwrap();
+    refusal_names_the_holder(&act, &holder).unwrap();
     let recovery = act["structuredContent"]["recovery"].as_str().unwrap();
     assert!(
         recovery.contains("4000 ms"),
@@ -223,7 +203,7 @@ async fn the_holders_reticle_mcp_exiting_frees_its_lease() {
         .unwrap_or_else(|| panic!("{leased}"))
         .to_string();
     let act = rig.result("reticle_act", click()).await.unwrap();
-    judge_refusal(&act, &holder).unwrap();
+    refusal_names_the_holder(&act, &holder).unwrap();
     b.close().await;
     poll::until("the exited holder's lease to end", BOUND, async || {
         let listed = rig.call("reticle_sessions", json!({})).await;
@@ -275,7 +255,7 @@ async fn a_reconnect_of_the_holders_link_keeps_its_lease() {
         "the holder after its reconnect: {act}"
     );
     let refused = b_call(&b, "reticle_act", "lease-relink", click()).await;
-    judge_refusal(&refused, &holder).unwrap();
+    refusal_names_the_holder(&refused, &holder).unwrap();
     let shown = lease_shown(&b, "lease-relink").await;
     assert_eq!(shown["holder"]["agent"], holder.as_str(), "{shown}");
     assert_eq!(shown["linked"], true, "{shown}");

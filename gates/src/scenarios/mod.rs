@@ -1,7 +1,7 @@
 //! Scenarios: for each inventory row, the code that provokes it against the real system and
 //! records a history, and the judgement of that history. One module per hop (`stdio` hop 1,
 //! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `compat` the SDK compatibility matrix H5.6,
-//! `traces` T1 to T4, `layers` L1, `security` S1 to S7, `cross_site` S8, `shared_session` S9, `mcp_limits` S10, `fuzz` S11;
+//! `traces` T1 to T4, `layers` L1, `security` S1 to S7, `cross_site` S8, `shared_session` S9, `mcp_limits` S10, `fuzz` S11, `leases` S12;
 //! `toxic_effect` the effect each of H2.7's toxics must leave in its history;
 //! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `proxied` a
 //! daemon behind a fault proxy, `kit` what every scenario shares); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
@@ -15,6 +15,7 @@ pub mod daemon;
 pub mod fuzz;
 pub mod kit;
 pub mod layers;
+pub mod leases;
 pub mod link;
 pub mod mcp_limits;
 pub mod proxied;
@@ -112,6 +113,7 @@ scenario_table! {
     "S9" => shared_session::shared_session_ids_are_kept_apart,
     "S10" => mcp_limits::mcp_endpoint_is_bounded,
     "S11" => fuzz::fuzz_holds,
+    "S12" => leases::leased_session_refuses_other_agents,
 }
 
 /// A row id with no scenario: every inventory row has one, so this is an id the table does not
