@@ -9,7 +9,7 @@
 mod support;
 
 use gates::scenarios::leases::refusal_names_the_holder;
-use harness::{McpClient, ProxyOptions, poll};
+use harness::{McpClient, ProxyOptions, Tab, poll};
 use reticle::config::env;
 use serde_json::{Value, json};
 use support::tools::{BOUND, ToolRig, assert_structured_refusal};
@@ -20,7 +20,8 @@ fn click() -> Value {
     serde_json::from_str(CLICK).unwrap()
 }
 
-/// The rig (its own client is agent A) with `env` on the daemon, and agent B: a second `reticle mcp` on the same daemon.
+/// The rig (its own client is agent A) with `env` on the daemon, and agent B: a second
+/// `reticle mcp` on the same daemon.
 async fn two_agents(env: &[(&str, &str)]) -> (ToolRig, McpClient) {
     let mut env = env.to_vec();
     env.push(("RETICLE_ADVERTISE_ALL_TOOLS", "1"));
@@ -52,6 +53,15 @@ async fn lease_shown(b: &McpClient, session: &str) -> Value {
         .unwrap_or_else(|| panic!("{session} listed: {listed}"))
 }
 
+/// [`two_agents`] with the fixture app open as `session`, which A has leased by its page URL:
+/// the rig, B, the tab, and A's agent id.
+async fn leased_by_a(env: &[(&str, &str)], session: &str) -> (ToolRig, McpClient, Tab, String) {
+    let (rig, b) = two_agents(env).await;
+    let tab = rig.open(session).await;
+    let holder = a_acquires_by_url(&rig, session).await;
+    (rig, b, tab, holder)
+}
+
 /// A leases `session` by its page URL; its agent id.
 async fn a_acquires_by_url(rig: &ToolRig, session: &str) -> String {
     let entry = rig.wait_session(session).await;
@@ -69,30 +79,24 @@ async fn a_acquires_by_url(rig: &ToolRig, session: &str) -> String {
 
 #[tokio::test]
 async fn a_held_lease_refuses_the_other_agents_act_reads_stay_open_and_release_frees_it() {
-    let (rig, b) = two_agents(&[]).await;
-    let _tab = rig.open("lease-held").await;
-    let holder = a_acquires_by_url(&rig, "lease-held").await;
+    let (rig, b, _tab, holder) = leased_by_a(&[], "lease-held").await;
 
-    let act = b_call(&b, "reticle_act", "lease-held", click()).await;
-    refusal_names_the_holder(&act, &holder).unwrap();
-    assert_structured_refusal(&act["structuredContent"]);
-    // Through reticle_run, and a family action that changes the page, the same.
-    let via_run = b_call(
-        &b,
-        "reticle_run",
-        "lease-held",
-        json!({"tool": "reticle_act", "args": click()}),
-    )
-    .await;
-    refusal_names_the_holder(&via_run, &holder).unwrap();
-    let yielded = b_call(
-        &b,
-        "reticle_session",
-        "lease-held",
-        json!({"action": "yield"}),
-    )
-    .await;
-    refusal_names_the_holder(&yielded, &holder).unwrap();
+    // B's acts are refused by any route, and so are a family action that changes the page and
+    // B taking or letting go of A's lease.
+    for (tool, args) in [
+        ("reticle_act", click()),
+        (
+            "reticle_run",
+            json!({"tool": "reticle_act", "args": click()}),
+        ),
+        ("reticle_session", json!({"action": "yield"})),
+        ("reticle_lease", json!({"action": "acquire"})),
+        ("reticle_lease", json!({"action": "release"})),
+    ] {
+        let answer = b_call(&b, tool, "lease-held", args).await;
+        refusal_names_the_holder(&answer, &holder).unwrap_or_else(|why| panic!("{tool}: {why}"));
+        assert_structured_refusal(&answer["structuredContent"]);
+    }
     // Reads stay open to B.
     let read = b_call(
         &b,
@@ -102,27 +106,10 @@ async fn a_held_lease_refuses_the_other_agents_act_reads_stay_open_and_release_f
     )
     .await;
     assert_ne!(read["isError"], true, "a read on a leased session: {read}");
-    // reticle_sessions names the holder and the expiry.
+    // reticle_sessions names the holder and the expiry; A drives the session.
     let shown = lease_shown(&b, "lease-held").await;
     assert_eq!(shown["holder"]["agent"], holder.as_str(), "{shown}");
     assert!(shown["expiresInMs"].as_u64().is_some_and(|ms| ms > 0));
-    // B can neither take it nor let it go; A drives it.
-    let taken = b_call(
-        &b,
-        "reticle_lease",
-        "lease-held",
-        json!({"action": "acquire"}),
-    )
-    .await;
-    refusal_names_the_holder(&taken, &holder).unwrap();
-    let let_go = b_call(
-        &b,
-        "reticle_lease",
-        "lease-held",
-        json!({"action": "release"}),
-    )
-    .await;
-    refusal_names_the_holder(&let_go, &holder).unwrap();
     rig.ok("reticle_act", click()).await;
 
     // A releases: B drives it, and can lease it in turn.
@@ -139,7 +126,7 @@ async fn a_held_lease_refuses_the_other_agents_act_reads_stay_open_and_release_f
     )
     .await;
     assert_eq!(leased["structuredContent"]["leased"], true, "{leased}");
-    // Releasing what one does not hold is refused, not reported done.
+    // A cannot let B's lease go.
     let nothing = rig
         .refused(
             "reticle_lease",
@@ -154,9 +141,8 @@ async fn a_held_lease_refuses_the_other_agents_act_reads_stay_open_and_release_f
 
 #[tokio::test]
 async fn negative_control_a_daemon_ignoring_leases_fails_the_refusal_check() {
-    let (rig, b) = two_agents(&[(env::TEST_STAND_IN_IGNORE_LEASES, "1")]).await;
-    let _tab = rig.open("lease-control").await;
-    let holder = a_acquires_by_url(&rig, "lease-control").await;
+    let (_rig, b, _tab, holder) =
+        leased_by_a(&[(env::TEST_STAND_IN_IGNORE_LEASES, "1")], "lease-control").await;
     let act = b_call(&b, "reticle_act", "lease-control", click()).await;
     let judged = refusal_names_the_holder(&act, &holder);
     assert!(
@@ -167,9 +153,7 @@ async fn negative_control_a_daemon_ignoring_leases_fails_the_refusal_check() {
 
 #[tokio::test]
 async fn a_lease_without_calls_from_its_holder_expires_after_the_configured_bound() {
-    let (rig, b) = two_agents(&[(env::LEASE_TTL_MS, "4000")]).await;
-    let _tab = rig.open("lease-ttl").await;
-    let holder = a_acquires_by_url(&rig, "lease-ttl").await;
+    let (_rig, b, _tab, holder) = leased_by_a(&[(env::LEASE_TTL_MS, "4000")], "lease-ttl").await;
     let act = b_call(&b, "reticle_act", "lease-ttl", click()).await;
     refusal_names_the_holder(&act, &holder).unwrap();
     let recovery = act["structuredContent"]["recovery"].as_str().unwrap();
@@ -221,9 +205,8 @@ async fn the_holders_reticle_mcp_exiting_frees_its_lease() {
 async fn a_reconnect_of_the_holders_link_keeps_its_lease() {
     // A grace long enough that the lease outlives the gap; what proves the identity is that the
     // holder's new stream is counted as its link again and its calls still run as the holder.
-    let (rig, b) = two_agents(&[(env::LEASE_LINK_GRACE_MS, "60000")]).await;
-    let _tab = rig.open("lease-relink").await;
-    let holder = a_acquires_by_url(&rig, "lease-relink").await;
+    let (rig, b, _tab, holder) =
+        leased_by_a(&[(env::LEASE_LINK_GRACE_MS, "60000")], "lease-relink").await;
     let streams = |log: &str, event: &str| {
         log.lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
