@@ -181,3 +181,25 @@ impl Drop for StreamGuard {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_id_is_one_to_sixty_four_plain_characters() {
+        for good in ["a", "0f3c9e2b7d", "agent_1-x", &"x".repeat(MAX_AGENT_ID)] {
+            assert!(valid_agent_id(good), "{good}");
+        }
+        for bad in [
+            "",
+            "a b",
+            "a&b",
+            "é",
+            "a/../b",
+            &"x".repeat(MAX_AGENT_ID + 1),
+        ] {
+            assert!(!valid_agent_id(bad), "{bad}");
+        }
+    }
+}

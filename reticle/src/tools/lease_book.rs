@@ -4,7 +4,8 @@
 //! before a state-changing tool runs on a session. It owns no timer: a lease is live while its
 //! holder has made a call within the TTL and, for an agent, while the agent's link is open (or
 //! was lost less than the link grace ago, so a `reticle mcp` reconnect keeps it); a dead lease is
-//! swept whenever the book is read. It must not know tools, transports or pages.
+//! swept whenever the book is read. A call admitted before a lease was taken runs to its end.
+//! It must not know tools, transports or pages.
 //!
 //! # Who a holder is
 //! An agent is one held-open link: one `reticle mcp` process, which names itself with the agent
