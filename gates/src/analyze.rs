@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::history::Op;
 use crate::judge::Judgement;
 use crate::parts;
-use crate::scenarios::{bridge, cross_site, fuzz, kit, link, mcp_limits, sdk, security};
+use crate::scenarios::{bridge, cross_site, fuzz, kit, leases, link, mcp_limits, sdk, security};
 use crate::scorecard::{Score, Scorecard};
 
 /// The judge of `row` when it is a function of the history alone.
@@ -38,6 +38,7 @@ pub fn history_judge(row: &str) -> Option<fn(&[Op]) -> Judgement> {
         "S8" => cross_site::judge_foreign_pages,
         "S10" => mcp_limits::judge_mcp_limits,
         "S11" => fuzz::judge_fuzz,
+        "S12" => leases::judge_lease,
         _ => return None,
     })
 }

@@ -270,6 +270,18 @@ pub async fn stand_in_bridge_swaps_sessions() -> Control {
     )
 }
 
+/// The stand-in daemon that records leases but admits every caller
+/// (`RETICLE_TEST_STAND_IN_IGNORE_LEASES`), run through S12's scenario and checker in Chromium:
+/// a second agent's act on a leased session must be scored silent.
+pub async fn stand_in_daemon_ignores_leases() -> Control {
+    let ran = scenarios::leases::stand_in_ignores_leases().await;
+    Control::of(
+        "stand-in daemon lets a second agent drive a leased session",
+        "S12",
+        ran.judgement,
+    )
+}
+
 /// Writes [`STAND_IN_MCP`] into `dir` as an executable, for a scenario's `GateEnv::reticle`.
 pub fn write_stand_in_mcp(dir: &Path) -> std::io::Result<PathBuf> {
     write_script(dir, "reticle-stand-in-mcp", STAND_IN_MCP)
@@ -301,7 +313,7 @@ pub const TRACE_ROWS: &[&str] = &["T1", "T2", "T3", "T4"];
 /// The rows that have a control, in the order the controls run.
 pub const CONTROLLED_ROWS: &[&str] = &[
     "H3.1", "H3.2", "H3.4", "H3.5", "H3.6", "H1.1", "H1.2", "H3.3", "H2.7", "H4.3", "H5.1", "H5.3",
-    "T1", "T2", "T3", "T4", "L1", "S9",
+    "T1", "T2", "T3", "T4", "L1", "S9", "S12",
 ];
 
 /// The controls of one row (none when it has none).
@@ -317,6 +329,7 @@ pub async fn of_row(row: &str) -> Vec<Control> {
         "H5.3" => controls.push(stand_in_sdk_without_gap_marker().await),
         "L1" => controls.push(stand_in_report_without_a_layer().await),
         "S9" => controls.push(stand_in_bridge_swaps_sessions().await),
+        "S12" => controls.push(stand_in_daemon_ignores_leases().await),
         _ => {}
     }
     if let Some(row) = known(STATUS_ROWS) {

@@ -498,6 +498,14 @@ pub const INVENTORY: &[Row] = &[
         Survived,
         "the daemon's VmRSS after those 240 round trips, against bench/release-figures.json",
     ),
+    row(
+        "S12",
+        Security,
+        "a second agent drives a session another agent leased (two `reticle mcp` on one daemon)",
+        "pool leases only; an agent's tab is anyone's",
+        Surfaced,
+        "in Chromium, agent A leases the fixture page's session; agent B's act on it is refused naming A and the expiry (control: B's read of it answers)",
+    ),
 ];
 
 /// Looks a row up by id.

@@ -1,6 +1,6 @@
 //! The security rows as tests: each S row's scenario attacks the real binary from outside (a fake
 //! `/status`, bad token material, unsafe state dirs, racing provisioners, a private config, a
-//! capsule with a password, worst-case frames, a page on a foreign origin, two documents on one session id in Chromium, an MCP client past the endpoint's caps) and must meet its target.
+//! capsule with a password, worst-case frames, a page on a foreign origin, two documents on one session id in Chromium, an MCP client past the endpoint's caps, a second agent on a leased session) and must meet its target.
 
 mod common;
 
@@ -65,4 +65,20 @@ async fn s9_control_a_silent_swap_scores_silent() {
 #[tokio::test]
 async fn s10_the_mcp_endpoint_is_bounded() {
     row_meets_target("S10").await;
+}
+
+#[tokio::test]
+async fn s12_a_leased_session_refuses_a_second_agents_act_naming_the_holder() {
+    row_meets_target("S12").await;
+}
+
+/// S12's negative control (the gate runs it too): the stand-in daemon that ignores leases must
+/// score `silent`.
+#[tokio::test]
+async fn s12_control_a_daemon_ignoring_leases_scores_silent() {
+    let controls = gates::controls::of_row("S12").await;
+    assert!(!controls.is_empty(), "S12 has a control");
+    for control in controls {
+        assert!(control.went_red(), "{control:?}");
+    }
 }

@@ -126,6 +126,9 @@ fn case_for(name: &str, element: &str) -> Option<Case> {
             json!({"action": "diff", "name": "sweep"}),
             "changed",
         ),
+        // The lease family: acquire first (catalogue order), so release has a lease to let go.
+        "reticle_lease_acquire" => case("reticle_lease", json!({"action": "acquire"}), "lease"),
+        "reticle_lease_release" => case("reticle_lease", json!({"action": "release"}), "released"),
         // The session family, one case per member (the family itself is swept through them).
         "reticle_yield" => case(
             "reticle_session",

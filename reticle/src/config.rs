@@ -45,11 +45,19 @@ pub mod env {
     pub const MAX_MCP_SESSIONS: &str = "RETICLE_MAX_MCP_SESSIONS";
     /// The most tool calls the daemon's MCP endpoint runs at once, over all sessions.
     pub const MAX_MCP_CALLS: &str = "RETICLE_MAX_MCP_CALLS";
+    /// How long a session lease lives without a call from its holder, in ms (default 5 min).
+    pub const LEASE_TTL_MS: &str = "RETICLE_LEASE_TTL_MS";
+    /// How long an agent's leases outlive its last MCP link closing, in ms (default 10 s): a
+    /// `reticle mcp` that reconnects within it keeps them.
+    pub const LEASE_LINK_GRACE_MS: &str = "RETICLE_LEASE_LINK_GRACE_MS";
     /// Test only: edits to the daemon's tool catalogue, read at start (`+name,-name`).
     pub const TEST_CATALOGUE: &str = "RETICLE_TEST_CATALOGUE";
     /// Test only, a stand-in: the bridge lets a hello take a session from a live socket without
     /// asking it (the old behaviour, for S9's negative control).
     pub const TEST_STAND_IN_SESSION_SWAP: &str = "RETICLE_TEST_STAND_IN_SESSION_SWAP";
+    /// Test only, a stand-in: the daemon records leases but admits every caller to a leased
+    /// session (the negative control of the lease refusal).
+    pub const TEST_STAND_IN_IGNORE_LEASES: &str = "RETICLE_TEST_STAND_IN_IGNORE_LEASES";
     /// Test only: a JSON-RPC method whose handling panics inside `reticle mcp`.
     pub const TEST_PANIC_METHOD: &str = "RETICLE_TEST_PANIC_METHOD";
     /// Test only, a stand-in for the gate's trace controls: the daemon's trace breaks every

@@ -97,6 +97,7 @@ fn http_request() -> impl Strategy<Value = (String, String, Option<String>, Vec<
         .prop_map(str::to_string),
         "/[a-z%?=&./-]{0,40}",
         "/mcp/message\\?sessionId=[a-z0-9-]{0,40}",
+        "/mcp/sse\\?agent=[a-zA-Z0-9%_-]{0,80}",
     ];
     let origin = prop::option::of(prop::sample::select(vec![
         "http://localhost:5173".to_string(),
@@ -137,6 +138,7 @@ fn mcp_message() -> impl Strategy<Value = Value> {
         "reticle_flow_replay",
         "reticle_verify",
         "reticle_run_export",
+        "reticle_lease",
         "reticle_nope",
         "",
     ]);

@@ -116,6 +116,7 @@ impl FromRef<AppState> for ToolContext {
             activity: state.activity.clone(),
             bridge: state.bridge.clone(),
             host: state.tools.clone(),
+            caller: None,
         }
     }
 }

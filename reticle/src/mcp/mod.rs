@@ -34,6 +34,9 @@ use session::ProtocolSession;
 
 /// Where a client opens a stream.
 pub const SSE_PATH: &str = "/mcp/sse";
+/// The query parameter of [`SSE_PATH`] naming the agent a stream belongs to (one id per
+/// `reticle mcp` process, the same on each of its reconnects).
+pub const AGENT_PARAM: &str = "agent";
 /// Where a client posts messages (with `?sessionId=`).
 pub const MESSAGE_PATH: &str = "/mcp/message";
 /// The stream's first event: its data is the POST path for this session.

@@ -10,6 +10,9 @@
 //! Answers are encoded once: `tools/list` is the catalogue's pre-encoded result, and a tool
 //! result's structured content is written from the text block that already holds it. A call's
 //! root span carries its JSON-RPC id: the agent's own when `reticle mcp` forwarded it in `_meta`.
+//! Every call runs as its session's agent (the lease holder it is checked as): the agent id the
+//! stream was opened with, else the stream itself, labelled with the `clientInfo` name its
+//! `initialize` gave.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -25,6 +28,7 @@ use super::jsonrpc::{
     self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, REQUEST_CANCELLED,
 };
 use super::{McpState, protocol};
+use crate::tools::lease_book::Holder;
 use crate::tools::{Catalogue, ToolContext, run_tool};
 use crate::wire::trace::CLIENT_ID_META;
 
@@ -44,7 +48,11 @@ pub struct Outbound {
 pub struct ProtocolSession {
     /// The id in the endpoint path.
     id: String,
-    /// Lines for this session's client.
+    /// The agent this stream belongs to: the id its opener named, else the stream's own.
+    agent: String,
+    /// The client's name from `initialize`, a label for the agent.
+    client: Mutex<Option<String>>,
+    /// Lines to put on this session's stream as `message` events.
     outbound: mpsc::Sender<Outbound>,
     /// The protocol version agreed by `initialize`; `None` until then.
     negotiated: Mutex<Option<&'static str>>,
@@ -59,6 +67,8 @@ type RpcFailure = (i32, String);
 impl ProtocolSession {
     pub fn new(id: String, outbound: mpsc::Sender<Outbound>) -> Self {
         Self {
+            agent: id.clone(),
+            client: Mutex::new(None),
             id,
             outbound,
             negotiated: Mutex::new(None),
@@ -66,8 +76,30 @@ impl ProtocolSession {
         }
     }
 
+    /// This session as one link of `agent` (a `reticle mcp` names itself on every stream it
+    /// opens, so its reconnects stay one agent).
+    pub fn for_agent(mut self, agent: Option<String>) -> Self {
+        if let Some(agent) = agent {
+            self.agent = agent;
+        }
+        self
+    }
+
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The agent whose link this session is.
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    /// Who this session's calls run as.
+    fn holder(&self) -> Holder {
+        Holder::Agent {
+            id: self.agent.clone(),
+            client: self.client.lock().ok().and_then(|c| c.clone()),
+        }
     }
 
     /// Whether `initialize` has been answered.
@@ -188,6 +220,9 @@ impl ProtocolSession {
     fn initialize(&self, params: Option<&Value>) -> Result<Value, RpcFailure> {
         let params = protocol::read_initialize(params).map_err(|e| (INVALID_PARAMS, e))?;
         let asked = params.protocol_version.as_str();
+        if let Ok(mut client) = self.client.lock() {
+            *client = Some(crate::wire::messages::clip(&params.client_info.name, 80));
+        }
         if let Ok(mut negotiated) = self.negotiated.lock() {
             *negotiated = Some(protocol::negotiate(Some(asked)));
         }
@@ -222,6 +257,7 @@ impl ProtocolSession {
             return Err((INVALID_REQUEST, mcp.limits().calls_refusal()));
         };
         let (id, mcp) = (id.clone(), mcp.clone());
+        let ctx = ctx.called_by(self.holder());
         let task = tokio::spawn(async move {
             let _counted = counted;
             let catalogue = mcp.catalogue();

@@ -1,6 +1,9 @@
 //! The legacy SSE transport, by hand: `GET /mcp/sse` opens a stream (first event `endpoint` with
 //! the POST path, then `reticle-session`, then one `message` event per answer, keep-alive
 //! comments in between) and `POST /mcp/message?sessionId=..` hands one message to its session.
+//! A stream may name the agent it belongs to (`?agent=<id>`, what `reticle mcp` mints once per
+//! process): its calls then run as that agent, and the lease book counts it as one of that
+//! agent's links (an agent's leases outlive its last link only by the link grace).
 //! Each open stream keeps the daemon from idling (an `Agent` attachment) and ends, after a
 //! `reticle-shutdown` event, when the daemon starts to shut down. Past the session cap a stream
 //! is refused 503, and so is a POST while its stream's backlog is full ([`super::limits`]). Each handler takes only the
@@ -22,30 +25,57 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::session::{Outbound, ProtocolSession};
-use super::{ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, McpState, SESSION_EVENT, SHUTDOWN_EVENT};
+use super::{
+    AGENT_PARAM, ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, McpState, SESSION_EVENT,
+    SHUTDOWN_EVENT,
+};
 use crate::daemon::activity::{Attachment, Holder};
 use crate::plane::refusal;
-use crate::tools::ToolContext;
+use crate::tools::{ToolContext, ToolHost};
 
 /// How often an idle stream carries a keep-alive comment (the proxy treats a long silence as a
 /// dead stream).
 pub const KEEPALIVE: Duration = Duration::from_secs(1);
 
-/// `GET /mcp/sse`: opens a stream with a fresh protocol session (503 past the session cap).
-pub async fn mcp_sse_open(State(mcp): State<McpState>, State(ctx): State<ToolContext>) -> Response {
+/// The longest agent id a stream may name.
+const MAX_AGENT_ID: usize = 64;
+
+/// `GET /mcp/sse`: opens a stream with a fresh protocol session (503 past the session cap; 400
+/// for an agent id that is not 1 to 64 letters, digits, `-` or `_`).
+pub async fn mcp_sse_open(
+    State(mcp): State<McpState>,
+    State(ctx): State<ToolContext>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let agent = query.get(AGENT_PARAM).cloned();
+    if let Some(agent) = &agent
+        && !valid_agent_id(agent)
+    {
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "the {AGENT_PARAM} parameter must be 1 to {MAX_AGENT_ID} letters, digits, '-' or '_'; no stream was opened"
+            ),
+        );
+    }
     let id = uuid::Uuid::new_v4().to_string();
     let (tx, rx) = mpsc::channel(crate::config::MCP_STREAM_BACKLOG);
-    if let Err(sentence) = mcp.register(std::sync::Arc::new(ProtocolSession::new(id.clone(), tx))) {
+    let session = ProtocolSession::new(id.clone(), tx).for_agent(agent);
+    let agent = session.agent().to_string();
+    if let Err(sentence) = mcp.register(std::sync::Arc::new(session)) {
         mcp.log_refusal(&id, "stream", "session_cap");
         return refusal(StatusCode::SERVICE_UNAVAILABLE, &sentence);
     }
     mcp.log(
         "mcp_client_connected",
-        json!({ "session": id, "streams": mcp.session_count() }),
+        json!({ "session": id, "agent": agent, "streams": mcp.session_count() }),
     );
+    ctx.host.leases.link_opened(&agent);
     let guard = StreamGuard {
         mcp: mcp.clone(),
         id: id.clone(),
+        agent,
+        host: ctx.host.clone(),
         opened: Instant::now(),
         _agent: ctx.activity.attach(Holder::Agent),
     };
@@ -117,11 +147,21 @@ pub async fn mcp_message_post(
     StatusCode::ACCEPTED.into_response()
 }
 
-/// Lives as long as one stream: deregisters its session, releases the `Agent` attachment and
-/// logs the close, however the stream ends.
+/// Whether `agent` may name an agent: 1 to 64 ASCII letters, digits, `-` or `_`.
+fn valid_agent_id(agent: &str) -> bool {
+    (1..=MAX_AGENT_ID).contains(&agent.len())
+        && agent
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Lives as long as one stream: deregisters its session, closes its agent's link in the lease
+/// book, releases the `Agent` attachment and logs the close, however the stream ends.
 struct StreamGuard {
     mcp: McpState,
     id: String,
+    agent: String,
+    host: std::sync::Arc<ToolHost>,
     opened: Instant,
     _agent: Attachment,
 }
@@ -129,13 +169,37 @@ struct StreamGuard {
 impl Drop for StreamGuard {
     fn drop(&mut self) {
         self.mcp.deregister(&self.id);
+        self.host.leases.link_closed(&self.agent);
         self.mcp.log(
             "mcp_client_disconnected",
             json!({
                 "session": self.id,
+                "agent": self.agent,
                 "durationMs": self.opened.elapsed().as_millis() as u64,
                 "streams": self.mcp.session_count(),
             }),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_id_is_one_to_sixty_four_plain_characters() {
+        for good in ["a", "0f3c9e2b7d", "agent_1-x", &"x".repeat(MAX_AGENT_ID)] {
+            assert!(valid_agent_id(good), "{good}");
+        }
+        for bad in [
+            "",
+            "a b",
+            "a&b",
+            "é",
+            "a/../b",
+            &"x".repeat(MAX_AGENT_ID + 1),
+        ] {
+            assert!(!valid_agent_id(bad), "{bad}");
+        }
     }
 }

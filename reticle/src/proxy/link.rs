@@ -12,8 +12,13 @@ use crate::wire::CatalogueSummary;
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum LinkCommand {
     /// Make one attempt to reach a daemon and open a stream. `spawn`: start a daemon if the port
-    /// is free. The attempt's id becomes the session's epoch.
-    Connect { attempt: u64, spawn: bool },
+    /// is free. The attempt's id becomes the session's epoch. `agent`: the agent id the stream
+    /// names (the supervisor's, the same for every stream it ever opens).
+    Connect {
+        attempt: u64,
+        spawn: bool,
+        agent: String,
+    },
     /// POST one message on the session `epoch`. `seq` names it in a failure report.
     Post { epoch: u64, seq: u64, body: String },
 }

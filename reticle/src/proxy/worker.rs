@@ -23,7 +23,8 @@ use super::sse::{Frame, SseParser};
 use crate::daemon::StateDir;
 use crate::daemon::spawn::spawn_detached;
 use crate::mcp::{
-    ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH,
+    AGENT_PARAM, ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SESSION_EVENT, SHUTDOWN_EVENT,
+    SSE_PATH,
 };
 use crate::probe::obstacles::{foreign_holder, outbound_holder, start_failure};
 use crate::probe::{
@@ -95,13 +96,18 @@ async fn serve(settings: Settings) {
     let shared: Shared = Arc::new(Mutex::new(None));
     while let Some(command) = commands.recv().await {
         match command {
-            LinkCommand::Connect { attempt, spawn } => {
+            LinkCommand::Connect {
+                attempt,
+                spawn,
+                agent,
+            } => {
                 if let Some(live) = lock(&shared).take() {
                     live.cancel.cancel();
                 }
                 tokio::spawn(connect(
                     attempt,
                     spawn,
+                    agent,
                     settings.clone(),
                     reports,
                     shared.clone(),
@@ -171,11 +177,12 @@ struct Unreachable {
 async fn connect(
     attempt: u64,
     spawn: bool,
+    agent: String,
     settings: Arc<Settings>,
     reports: Reports,
     shared: Shared,
 ) {
-    let est = match establish(spawn, &settings, &reports).await {
+    let est = match establish(spawn, &agent, &settings, &reports).await {
         Ok(est) => est,
         Err(u) => {
             let _ = reports.send(Report::Unreachable {
@@ -247,6 +254,7 @@ async fn connect(
 
 async fn establish(
     spawn: bool,
+    agent: &str,
     settings: &Settings,
     reports: &Reports,
 ) -> Result<Established, Unreachable> {
@@ -289,7 +297,7 @@ async fn establish(
         }
         PortPresence::Free => spawned = Some(start_daemon(settings, reports).await?),
     }
-    open_stream(port, spawned)
+    open_stream(port, agent, spawned)
         .await
         .map_err(|obstacle| Unreachable {
             presence: PresenceKind::Daemon,
@@ -358,13 +366,13 @@ async fn start_daemon(settings: &Settings, reports: &Reports) -> Result<u32, Unr
     answer
 }
 
-async fn open_stream(port: u16, spawned: Option<u32>) -> Result<Established, String> {
+async fn open_stream(port: u16, agent: &str, spawned: Option<u32>) -> Result<Established, String> {
     let client = http_client(None)?;
     // POSTs never reuse a connection: a POST to a daemon that just died then fails to connect
     // (its call certainly did not run, and is sent again on the next session) instead of dying
     // on a stale kept-alive socket, where whether it ran could not be known.
     let posts = http_client(Some(0))?;
-    let url = format!("http://127.0.0.1:{port}{SSE_PATH}");
+    let url = format!("http://127.0.0.1:{port}{SSE_PATH}?{AGENT_PARAM}={agent}");
     let handshake = async {
         let mut response = client
             .get(&url)

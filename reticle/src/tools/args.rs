@@ -578,6 +578,25 @@ pub struct FlowFamilyArgs {
     pub name: Option<String>,
 }
 
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LeaseAction {
+    Acquire,
+    Release,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LeaseFamilyArgs {
+    /// The session to lease or release (from reticle_sessions).
+    pub session_id: Option<String>,
+    /// acquire (drive the session alone until release, expiry or your link ends), release.
+    pub action: LeaseAction,
+    /// Instead of sessionId: the session whose page URL is this one, or starts with it.
+    #[schemars(length(max = 2048))]
+    pub url: Option<String>,
+}
+
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct FlowReplayArgs {

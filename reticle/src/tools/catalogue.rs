@@ -18,7 +18,7 @@ use crate::config::env;
 use crate::wire::CatalogueSummary;
 
 /// The catalogue's revision. Bump it when a tool's name, schema or meaning changes.
-pub const CATALOGUE_VERSION: &str = "3";
+pub const CATALOGUE_VERSION: &str = "4";
 
 /// Which tools are advertised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -161,6 +161,15 @@ pub fn description(tool: ToolName) -> &'static str {
         T::BaselineDiff => {
             "reticle_baseline {action:\"diff\", name}: the page now against a saved outline."
         }
+        T::Lease => {
+            "Lease a browser session so only you drive it: action acquire (sessionId, or url: the session whose page URL matches) and release. While you hold it, other agents' acts on it are refused naming you and when the lease expires; reads stay open. It expires after a while without your calls and ends with your reticle mcp; leases live in the daemon's memory and do not survive its restart."
+        }
+        T::LeaseAcquire => {
+            "reticle_lease {action:\"acquire\", sessionId or url}: lease a session for yourself."
+        }
+        T::LeaseRelease => {
+            "reticle_lease {action:\"release\", sessionId?}: let your lease go (all of them without sessionId or url)."
+        }
         T::TestSleep => "Test only: wait `ms` milliseconds, then answer.",
         T::TestEcho => "Test only: answer with the arguments given.",
     }
@@ -197,6 +206,7 @@ pub fn input_schema(tool: ToolName) -> Map<String, Value> {
             schema_of::<args::BaselineFamilyArgs>()
         }
         T::FlowReplay => schema_of::<args::FlowReplayArgs>(),
+        T::Lease | T::LeaseAcquire | T::LeaseRelease => schema_of::<args::LeaseFamilyArgs>(),
         T::Verify | T::FlowVerify => schema_of::<args::VerifyArgs>(),
         T::RunExport => schema_of::<args::RunExportArgs>(),
         T::TestSleep => schema_of::<args::SleepArgs>(),
@@ -272,6 +282,7 @@ fn output_fields(tool: ToolName) -> &'static [&'static str] {
         ],
         T::Verify => &["action", "verified", "because", "flows", "flaky", "runId"],
         T::RunExport => &["runId", "format", "run", "junit"],
+        T::Lease => &["action", "sessionId", "lease", "released"],
         _ => &[],
     }
 }

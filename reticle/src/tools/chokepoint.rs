@@ -4,7 +4,9 @@
 //! argument size cap; the catalogue; the schema check (a refusal naming the field); session
 //! resolution (explicit, else the only one, else a refusal listing them, naming the family and
 //! action when a family asked; the first calls after start wait briefly for a first page); the
-//! handler; the `session` block on every live result.
+//! lease check (a state-changing tool on a session another holder leased is refused naming the
+//! holder; every call renews its caller's own leases); the handler; the `session` block on every
+//! live result.
 //! Every refusal is `{ok:false, reason, recovery}`.
 //!
 //! Handlers take a [`Call`], which only this module can make: no other path can reach one.
@@ -24,8 +26,8 @@ use super::context::ToolContext;
 use super::names::{Standing, ToolName};
 use super::refusal::Refusal;
 use super::{
-    act, baselines, flows, look, meta, observe, replay, runs, session_family, sessions, suite,
-    testing, verify,
+    act, baselines, flows, leases, look, meta, observe, replay, runs, session_family, sessions,
+    suite, testing, verify,
 };
 use crate::bridge::{ResolveError, Session};
 use crate::wire::trace::{key, span};
@@ -202,6 +204,9 @@ async fn call(
             )),
         ));
     }
+    if let Some(caller) = &ctx.caller {
+        ctx.host.leases.touch(caller);
+    }
     let parsed = match Parsed::parse(tool, &arguments) {
         Ok(parsed) => parsed,
         Err(problem) => {
@@ -229,6 +234,19 @@ async fn call(
     } else {
         None
     };
+    if tool.drives_session()
+        && let Some(session) = &session
+        && let Err(held) = ctx.host.leases.admits(session.id(), ctx.caller.as_ref())
+    {
+        let what = match arguments.get("action").and_then(Value::as_str) {
+            Some(action) => format!("{tool} {}", clip(action, 40)),
+            None => tool.to_string(),
+        };
+        return Ok((
+            None,
+            Err(leases::held_refusal(&held, ctx.host.leases.ttl(), &what)),
+        ));
+    }
     let call = Call {
         ctx,
         catalogue,
@@ -267,6 +285,7 @@ enum Parsed {
     FlowReplay(args::FlowReplayArgs),
     Verify(args::VerifyArgs),
     RunExport(args::RunExportArgs),
+    Lease(args::LeaseFamilyArgs),
     Sleep(args::SleepArgs),
     Echo,
 }
@@ -306,6 +325,7 @@ impl Parsed {
             T::FlowReplay => Parsed::FlowReplay(args::parse(a)?),
             T::Verify => Parsed::Verify(args::parse(a)?),
             T::RunExport => Parsed::RunExport(args::parse(a)?),
+            T::Lease => Parsed::Lease(args::parse(a)?),
             T::TestSleep => Parsed::Sleep(args::parse(a)?),
             T::TestEcho => Parsed::Echo,
             T::Yield
@@ -318,7 +338,9 @@ impl Parsed {
             | T::BaselineSave
             | T::BaselineList
             | T::BaselineDiff
-            | T::FlowVerify => {
+            | T::FlowVerify
+            | T::LeaseAcquire
+            | T::LeaseRelease => {
                 return Err("a family member is reached through its family".into());
             }
         })
@@ -355,6 +377,7 @@ async fn dispatch(call: &Call<'_>, parsed: Parsed) -> Result<Value, Refusal> {
         (T::FlowReplay, Parsed::FlowReplay(a)) => replay::flow_replay(call, a).await,
         (T::Verify, Parsed::Verify(a)) => suite::verify(call, a).await,
         (T::RunExport, Parsed::RunExport(a)) => runs::run_export(call, a),
+        (T::Lease, Parsed::Lease(a)) => leases::lease(call, a),
         (T::TestSleep, Parsed::Sleep(a)) => testing::sleep(call, a).await,
         (T::TestEcho, _) => testing::echo(call),
         (tool, _) => Err(Refusal::new(
@@ -555,6 +578,7 @@ mod tests {
         ("meta", include_str!("meta.rs")),
         ("testing", include_str!("testing.rs")),
         ("flows", include_str!("flows.rs")),
+        ("leases", include_str!("leases.rs")),
     ];
     const CHOKEPOINT: &str = include_str!("chokepoint.rs");
 

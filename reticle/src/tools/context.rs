@@ -1,8 +1,9 @@
-//! What a tool call can reach: the daemon's identity, the bridge, and the tool layer's own
-//! host ([`ToolHost`]): call accounting, per-session memory (last act, action windows, snapshot
-//! baselines, message cursors, recordings) and where it may write (the state dir for the
-//! feedback outbox, the project's workspace `.reticle/`, resolved once per daemon life, for
-//! flows, runs and capsules).
+//! What a tool call can reach: the daemon's identity, the bridge, who is calling (the
+//! [`Holder`] a lease is checked against: the agent of the MCP link the call came on), and the
+//! tool layer's own host ([`ToolHost`]): call accounting, the lease book, per-session memory
+//! (last act, action windows, snapshot baselines, message cursors, recordings) and where it may
+//! write (the state dir for the feedback outbox, the project's workspace `.reticle/`, resolved
+//! once per daemon life, for flows, runs and capsules).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -10,6 +11,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::lease_book::{DEFAULT_LEASE_TTL, DEFAULT_LINK_GRACE, Holder, LeaseBook};
 use crate::bridge::{Bridge, Cursor};
 use crate::config::env;
 use crate::daemon::{Activity, DaemonInfo, DaemonLog};
@@ -27,6 +29,9 @@ pub struct ToolContext {
     pub activity: Activity,
     pub bridge: Bridge,
     pub host: Arc<ToolHost>,
+    /// Who is calling: set per call by the MCP endpoint; `None` for a call with no link (it
+    /// holds no lease, so it may not drive a leased session).
+    pub caller: Option<Holder>,
 }
 
 impl ToolContext {
@@ -56,6 +61,15 @@ impl ToolContext {
                 Duration::ZERO,
                 None,
             )),
+            caller: None,
+        }
+    }
+
+    /// This context for a call made by `caller`.
+    pub fn called_by(&self, caller: Holder) -> Self {
+        Self {
+            caller: Some(caller),
+            ..self.clone()
         }
     }
 }
@@ -64,6 +78,8 @@ impl ToolContext {
 #[derive(Debug)]
 pub struct ToolHost {
     pub stats: ToolStats,
+    /// Which sessions are leased, by whom (memory only: a restart loses them).
+    pub leases: LeaseBook,
     memory: Mutex<HashMap<String, SessionMemory>>,
     /// The daemon's state dir (the feedback outbox lives here).
     pub state_dir: PathBuf,
@@ -87,6 +103,7 @@ impl ToolHost {
     ) -> Self {
         Self {
             stats: ToolStats::default(),
+            leases: LeaseBook::default(),
             memory: Mutex::new(HashMap::new()),
             state_dir,
             workspace: Workspace::of_project(&project_dir),
@@ -106,7 +123,21 @@ impl ToolHost {
         let wait =
             crate::config::millis_from_env(env::FIRST_SESSION_WAIT_MS, DEFAULT_FIRST_SESSION_WAIT)
                 .map_err(|e| e.to_string())?;
-        Ok(Self::new(state_dir, project_dir, wait, log))
+        let ttl = crate::config::millis_from_env(env::LEASE_TTL_MS, DEFAULT_LEASE_TTL)
+            .map_err(|e| e.to_string())?;
+        if ttl.is_zero() {
+            return Err(format!(
+                "{} must be a positive number of milliseconds",
+                env::LEASE_TTL_MS
+            ));
+        }
+        let grace = crate::config::millis_from_env(env::LEASE_LINK_GRACE_MS, DEFAULT_LINK_GRACE)
+            .map_err(|e| e.to_string())?;
+        let ignores = crate::config::switch_on(env::TEST_STAND_IN_IGNORE_LEASES);
+        Ok(Self {
+            leases: LeaseBook::new(ttl, grace, ignores),
+            ..Self::new(state_dir, project_dir, wait, log)
+        })
     }
 
     /// Runs `f` on the memory of session `id` (created empty on first use).

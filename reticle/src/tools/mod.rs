@@ -11,16 +11,19 @@
 //! - [`chokepoint`]: [`run_tool`]: size cap, schema check, session resolution, root span,
 //!   settle guard, concurrency accounting, the `session` block, and the only dispatch.
 //! - [`refusal`]: the one refusal shape, `{ok:false, reason, recovery}`.
-//! - [`context`]: what a call can reach: the bridge, accounting, per-session memory, where it
-//!   may write.
+//! - [`context`]: what a call can reach: the bridge, who is calling, accounting, the lease
+//!   book, per-session memory, where it may write.
+//! - [`lease_book`]: which holder (an agent's link, or a job inside the daemon) has leased which
+//!   session, in memory; the API `reticle verify --jobs` leases its sessions through.
 //! - [`page`]: commands through the bridge, and `LivePage`, the verdict's observation of a page.
 //! - Handlers, one module per family: `sessions` (with `next_action`, what to do when no page
 //!   is connected), `look` (snapshot, query, inspect, navigate,
 //!   state, capabilities, clock), `act` (act, act_sequence, act_and_wait), `observe` (observe,
 //!   network, console), `verify` (assert, wait_for), `session_family`, `meta` (tools, run,
 //!   feedback), `flows` (flow_save, flow), `replay` (flow_replay), `suite` (verify),
-//!   `runs` (run artifacts and run_export), `baselines` (baseline), `testing` (test-only
-//!   tools); `capsules` for red
+//!   `runs` (run artifacts and run_export), `baselines` (baseline), `leases` (lease, and the
+//!   refusal of a call on a session another holder leased), `testing` (test-only tools);
+//!   `capsules` for red
 //!   verdicts, `redact` for what a capsule or a flow must not keep, `flow_model` for what a flow
 //!   is and how much it proves. `act` holds the resolve-act-judge core that act_and_wait and
 //!   every replayed step share.
@@ -31,6 +34,7 @@ pub mod args;
 pub mod catalogue;
 pub mod chokepoint;
 pub mod context;
+pub mod lease_book;
 pub mod names;
 pub mod page;
 pub mod refusal;
@@ -41,6 +45,7 @@ mod capsules;
 mod flow_model;
 mod flows;
 mod lean_schema;
+mod leases;
 mod look;
 mod meta;
 mod next_action;

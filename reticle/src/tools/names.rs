@@ -70,6 +70,10 @@ tool_names! {
     BaselineDiff = "reticle_baseline_diff",
     // Members of `reticle_verify`.
     FlowVerify = "reticle_flow_verify",
+    Lease = "reticle_lease",
+    // Members of `reticle_lease`.
+    LeaseAcquire = "reticle_lease_acquire",
+    LeaseRelease = "reticle_lease_release",
     // Only when a test asks for them (RETICLE_TEST_CATALOGUE).
     TestSleep = "reticle_test_sleep",
     TestEcho = "reticle_test_echo",
@@ -113,6 +117,8 @@ impl ToolName {
             T::BaselineList => member(T::Baseline, "list"),
             T::BaselineDiff => member(T::Baseline, "diff"),
             T::FlowVerify => member(T::Verify, "flows"),
+            T::LeaseAcquire => member(T::Lease, "acquire"),
+            T::LeaseRelease => member(T::Lease, "release"),
             T::Capabilities
             | T::Clock
             | T::FlowSave
@@ -120,7 +126,8 @@ impl ToolName {
             | T::Verify
             | T::RunExport
             | T::Flow
-            | T::Baseline => Standing::Extended,
+            | T::Baseline
+            | T::Lease => Standing::Extended,
             T::TestSleep | T::TestEcho => Standing::Test,
             _ => Standing::Default,
         }
@@ -163,6 +170,26 @@ impl ToolName {
         )
     }
 
+    /// Whether the tool (with its family `action`) changes a session's page or its state, and
+    /// so is refused on a session another holder has leased. Reading tools (snapshot, query,
+    /// inspect, observe, wait_for, assert, network, console, state, capabilities, baseline) stay
+    /// open to every agent; every `reticle_session` action counts (yield, resume and end change
+    /// what the page shows, messages moves the session's read cursor).
+    pub const fn drives_session(self) -> bool {
+        use ToolName as T;
+        matches!(
+            self,
+            T::Navigate
+                | T::Act
+                | T::ActSequence
+                | T::ActAndWait
+                | T::Clock
+                | T::FlowReplay
+                | T::Verify
+                | T::Session
+        )
+    }
+
     /// The two meta tools, which are composed over the catalogue rather than run through it.
     pub const fn is_meta(self) -> bool {
         matches!(self, ToolName::Tools | ToolName::Run)
@@ -201,6 +228,8 @@ mod tests {
         assert_eq!(baseline, ["save", "list", "diff"]);
         let verify: Vec<&str> = ToolName::Verify.members().iter().map(|(_, a)| *a).collect();
         assert_eq!(verify, ["flows"]);
+        let lease: Vec<&str> = ToolName::Lease.members().iter().map(|(_, a)| *a).collect();
+        assert_eq!(lease, ["acquire", "release"]);
         assert!(ToolName::parse("reticle_nope").is_none());
     }
 }

@@ -1,8 +1,8 @@
 //! `reticle_sessions`: which browser sessions this daemon has, and when there are none, why
 //! (no page ever connected, a page connected and went away, a page that dialled and was
 //! refused), what to do next in a sentence, and as a structured `next_action` (chosen by
-//! `next_action` from what the daemon can see); and which workspace root (`.reticle/`) this
-//! daemon uses.
+//! `next_action` from what the daemon can see); each session's lease (holder and expiry, or
+//! null); and which workspace root (`.reticle/`) this daemon uses.
 
 use serde_json::{Value, json};
 
@@ -31,6 +31,7 @@ pub(super) async fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
                 "throttled": block["throttled"],
                 "idle": s.is_idle(),
                 "head": s.head(),
+                "lease": ctx.host.leases.lease_of(s.id()).map(|l| l.to_value()),
             });
             if let Some(project) = identity.project_id {
                 entry["projectId"] = json!(project);

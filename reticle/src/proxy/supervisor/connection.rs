@@ -164,8 +164,11 @@ impl Supervisor {
         if self.link.state == LinkState::Dormant {
             self.set_link(LinkState::Reconnecting, "woken by a call");
         }
-        self.workers
-            .command(LinkCommand::Connect { attempt: id, spawn });
+        self.workers.command(LinkCommand::Connect {
+            attempt: id,
+            spawn,
+            agent: self.agent.clone(),
+        });
     }
 
     /// The worker's current attempt ended without a session (or the worker died with it): paces

@@ -8,6 +8,8 @@
 //! start a daemon) → `draining` once stdin closes. It never exits for a lost daemon or a spent
 //! budget. Every request is answered exactly once: by the daemon, by the proxy itself
 //! (`initialize`, `ping` while disconnected, a matching catalogue, garbage), or with -32001.
+//! It mints one agent id at start and names it on every stream its workers open, so the daemon
+//! sees one agent (one lease holder) for the life of this process, across every reconnect.
 //!
 //! # Layout
 //! - this module: the actor ([`Supervisor`]): its inputs, loop, timers and panic guard.
@@ -99,6 +101,8 @@ pub fn run(port: u16) -> ExitCode {
 }
 
 struct Supervisor {
+    /// This process's agent id, named on every stream.
+    agent: String,
     settings: Settings,
     port: u16,
     log: ProxyLog,
@@ -119,6 +123,7 @@ struct Supervisor {
 impl Supervisor {
     fn new(settings: Settings, log: ProxyLog, out: AgentOut, workers: Workers) -> Self {
         Self {
+            agent: uuid::Uuid::new_v4().simple().to_string(),
             port: settings.port,
             settings,
             log,
@@ -141,6 +146,7 @@ impl Supervisor {
             events::PROXY_START,
             json!({
                 "port": self.port,
+                "agent": self.agent,
                 "version": crate::VERSION,
                 "queueWaitMs": self.settings.queue_wait.as_millis() as u64,
                 "readyTimeoutMs": self.settings.ready_timeout.as_millis() as u64,

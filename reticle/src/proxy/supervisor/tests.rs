@@ -162,7 +162,7 @@ impl Rig {
     /// The one connect command worker `generation` was sent: its attempt id.
     fn connect_command(&mut self, generation: u64) -> (u64, bool) {
         match self.commands(generation).as_slice() {
-            [LinkCommand::Connect { attempt, spawn }] => (*attempt, *spawn),
+            [LinkCommand::Connect { attempt, spawn, .. }] => (*attempt, *spawn),
             other => panic!("expected one connect, got {other:?}"),
         }
     }
