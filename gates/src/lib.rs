@@ -21,11 +21,14 @@
 //!   each round came to (run by `gates/tests/soak.rs` and the `soak` binary).
 //! - [`scorecard`]: outcomes against targets and the baseline, in every output format.
 //! - [`junit`]: a nextest JUnit report read as what each test binary ran (L1 from execution).
+//! - [`built_from`]: the commit the crate is built from, printed into the battery's JUnit report,
+//!   and the check that a report handed to `--junit` is of it.
 //! - [`analyze`]: `reticle gate analyze DIR`, a finished run's stored histories judged again.
 //! - [`compat`]: the SDK compatibility suite (every tool with our SDK and with the published
 //!   2.0.0) and its matrix, `docs/sdk-compat.md` (row H5.6, `gates/tests/sdk_compat.rs`).
 
 pub mod analyze;
+pub mod built_from;
 pub mod chaos;
 pub mod compat;
 pub mod controls;
