@@ -9,6 +9,7 @@
 //! - [`history`]: the append-only record of every operation a gate performs (it lives in the
 //!   harness, whose clients record into it; re-exported here).
 //! - [`fault`]: the name of every fault a history records, defined once.
+//! - [`git`]: one git command's output (the soak's commit; `build.rs` embeds the build's).
 //! - [`judge`]: the row outcomes and the checkers that decide them from a history.
 //! - [`nemesis`]: the TCP fault proxy in front of a hop, driven over Toxiproxy's REST API
 //!   (the embedded `toxics` server, or the one `TOXIPROXY_URL` names).
@@ -33,6 +34,7 @@ pub mod chaos;
 pub mod compat;
 pub mod controls;
 pub mod fault;
+pub mod git;
 pub use harness::history;
 pub mod inventory;
 pub mod judge;
