@@ -1,8 +1,8 @@
 //! `reticle gate analyze DIR`: Jepsen's re-check. Reads a finished run's `scorecard.json` and
 //! `histories/<row>.jsonl` and judges every stored history again, offline, with the row's own
-//! judge, so the scorecard can be reproduced (or disputed) from what was recorded alone: 36 of
+//! judge, so the scorecard can be reproduced (or disputed) from what was recorded alone: 38 of
 //! the 48 rows. A row whose judge still reads values its scenario kept outside the history
-//! ([`history_judge`] has none for it: H1.1 to H1.5, H2.1 to H2.6, H5.6) keeps its stored
+//! ([`history_judge`] has none for it: H1.2, H1.3, H1.5, H2.1 to H2.6, H5.6) keeps its stored
 //! outcome, and its evidence says it was not re-judged. Controls
 //! are kept as stored (they need the real system). It runs nothing.
 
@@ -13,13 +13,15 @@ use crate::judge::Judgement;
 use crate::parts;
 use crate::scenarios::{
     bridge, cross_site, daemon, fuzz, kit, layers, link, mcp_limits, sdk, security, shared_session,
-    traces,
+    stdio, traces,
 };
 use crate::scorecard::{Score, Scorecard};
 
 /// The judge of `row` when it is a function of the history alone.
 pub fn history_judge(row: &str) -> Option<fn(&[Op]) -> Judgement> {
     Some(match row {
+        "H1.1" => stdio::judge_lsof_recipe,
+        "H1.4" => stdio::judge_stdin_closed,
         "H2.7" => link::judge_rounds,
         "H3.1" => daemon::judge_squatted_serve,
         "H3.2" => daemon::judge_stopped_status,
@@ -175,7 +177,7 @@ mod tests {
 
     #[test]
     fn a_row_whose_judge_reads_more_than_its_history_keeps_its_stored_outcome() {
-        assert!(history_judge("H1.1").is_none());
+        assert!(history_judge("H1.2").is_none());
         assert!(history_judge("H2.7").is_some());
         assert!(read_history("{not json").is_err());
     }
