@@ -1,8 +1,8 @@
 //! `reticle gate analyze DIR`: Jepsen's re-check. Reads a finished run's `scorecard.json` and
 //! `histories/<row>.jsonl` and judges every stored history again, offline, with the row's own
-//! judge, so the scorecard can be reproduced (or disputed) from what was recorded alone: 38 of
+//! judge, so the scorecard can be reproduced (or disputed) from what was recorded alone: 39 of
 //! the 48 rows. A row whose judge still reads values its scenario kept outside the history
-//! ([`history_judge`] has none for it: H1.2, H1.3, H1.5, H2.1 to H2.6, H5.6) keeps its stored
+//! ([`history_judge`] has none for it: H1.3, H1.5, H2.1 to H2.6, H5.6) keeps its stored
 //! outcome, and its evidence says it was not re-judged. Controls
 //! are kept as stored (they need the real system). It runs nothing.
 
@@ -21,6 +21,7 @@ use crate::scorecard::{Score, Scorecard};
 pub fn history_judge(row: &str) -> Option<fn(&[Op]) -> Judgement> {
     Some(match row {
         "H1.1" => stdio::judge_lsof_recipe,
+        "H1.2" => stdio::judge_panic_in_request_handling,
         "H1.4" => stdio::judge_stdin_closed,
         "H2.7" => link::judge_rounds,
         "H3.1" => daemon::judge_squatted_serve,
@@ -177,7 +178,7 @@ mod tests {
 
     #[test]
     fn a_row_whose_judge_reads_more_than_its_history_keeps_its_stored_outcome() {
-        assert!(history_judge("H1.2").is_none());
+        assert!(history_judge("H1.3").is_none());
         assert!(history_judge("H2.7").is_some());
         assert!(read_history("{not json").is_err());
     }

@@ -39,7 +39,8 @@ async fn h1_1_the_lsof_kill_recipe_mid_session_costs_nothing_after_it() {
 
 #[tokio::test]
 async fn h1_2_a_panic_inside_request_handling_is_answered_and_the_next_call_succeeds() {
-    common::row_meets_target("H1.2").await;
+    let ran = common::row_meets_target("H1.2").await;
+    rejudged_alike_and_an_edit_is_silent("H1.2", &ran);
 }
 
 #[tokio::test]
@@ -73,10 +74,10 @@ async fn h2_6_a_call_after_the_daemon_is_killed_and_restarted_reaches_an_initial
     common::row_meets_target("H2.6").await;
 }
 
-/// H1.1's and H1.4's judges read the history alone (the harness's look at the supervisor, the
-/// proxy's exit as observed): the live run's history judged again offline, as `reticle gate
-/// analyze` does, gives the live judgement; with the supervisor recorded dead (H1.1) or the
-/// proxy recorded exiting 0 with calls owed (H1.4), the row is silent.
+/// H1.1's, H1.2's and H1.4's judges read the history alone (the harness's look at the
+/// supervisor, the proxy's exit as observed): the live run's history judged again offline, as
+/// `reticle gate analyze` does, gives the live judgement; with the supervisor recorded dead
+/// (H1.1, H1.2) or the proxy recorded exiting 0 with calls owed (H1.4), the row is silent.
 fn rejudged_alike_and_an_edit_is_silent(row: &str, ran: &gates::scenarios::Ran) {
     let judge = gates::analyze::history_judge(row).expect("the row is re-judged");
     let mut ops = ran.history.ops();
@@ -87,7 +88,7 @@ fn rejudged_alike_and_an_edit_is_silent(row: &str, ran: &gates::scenarios::Ran) 
     );
     for op in ops.iter_mut() {
         match (row, op.f.as_str()) {
-            ("H1.1", "supervisor") => op.value["alive"] = json!(false),
+            ("H1.1" | "H1.2", "supervisor") => op.value["alive"] = json!(false),
             ("H1.4", "proxy_exit") => op.value["code"] = json!(0),
             _ => {}
         }

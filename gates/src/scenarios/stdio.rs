@@ -146,22 +146,30 @@ pub async fn panic_in_request_handling(env: &GateEnv) -> Ran {
     let _ = agent.call("reticle_sessions", json!({})).await;
     let _ = agent.ping().await;
     let _ = agent.call("reticle_sessions", json!({})).await;
-    let alive = supervisor_alive(&history, agent.pid());
+    supervisor_alive(&history, agent.pid());
     agent.close().await;
-    let code = panicked.err().and_then(|f| f.code());
-    judged(history, move |ops| {
-        judge_survival_then(ops, |survived| {
-            if code != Some(reticle::mcp::jsonrpc::INTERNAL_ERROR) || !alive {
-                return Judgement::new(
-                    RowOutcome::Silent,
-                    format!("the panicking ping was answered {code:?}; the proxy alive: {alive}"),
-                );
-            }
-            Judgement::new(
-                RowOutcome::Survived,
-                format!("the panicking ping was answered -32603 and logged; {survived}"),
-            )
-        })
+    judged(history, judge_panic_in_request_handling)
+}
+
+/// H1.2's judge: every call after the panic survived, the panicking ping (the history's first)
+/// was answered -32603, and the proxy lived (as the harness last saw it).
+pub fn judge_panic_in_request_handling(ops: &[Op]) -> Judgement {
+    judge_survival_then(ops, |survived| {
+        let code = ops
+            .iter()
+            .find(|o| o.actor == Actor::Client && o.f == "ping" && o.op_type != OpType::Invoke)
+            .and_then(|o| o.value["code"].as_i64());
+        let alive = last_observed(ops, SUPERVISOR).is_some_and(|seen| seen["alive"] == true);
+        if code != Some(reticle::mcp::jsonrpc::INTERNAL_ERROR.into()) || !alive {
+            return Judgement::new(
+                RowOutcome::Silent,
+                format!("the panicking ping was answered {code:?}; the proxy alive: {alive}"),
+            );
+        }
+        Judgement::new(
+            RowOutcome::Survived,
+            format!("the panicking ping was answered -32603 and logged; {survived}"),
+        )
     })
 }
 
