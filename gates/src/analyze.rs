@@ -63,6 +63,13 @@ pub fn history_judge(row: &str) -> Option<fn(&[Op]) -> Judgement> {
     })
 }
 
+/// What `reticle gate analyze` makes of the history `ops` stored for `row`: its judge's
+/// judgement (as `reticle gate` made it live, [`kit::judgement_of`]), or `None` when its judge
+/// reads more than its history.
+pub fn judge_history(row: &str, ops: &[Op]) -> Option<Judgement> {
+    history_judge(row).map(|judge| kit::judgement_of(ops, judge))
+}
+
 /// Parses a stored history (one op per line, as `reticle gate` writes it).
 pub fn read_history(text: &str) -> Result<Vec<Op>, String> {
     text.lines()

@@ -32,10 +32,13 @@ async fn every_implemented_hop_3_row_meets_its_target() {
 /// history with what the judge reads edited (a `status` report that says running, a `serve` that
 /// said started, another daemon instance, two listeners) gives another outcome.
 fn rejudged_alike_and_an_edit_differs(id: &str, ran: &gates::scenarios::Ran) {
-    let judge = gates::analyze::history_judge(id).expect("every hop 3 row is re-judged");
     let mut ops = ran.history.ops();
-    let again = gates::scenarios::kit::judgement_of(&ops, judge);
-    assert_eq!(again, ran.judgement, "{id} re-judged offline");
+    let again = gates::analyze::judge_history(id, &ops);
+    assert_eq!(
+        again.as_ref(),
+        Some(&ran.judgement),
+        "{id} re-judged offline"
+    );
     for op in ops.iter_mut() {
         let completion = op.op_type != gates::history::OpType::Invoke;
         match (id, op.f.as_str()) {
@@ -51,7 +54,7 @@ fn rejudged_alike_and_an_edit_differs(id: &str, ran: &gates::scenarios::Ran) {
             _ => {}
         }
     }
-    let edited = gates::scenarios::kit::judgement_of(&ops, judge);
+    let edited = gates::analyze::judge_history(id, &ops).expect("every hop 3 row is re-judged");
     assert_ne!(
         edited.outcome, ran.judgement.outcome,
         "{id}: an edited history judged alike: {edited:?}"

@@ -79,11 +79,11 @@ async fn h2_6_a_call_after_the_daemon_is_killed_and_restarted_reaches_an_initial
 /// `reticle gate analyze` does, gives the live judgement; with the supervisor recorded dead
 /// (H1.1, H1.2) or the proxy recorded exiting 0 with calls owed (H1.4), the row is silent.
 fn rejudged_alike_and_an_edit_is_silent(row: &str, ran: &gates::scenarios::Ran) {
-    let judge = gates::analyze::history_judge(row).expect("the row is re-judged");
     let mut ops = ran.history.ops();
+    let again = gates::analyze::judge_history(row, &ops);
     assert_eq!(
-        gates::scenarios::kit::judgement_of(&ops, judge),
-        ran.judgement,
+        again.as_ref(),
+        Some(&ran.judgement),
         "{row} re-judged offline"
     );
     for op in ops.iter_mut() {
@@ -93,7 +93,7 @@ fn rejudged_alike_and_an_edit_is_silent(row: &str, ran: &gates::scenarios::Ran) 
             _ => {}
         }
     }
-    let edited = gates::scenarios::kit::judgement_of(&ops, judge);
+    let edited = gates::analyze::judge_history(row, &ops).expect("re-judged");
     assert_eq!(
         edited.outcome,
         gates::judge::RowOutcome::Silent,

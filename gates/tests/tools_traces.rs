@@ -177,11 +177,11 @@ async fn the_gate_scores_every_trace_invariant_at_its_target() {
 /// `reticle gate analyze` does, gives the live judgement; with its first trace line torn in
 /// the history (its closing brace cut), the row is silent.
 fn rejudged_alike_and_an_edit_differs(row: &str, ran: &gates::scenarios::Ran) {
-    let judge = gates::analyze::history_judge(row).expect("every trace row is re-judged");
     let mut ops = ran.history.ops();
+    let again = gates::analyze::judge_history(row, &ops);
     assert_eq!(
-        gates::scenarios::kit::judgement_of(&ops, judge),
-        ran.judgement,
+        again.as_ref(),
+        Some(&ran.judgement),
         "{row} re-judged offline"
     );
     let log = ops
@@ -191,7 +191,7 @@ fn rejudged_alike_and_an_edit_differs(row: &str, ran: &gates::scenarios::Ran) {
     let lines = log.value["lines"].as_array_mut().expect("its trace lines");
     let first = lines[0].as_str().unwrap_or_default().to_string();
     lines[0] = serde_json::json!(first[..first.len() - 1]);
-    let edited = gates::scenarios::kit::judgement_of(&ops, judge);
+    let edited = gates::analyze::judge_history(row, &ops).expect("every trace row is re-judged");
     assert_eq!(
         edited.outcome,
         gates::judge::RowOutcome::Silent,
