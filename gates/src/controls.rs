@@ -4,7 +4,8 @@
 //! One family of stand-ins per judge family: `serve` and `status` for the daemon lifecycle rows,
 //! an MCP server that swallows calls for H2.7, a proxy whose tools refuse after warm-up for the
 //! survival rows, a page that blames the app for H4.3, a page SDK without backoff for H5.1, a
-//! daemon with a broken trace for T1 to T4, a JUnit report missing a layer's tests for L1.
+//! daemon with a broken trace for T1 to T4 (and behind H2.3's fault proxy, for the trace check
+//! under faults), a JUnit report missing a layer's tests for L1.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -148,6 +149,24 @@ pub async fn stand_in_tools_refuse_after_warm_up(real: &Path, row: &'static str)
 pub async fn stand_in_broken_trace(row: &'static str) -> Control {
     let ran = scenarios::traces::stand_in_broken_trace(row).await;
     Control::of("stand-in daemon writes a broken trace", row, ran.judgement)
+}
+
+/// A daemon whose trace is broken (the same test-only switch) behind H2.3's fault proxy while
+/// the POST leg is reset: the trace check under faults must make the row silent, although the
+/// agent saw every call answered as a working daemon answers it.
+pub async fn stand_in_broken_trace_under_a_fault(real: &Path) -> Control {
+    let ran = scenarios::link::post_leg_reset_with(
+        &GateEnv {
+            reticle: real.to_path_buf(),
+        },
+        scenarios::traces::BROKEN_TRACE,
+    )
+    .await;
+    Control::of(
+        "stand-in daemon writes a broken trace under a transport fault",
+        "H2.3",
+        ran.judgement,
+    )
 }
 
 /// A page SDK that reconnects without backoff: a copy of `sdk/` whose backoff returns its base
@@ -312,8 +331,8 @@ pub const TRACE_ROWS: &[&str] = &["T1", "T2", "T3", "T4"];
 
 /// The rows that have a control, in the order the controls run.
 pub const CONTROLLED_ROWS: &[&str] = &[
-    "H3.1", "H3.2", "H3.4", "H3.5", "H3.6", "H1.1", "H1.2", "H3.3", "H2.7", "H4.3", "H5.1", "H5.3",
-    "T1", "T2", "T3", "T4", "L1", "S9", "S12",
+    "H3.1", "H3.2", "H3.4", "H3.5", "H3.6", "H1.1", "H1.2", "H3.3", "H2.3", "H2.7", "H4.3", "H5.1",
+    "H5.3", "T1", "T2", "T3", "T4", "L1", "S9", "S12",
 ];
 
 /// The controls of one row (none when it has none).
@@ -330,6 +349,7 @@ pub async fn of_row(row: &str) -> Vec<Control> {
         "L1" => controls.push(stand_in_report_without_a_layer().await),
         "S9" => controls.push(stand_in_bridge_swaps_sessions().await),
         "S12" => controls.push(stand_in_daemon_ignores_leases().await),
+        "H2.3" => controls.push(stand_in_broken_trace_under_a_fault(&real).await),
         _ => {}
     }
     if let Some(row) = known(STATUS_ROWS) {

@@ -6,7 +6,7 @@
 //! adds them up. It judges nothing.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What one test binary did in the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,14 +32,28 @@ pub fn suites(xml: &str) -> BTreeMap<String, SuiteRun> {
         .collect()
 }
 
-/// The suites of the report at `path`, or of every `*.xml` report under the directory `path`
-/// (its subdirectories too), added up suite by suite. A directory with no report is an error.
+/// The suites of the report at `path`, or of every report under the directory `path`
+/// ([`report_files`]), added up suite by suite.
 pub fn read_reports(path: &Path) -> std::io::Result<BTreeMap<String, SuiteRun>> {
-    if !path.is_dir() {
-        return Ok(suites(&std::fs::read_to_string(path)?));
-    }
     let mut total: BTreeMap<String, SuiteRun> = BTreeMap::new();
-    let mut reports = 0;
+    for report in report_files(path)? {
+        for (name, run) in suites(&std::fs::read_to_string(&report)?) {
+            let sum = total.entry(name).or_default();
+            sum.tests += run.tests;
+            sum.failed += run.failed;
+        }
+    }
+    Ok(total)
+}
+
+/// The report `path`, or every `*.xml` report under the directory `path` (its subdirectories
+/// too), sorted. A directory with no report is an error.
+pub fn report_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    if !path.is_dir() {
+        std::fs::metadata(path)?;
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut reports = Vec::new();
     let mut dirs = vec![path.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir)? {
@@ -47,22 +61,18 @@ pub fn read_reports(path: &Path) -> std::io::Result<BTreeMap<String, SuiteRun>> 
             if entry.is_dir() {
                 dirs.push(entry);
             } else if entry.extension().is_some_and(|ext| ext == "xml") {
-                reports += 1;
-                for (name, run) in suites(&std::fs::read_to_string(&entry)?) {
-                    let sum = total.entry(name).or_default();
-                    sum.tests += run.tests;
-                    sum.failed += run.failed;
-                }
+                reports.push(entry);
             }
         }
     }
-    if reports == 0 {
+    if reports.is_empty() {
         return Err(std::io::Error::other(format!(
             "{} holds no JUnit report (*.xml)",
             path.display()
         )));
     }
-    Ok(total)
+    reports.sort();
+    Ok(reports)
 }
 
 /// The value of `name="..."` in a tag's attributes.

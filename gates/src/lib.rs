@@ -9,6 +9,7 @@
 //! - [`history`]: the append-only record of every operation a gate performs (it lives in the
 //!   harness, whose clients record into it; re-exported here).
 //! - [`fault`]: the name of every fault a history records, defined once.
+//! - [`git`]: one git command's output (the soak's commit; `build.rs` embeds the build's).
 //! - [`judge`]: the row outcomes and the checkers that decide them from a history.
 //! - [`nemesis`]: the TCP fault proxy in front of a hop, driven over Toxiproxy's REST API
 //!   (the embedded `toxics` server, or the one `TOXIPROXY_URL` names).
@@ -21,15 +22,19 @@
 //!   each round came to (run by `gates/tests/soak.rs` and the `soak` binary).
 //! - [`scorecard`]: outcomes against targets and the baseline, in every output format.
 //! - [`junit`]: a nextest JUnit report read as what each test binary ran (L1 from execution).
+//! - [`built_from`]: the commit the crate is built from, printed into the battery's JUnit report,
+//!   and the check that a report handed to `--junit` is of it.
 //! - [`analyze`]: `reticle gate analyze DIR`, a finished run's stored histories judged again.
 //! - [`compat`]: the SDK compatibility suite (every tool with our SDK and with the published
 //!   2.0.0) and its matrix, `docs/sdk-compat.md` (row H5.6, `gates/tests/sdk_compat.rs`).
 
 pub mod analyze;
+pub mod built_from;
 pub mod chaos;
 pub mod compat;
 pub mod controls;
 pub mod fault;
+pub mod git;
 pub use harness::history;
 pub mod inventory;
 pub mod judge;

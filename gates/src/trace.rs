@@ -109,6 +109,15 @@ pub fn unparsable(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The lines of `text` that are trace lines, parsed or not ([`parse`] and [`unparsable`] read
+/// them alone as they read the whole log): what a history keeps of a daemon's trace.
+pub fn trace_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !parse(line).is_empty() || !unparsable(line).is_empty())
+        .collect()
+}
+
 /// Checks T1 to T4 over a whole daemon log: [`check`] over its spans, and every
 /// [`unparsable`] trace line a violation of each invariant (it could have broken any).
 pub fn check_log(text: &str) -> TraceReport {

@@ -22,8 +22,43 @@ async fn every_implemented_hop_3_row_meets_its_target() {
         if row.hop != Hop::Daemon {
             continue;
         }
-        common::row_meets_target(id).await;
+        let ran = common::row_meets_target(id).await;
+        rejudged_alike_and_an_edit_differs(id, &ran);
     }
+}
+
+/// A hop 3 row's judge is a function of its history alone: the history the live run recorded,
+/// judged again offline as `reticle gate analyze` does, gives the live judgement, and the same
+/// history with what the judge reads edited (a `status` report that says running, a `serve` that
+/// said started, another daemon instance, two listeners) gives another outcome.
+fn rejudged_alike_and_an_edit_differs(id: &str, ran: &gates::scenarios::Ran) {
+    let mut ops = ran.history.ops();
+    let again = gates::analyze::judge_history(id, &ops);
+    assert_eq!(
+        again.as_ref(),
+        Some(&ran.judgement),
+        "{id} re-judged offline"
+    );
+    for op in ops.iter_mut() {
+        let completion = op.op_type != gates::history::OpType::Invoke;
+        match (id, op.f.as_str()) {
+            ("H3.2" | "H3.4" | "H3.5" | "H3.6", "status") if completion => {
+                op.value["stdout"] = serde_json::json!(r#"{"running":true}"#);
+            }
+            ("H3.1" | "H3.8", "serve") if completion => {
+                op.op_type = gates::history::OpType::Ok;
+                op.value["stdout"] = serde_json::json!("started Reticle daemon");
+            }
+            ("H3.3", "daemon_instance") => op.value["answeredBy"] = serde_json::json!("another"),
+            ("H3.7", "serve") if completion => op.value["listeners"] = serde_json::json!(2),
+            _ => {}
+        }
+    }
+    let edited = gates::analyze::judge_history(id, &ops).expect("every hop 3 row is re-judged");
+    assert_ne!(
+        edited.outcome, ran.judgement.outcome,
+        "{id}: an edited history judged alike: {edited:?}"
+    );
 }
 
 #[tokio::test]

@@ -34,6 +34,21 @@ async fn h2_3_a_post_reset_while_the_stream_is_healthy_is_answered_and_the_strea
     common::row_meets_target("H2.3").await;
 }
 
+/// The trace check under faults (every proxied daemon is traced): a daemon whose trace breaks
+/// while the POST leg is reset makes H2.3 silent, naming the invariant, though the agent saw
+/// every call answered as it should be.
+#[tokio::test]
+async fn h2_3_a_daemon_whose_trace_breaks_under_the_fault_is_silent() {
+    let control =
+        gates::controls::stand_in_broken_trace_under_a_fault(&harness::binaries::reticle()).await;
+    assert_eq!(
+        control.outcome,
+        gates::judge::RowOutcome::Silent,
+        "{control:?}"
+    );
+    assert!(control.evidence.contains("trace broke"), "{control:?}");
+}
+
 #[tokio::test]
 async fn h2_7_latency_bandwidth_slicing_and_limits_on_each_direction_answer_every_call_once() {
     common::row_meets_target("H2.7").await;

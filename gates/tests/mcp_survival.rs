@@ -11,6 +11,7 @@
 mod common;
 
 use gates::judge::RowOutcome;
+use serde_json::json;
 
 #[tokio::test]
 async fn the_proxy_that_refuses_after_warm_up_goes_red_on_the_survival_rows() {
@@ -32,12 +33,14 @@ async fn the_proxy_that_refuses_after_warm_up_goes_red_on_the_survival_rows() {
 
 #[tokio::test]
 async fn h1_1_the_lsof_kill_recipe_mid_session_costs_nothing_after_it() {
-    common::row_meets_target("H1.1").await;
+    let ran = common::row_meets_target("H1.1").await;
+    rejudged_alike_and_an_edit_is_silent("H1.1", &ran);
 }
 
 #[tokio::test]
 async fn h1_2_a_panic_inside_request_handling_is_answered_and_the_next_call_succeeds() {
-    common::row_meets_target("H1.2").await;
+    let ran = common::row_meets_target("H1.2").await;
+    rejudged_alike_and_an_edit_is_silent("H1.2", &ran);
 }
 
 #[tokio::test]
@@ -47,7 +50,8 @@ async fn h1_3_a_wedged_port_past_the_reconnect_budget_leaves_the_proxy_up_and_it
 
 #[tokio::test]
 async fn h1_4_closing_stdin_with_calls_in_flight_answers_or_logs_every_id_before_exit() {
-    common::row_meets_target("H1.4").await;
+    let ran = common::row_meets_target("H1.4").await;
+    rejudged_alike_and_an_edit_is_silent("H1.4", &ran);
 }
 
 #[tokio::test]
@@ -68,4 +72,31 @@ async fn h2_5_a_daemon_restarted_with_another_catalogue_is_announced_before_its_
 #[tokio::test]
 async fn h2_6_a_call_after_the_daemon_is_killed_and_restarted_reaches_an_initialized_session() {
     common::row_meets_target("H2.6").await;
+}
+
+/// H1.1's, H1.2's and H1.4's judges read the history alone (the harness's look at the
+/// supervisor, the proxy's exit as observed): the live run's history judged again offline, as
+/// `reticle gate analyze` does, gives the live judgement; with the supervisor recorded dead
+/// (H1.1, H1.2) or the proxy recorded exiting 0 with calls owed (H1.4), the row is silent.
+fn rejudged_alike_and_an_edit_is_silent(row: &str, ran: &gates::scenarios::Ran) {
+    let mut ops = ran.history.ops();
+    let again = gates::analyze::judge_history(row, &ops);
+    assert_eq!(
+        again.as_ref(),
+        Some(&ran.judgement),
+        "{row} re-judged offline"
+    );
+    for op in ops.iter_mut() {
+        match (row, op.f.as_str()) {
+            ("H1.1" | "H1.2", "supervisor") => op.value["alive"] = json!(false),
+            ("H1.4", "proxy_exit") => op.value["code"] = json!(0),
+            _ => {}
+        }
+    }
+    let edited = gates::analyze::judge_history(row, &ops).expect("re-judged");
+    assert_eq!(
+        edited.outcome,
+        gates::judge::RowOutcome::Silent,
+        "{row}: an edited history: {edited:?}"
+    );
 }

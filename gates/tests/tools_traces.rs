@@ -161,10 +161,42 @@ async fn real_tool_calls_leave_traces_with_no_violation_and_run_is_the_same_path
 /// The gate's rows T1 to T4: one traced run (shared within this process) judged four ways.
 #[tokio::test]
 async fn the_gate_scores_every_trace_invariant_at_its_target() {
-    common::row_meets_target("T1").await;
-    common::row_meets_target("T2").await;
-    common::row_meets_target("T3").await;
-    common::row_meets_target("T4").await;
+    let runs = [
+        ("T1", common::row_meets_target("T1").await),
+        ("T2", common::row_meets_target("T2").await),
+        ("T3", common::row_meets_target("T3").await),
+        ("T4", common::row_meets_target("T4").await),
+    ];
+    for (row, ran) in &runs {
+        rejudged_alike_and_an_edit_differs(row, ran);
+    }
+}
+
+/// A trace row's judge reads the history alone (the calibration, the agent's calls and the
+/// daemon's trace lines recorded in it): the live run's history judged again offline, as
+/// `reticle gate analyze` does, gives the live judgement; with its first trace line torn in
+/// the history (its closing brace cut), the row is silent.
+fn rejudged_alike_and_an_edit_differs(row: &str, ran: &gates::scenarios::Ran) {
+    let mut ops = ran.history.ops();
+    let again = gates::analyze::judge_history(row, &ops);
+    assert_eq!(
+        again.as_ref(),
+        Some(&ran.judgement),
+        "{row} re-judged offline"
+    );
+    let log = ops
+        .iter_mut()
+        .rfind(|o| o.f == "trace_log")
+        .expect("the run recorded the daemon's trace");
+    let lines = log.value["lines"].as_array_mut().expect("its trace lines");
+    let first = lines[0].as_str().unwrap_or_default().to_string();
+    lines[0] = serde_json::json!(first[..first.len() - 1]);
+    let edited = gates::analyze::judge_history(row, &ops).expect("every trace row is re-judged");
+    assert_eq!(
+        edited.outcome,
+        gates::judge::RowOutcome::Silent,
+        "{row}: a torn trace line in the history: {edited:?}"
+    );
 }
 
 /// The trace rows' negative control: the same workload against a daemon whose trace misses a

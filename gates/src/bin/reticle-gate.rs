@@ -77,7 +77,8 @@ struct RunArgs {
     toxiproxy: Option<String>,
     /// The nextest JUnit report of the same commit (`cargo nextest run --profile ci`), or a
     /// directory of them (one per battery part, added up): L1 is then scored from it (each
-    /// layer's gate tests ran and passed), not from the doc.
+    /// layer's gate tests ran and passed), not from the doc. A report that does not name this
+    /// gate's commit (every battery part must) is refused.
     #[arg(long)]
     junit: Option<PathBuf>,
     /// Where to write scorecard.json, scorecard.md, junit.xml and histories/<row>.jsonl (every
@@ -124,6 +125,11 @@ async fn gate(args: RunArgs) -> ExitCode {
         unsafe { std::env::set_var(gates::nemesis::TOXIPROXY_URL, url) };
     }
     if let Some(report) = &args.junit {
+        if let Err(sentence) =
+            gates::built_from::check_reports(report, gates::built_from::BUILT_FROM)
+        {
+            return usage(&sentence);
+        }
         // SAFETY: as above; L1 reads it when its scenario runs.
         unsafe { std::env::set_var(gates::scenarios::layers::JUNIT_VAR, report) };
     }

@@ -149,15 +149,8 @@ fn append(path: &Path, line: &str) -> std::io::Result<()> {
 
 /// The checked-out commit, with `+dirty` when tracked files differ from it.
 fn commit() -> String {
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
+    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let git = |args: &[&str]| gates::git::output(here, args);
     let head = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
     match git(&["status", "--porcelain", "--untracked-files=no"]) {
         Some(changes) if changes.is_empty() => head,

@@ -1,9 +1,15 @@
 //! Hop 3 scenarios: each provokes one daemon-lifecycle row against real processes, records the
 //! fault and every CLI call in a history, and judges it. The CLI calls are what a user sees, so a
 //! call's completion is `ok` for exit 0 and `fail` otherwise, with what it printed (`info` for a
-//! call killed at the harness's bound: a hang). H3.8's control (the connection released first) is
-//! [`connection_on_the_port`] with [`SourcePort::Released`]. H3.3 needs an attached client instead: its calls
-//! go through the hop 1 and 2 [`super::agent::Agent`], opened by [`warm_agent`].
+//! call killed at the harness's bound: a hang). Each judge (`judge_<what>`) reads the history
+//! alone: the `status --json` report and the `serve` output from the recorded completions, the
+//! port, holder and instance from the fault and the harness's observations, so `reticle gate
+//! analyze` re-judges every row here. The daemons of H3.2 to H3.6 are traced, and each trace is
+//! checked for T1 to T4 as the scenario ends (`kit::record_trace_under_faults`; H3.1, H3.7 and
+//! H3.8 serve no call). H3.8's control (the connection released first) is
+//! [`connection_on_the_port`] with [`SourcePort::Released`]. H3.3 needs an attached client
+//! instead: its calls go through the hop 1 and 2 [`super::agent::Agent`], opened by
+//! [`warm_agent`].
 
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
@@ -18,13 +24,19 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-use super::kit::{self, judge_survival, judged, unestablished, warm_agent};
+use super::kit::{
+    self, judge_survival, judged, record_trace_under_faults, unestablished, warm_agent,
+};
 use super::{GateEnv, Ran, proxy_options};
 use crate::fault;
-use crate::history::{History, OpType};
+use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};
 
 const BOUND: Duration = Duration::from_secs(15);
+
+/// The variable that makes a daemon write its trace: every daemon a scenario here starts is
+/// traced, and its trace checked for T1 to T4 as the scenario ends.
+const TRACE: &str = reticle::config::env::TRACE;
 
 /// Runs `reticle <args>` (bounded) and records it as a client call: `ok` for exit 0, `fail` for
 /// any other exit, `info` when it did not exit within the harness's bound (the row is then
@@ -37,11 +49,48 @@ async fn call(history: &History, env: &GateEnv, state: &Path, args: &[&str]) -> 
     ran
 }
 
-/// Runs `reticle status --port <port> --json` as a recorded [`call`], and reads the report it
-/// printed (null when it printed none).
-async fn status_report(history: &History, env: &GateEnv, state: &Path, port: &str) -> Value {
-    let ran = call(history, env, state, &["status", "--port", port, "--json"]).await;
-    serde_json::from_str(ran.stdout.trim()).unwrap_or(Value::Null)
+/// The arguments of `reticle status --port <port> --json`, whose report the judges read back
+/// from its recorded completion ([`report_of`]).
+fn status_args(port: &str) -> [&str; 4] {
+    ["status", "--port", port, "--json"]
+}
+
+/// Whether `op` is the recorded end of the CLI call `f`.
+fn is_completion(op: &Op, f: &str) -> bool {
+    op.actor == Actor::Client && op.f == f && op.op_type != OpType::Invoke
+}
+
+/// The last recorded end of the CLI call `f`.
+fn last_cli<'a>(ops: &'a [Op], f: &str) -> Option<&'a Op> {
+    ops.iter().rev().find(|o| is_completion(o, f))
+}
+
+/// What a recorded CLI call printed, stdout then stderr, as its user read it.
+fn said(op: &Op) -> String {
+    let stream = |key: &str| op.value[key].as_str().unwrap_or("").to_string();
+    format!("{}\n{}", stream("stdout"), stream("stderr"))
+}
+
+/// The JSON report a recorded `status --json` printed (null when it printed none, or there is
+/// no such call).
+fn report_of(op: Option<&Op>) -> Value {
+    op.and_then(|o| o.value["stdout"].as_str())
+        .and_then(|out| serde_json::from_str(out.trim()).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// The values the established fault recorded under `keys`, as words (none when the fault was
+/// not established: the judge then says so).
+fn fault_words(ops: &[Op], keys: &[&str]) -> Vec<String> {
+    let Ok(fault) = judge::established_fault(ops) else {
+        return Vec::new();
+    };
+    keys.iter()
+        .map(|key| match &fault.value[*key] {
+            Value::String(word) => word.clone(),
+            other => other.to_string(),
+        })
+        .collect()
 }
 
 /// H3.1: `serve` on a squatted port must fail naming the port and the holder, never "started".
@@ -55,7 +104,7 @@ pub async fn serve_on_a_squatted_port(env: &GateEnv) -> Ran {
             false,
             json!({ "reason": "could not bind a squatter" }),
         );
-        return judged(history, |ops| judge::must_surface(ops, "serve", &[]));
+        return judged(history, judge_squatted_serve);
     };
     let port = squatter
         .local_addr()
@@ -67,25 +116,35 @@ pub async fn serve_on_a_squatted_port(env: &GateEnv) -> Ran {
         true,
         json!({ "port": port, "holder": std::process::id() }),
     );
-    let ran = call(&history, env, state.path(), &["serve", "--port", &port]).await;
+    call(&history, env, state.path(), &["serve", "--port", &port]).await;
     drop(squatter);
-    let holder = std::process::id().to_string();
-    let said_started = ran.said().contains("started");
-    judged(history, move |ops| {
-        if said_started {
-            return Judgement::new(
-                RowOutcome::Silent,
-                format!("serve printed a started line: {}", one_line(&ran.said())),
-            );
-        }
-        judge::must_surface(ops, "serve", &[&port, &holder])
-    })
+    judged(history, judge_squatted_serve)
+}
+
+/// H3.1's judge: `serve` never printed a started line, and failed naming the squatted port and
+/// its holder (both as the fault recorded them).
+pub fn judge_squatted_serve(ops: &[Op]) -> Judgement {
+    if let Some(said) = last_cli(ops, "serve")
+        .map(said)
+        .filter(|said| said.contains("started"))
+    {
+        return Judgement::new(
+            RowOutcome::Silent,
+            format!("serve printed a started line: {}", one_line(&said)),
+        );
+    }
+    let names = fault_words(ops, &["port", "holder"]);
+    judge::must_surface(
+        ops,
+        "serve",
+        &names.iter().map(String::as_str).collect::<Vec<_>>(),
+    )
 }
 
 /// H3.2: a SIGSTOPped daemon (pid alive, port dead) must not read as running.
 pub async fn stopped_daemon_status(env: &GateEnv) -> Ran {
     let history = History::new();
-    let daemon = OwnedDaemon::start().await;
+    let daemon = OwnedDaemon::builder().env(TRACE, "1").start().await;
     let stopped = daemon.freeze().await;
     history.fault(
         fault::SIGSTOP_DAEMON,
@@ -93,9 +152,16 @@ pub async fn stopped_daemon_status(env: &GateEnv) -> Ran {
         json!({ "pid": daemon.pid() }),
     );
     let port = daemon.port().to_string();
-    let report = status_report(&history, env, daemon.state_dir(), &port).await;
+    call(&history, env, daemon.state_dir(), &status_args(&port)).await;
     daemon.signal(Signal::SIGCONT);
-    judged_after_fault(history, move || {
+    record_trace_under_faults(&history, &daemon.log_path()).await;
+    judged(history, judge_stopped_status)
+}
+
+/// H3.2's judge: the `status` report after the SIGSTOP says not running, stopped.
+pub fn judge_stopped_status(ops: &[Op]) -> Judgement {
+    after_fault(ops, |_| {
+        let report = report_of(last_cli(ops, "status"));
         match (&report["running"], report["diagnosis"].as_str()) {
             (Value::Bool(false), Some(diagnosis)) if diagnosis.contains("stopped") => {
                 Judgement::new(
@@ -124,6 +190,7 @@ pub async fn idle_while_attached(env: &GateEnv) -> Ran {
         .state_dir(state.path())
         .env(reticle::config::env::IDLE_SHUTDOWN_MS, "300")
         .env(reticle::config::env::HEARTBEAT_MS, "30")
+        .env(TRACE, "1")
         .start()
         .await;
     let options = proxy_options(env, daemon.port(), state.path());
@@ -157,30 +224,56 @@ pub async fn idle_while_attached(env: &GateEnv) -> Ran {
     for _ in 0..2 {
         let _ = agent.call("reticle_sessions", json!({})).await;
     }
-    let same = daemon
-        .status()
-        .await
-        .is_some_and(|s| s.instance == daemon.instance());
+    let answered_by = daemon.status().await.map(|s| s.instance);
+    kit::observe(
+        &history,
+        DAEMON_INSTANCE,
+        json!({ "started": daemon.instance(), "answeredBy": answered_by }),
+    );
     agent.close().await;
-    judged(history, move |ops| {
-        if !same {
+    record_trace_under_faults(&history, &daemon.log_path()).await;
+    judged(history, judge_idle_while_attached)
+}
+
+/// The observation of which daemon instance the harness started and which answered `/status`
+/// after the fault (H3.3).
+const DAEMON_INSTANCE: &str = "daemon_instance";
+
+/// H3.3's judge: the daemon that answered after forty heartbeats is the one started (as the
+/// harness observed it), and the agent's calls survived.
+pub fn judge_idle_while_attached(ops: &[Op]) -> Judgement {
+    let observed = ops
+        .iter()
+        .rfind(|o| o.actor == Actor::Harness && o.f == DAEMON_INSTANCE);
+    match observed {
+        Some(seen)
+            if seen.value["answeredBy"].is_null()
+                || seen.value["answeredBy"] != seen.value["started"] =>
+        {
             return Judgement::new(
                 RowOutcome::Silent,
                 "the daemon idled out while a client stream was attached",
             );
         }
-        let verdict = judge_survival(ops);
-        if verdict.outcome != RowOutcome::Survived {
-            return verdict;
+        None if judge::established_fault(ops).is_ok() => {
+            return Judgement::new(
+                RowOutcome::Inconclusive,
+                "which daemon answered after the fault was not recorded",
+            );
         }
-        Judgement::new(
-            RowOutcome::Survived,
-            format!(
-                "{}; the same daemon still answers after forty heartbeats (four times its 300 ms idle bound) with the agent attached and silent",
-                verdict.evidence
-            ),
-        )
-    })
+        _ => {}
+    }
+    let verdict = judge_survival(ops);
+    if verdict.outcome != RowOutcome::Survived {
+        return verdict;
+    }
+    Judgement::new(
+        RowOutcome::Survived,
+        format!(
+            "{}; the same daemon still answers after forty heartbeats (four times its 300 ms idle bound) with the agent attached and silent",
+            verdict.evidence
+        ),
+    )
 }
 
 /// H3.4: an idle exit is logged with its reason and reported by `status` as the last exit.
@@ -188,6 +281,7 @@ pub async fn idle_exit_is_reported(env: &GateEnv) -> Ran {
     let history = History::new();
     let mut daemon = OwnedDaemon::builder()
         .env(reticle::config::env::IDLE_SHUTDOWN_MS, "200")
+        .env(TRACE, "1")
         .start()
         .await;
     let exited = poll::within(BOUND, async || daemon.has_exited().then_some(()))
@@ -195,8 +289,15 @@ pub async fn idle_exit_is_reported(env: &GateEnv) -> Ran {
         .is_some();
     history.fault(fault::IDLE_PAST_BOUND, exited, json!({ "boundMs": 200 }));
     let port = daemon.port().to_string();
-    let exit = status_report(&history, env, daemon.state_dir(), &port).await["lastExit"].clone();
-    judged_after_fault(history, move || {
+    call(&history, env, daemon.state_dir(), &status_args(&port)).await;
+    record_trace_under_faults(&history, &daemon.log_path()).await;
+    judged(history, judge_idle_exit)
+}
+
+/// H3.4's judge: the `status` report after the idle exit reads a clean last exit, idle.
+pub fn judge_idle_exit(ops: &[Op]) -> Judgement {
+    after_fault(ops, |_| {
+        let exit = &report_of(last_cli(ops, "status"))["lastExit"];
         let reason = exit["reason"].as_str().unwrap_or("");
         if exit["kind"] == "clean" && reason.contains("idle") {
             Judgement::new(RowOutcome::Surfaced, format!("last exit: clean, {reason}"))
@@ -222,6 +323,7 @@ pub async fn survives_caller_group_sigterm(env: &GateEnv) -> Ran {
     shell
         .args(["-c", &script])
         .env(reticle::config::env::STATE_DIR, state.path())
+        .env(TRACE, "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
@@ -232,7 +334,7 @@ pub async fn survives_caller_group_sigterm(env: &GateEnv) -> Ran {
             false,
             json!({ "reason": "sh did not start" }),
         );
-        return judged(history, |ops| judge::must_survive(ops, "status"));
+        return judged(history, judge_caller_group_sigterm);
     };
     let before = poll::within(BOUND, async || {
         reticle::probe::fetch_status(port, Duration::from_millis(300)).await
@@ -247,15 +349,24 @@ pub async fn survives_caller_group_sigterm(env: &GateEnv) -> Ran {
     history.fault(
         fault::SIGTERM_CALLER_GROUP,
         signalled && shell_gone.is_some(),
-        json!({ "port": port, "daemonStarted": before.is_some() }),
+        json!({ "port": port, "daemonStarted": before.is_some(),
+                "instance": before.map(|s| s.instance) }),
     );
     let port_arg = port.to_string();
-    let report = status_report(&history, env, state.path(), &port_arg).await;
+    call(&history, env, state.path(), &status_args(&port_arg)).await;
     let _ = cli::run_with(&env.reticle, state.path(), &["stop", "--port", &port_arg]).await;
-    let same =
-        before.map(|s| s.instance) == report["daemon"]["instance"].as_str().map(str::to_string);
-    judged_after_fault(history, move || {
-        if same {
+    let log = state.path().join(format!("daemon-{port}.log"));
+    record_trace_under_faults(&history, &log).await;
+    judged(history, judge_caller_group_sigterm)
+}
+
+/// H3.5's judge: the `status` report after the SIGTERM names the daemon instance that answered
+/// before it (as the fault recorded it).
+pub fn judge_caller_group_sigterm(ops: &[Op]) -> Judgement {
+    after_fault(ops, |fault| {
+        let report = report_of(last_cli(ops, "status"));
+        let before = fault.value["instance"].as_str();
+        if before == report["daemon"]["instance"].as_str() {
             Judgement::new(
                 RowOutcome::Survived,
                 "the same daemon instance answers after its caller's group was SIGTERMed",
@@ -277,6 +388,7 @@ pub async fn sigkill_reads_died_silently(env: &GateEnv) -> Ran {
     let history = History::new();
     let mut control = OwnedDaemon::builder()
         .env(reticle::config::env::HEARTBEAT_MS, "50")
+        .env(TRACE, "1")
         .start()
         .await;
     let port = control.port().to_string();
@@ -288,11 +400,12 @@ pub async fn sigkill_reads_died_silently(env: &GateEnv) -> Ran {
     )
     .await;
     poll::within(BOUND, async || control.has_exited().then_some(())).await;
-    let tidy = status_report(&history, env, control.state_dir(), &port).await;
-    let tidy_kind = tidy["lastExit"]["kind"].as_str().unwrap_or("").to_string();
+    call(&history, env, control.state_dir(), &status_args(&port)).await;
+    record_trace_under_faults(&history, &control.log_path()).await;
 
     let mut daemon = OwnedDaemon::builder()
         .env(reticle::config::env::HEARTBEAT_MS, "50")
+        .env(TRACE, "1")
         .start()
         .await;
     daemon.signal(Signal::SIGKILL);
@@ -305,8 +418,21 @@ pub async fn sigkill_reads_died_silently(env: &GateEnv) -> Ran {
         json!({ "pid": daemon.pid() }),
     );
     let port = daemon.port().to_string();
-    let report = status_report(&history, env, daemon.state_dir(), &port).await;
-    judged_after_fault(history, move || {
+    call(&history, env, daemon.state_dir(), &status_args(&port)).await;
+    record_trace_under_faults(&history, &daemon.log_path()).await;
+    judged(history, judge_sigkill_exit)
+}
+
+/// H3.6's judge: the `status` report after the SIGKILL reads `died_silently`, while the one
+/// before it (the control's tidy stop) read otherwise.
+pub fn judge_sigkill_exit(ops: &[Op]) -> Judgement {
+    after_fault(ops, |fault| {
+        let tidy = report_of(
+            ops.iter()
+                .find(|o| o.index < fault.index && is_completion(o, "status")),
+        );
+        let tidy_kind = tidy["lastExit"]["kind"].as_str().unwrap_or("");
+        let report = report_of(last_cli(ops, "status").filter(|o| o.index > fault.index));
         if tidy_kind == "died_silently" {
             return Judgement::new(
                 RowOutcome::Inconclusive,
@@ -354,7 +480,7 @@ pub async fn racing_daemons(env: &GateEnv) -> Ran {
             false,
             json!({ "reason": "could not spawn both" }),
         );
-        return judged(history, |ops| judge::must_surface(ops, "serve", &[]));
+        return judged(history, judge_race);
     };
     history.fault(
         fault::RACE_TWO_DAEMONS,
@@ -407,16 +533,31 @@ pub async fn racing_daemons(env: &GateEnv) -> Ran {
         let _ = child.kill();
         let _ = child.wait();
     }
-    let winner = loser.map(|(_, _, w)| w.to_string()).unwrap_or_default();
-    judged(history, move |ops| {
-        if listening != 1 {
-            return Judgement::new(
-                RowOutcome::Silent,
-                format!("{listening} daemons listen on the port"),
-            );
-        }
-        judge::must_surface(ops, "serve", &[&winner])
-    })
+    judged(history, judge_race)
+}
+
+/// H3.7's judge: one daemon listened once the race was over, and the loser's `serve` failed
+/// naming the winner (both as its completion recorded them).
+pub fn judge_race(ops: &[Op]) -> Judgement {
+    if let Err(unproven) = judge::established_fault(ops) {
+        return unproven;
+    }
+    let done = last_cli(ops, "serve");
+    let listening = done
+        .and_then(|o| o.value["listeners"].as_u64())
+        .unwrap_or(0);
+    if listening != 1 {
+        return Judgement::new(
+            RowOutcome::Silent,
+            format!("{listening} daemons listen on the port"),
+        );
+    }
+    let winner = done
+        .map(|o| &o.value["winner"])
+        .filter(|w| !w.is_null())
+        .map(Value::to_string)
+        .unwrap_or_default();
+    judge::must_surface(ops, "serve", &[&winner])
 }
 
 /// What H3.8 does with the connection that holds the port before it runs the CLI.
@@ -457,7 +598,7 @@ pub async fn connection_on_the_port(env: &GateEnv, source: SourcePort) -> Ran {
             history,
             fault::CONNECTION_ON_PORT,
             "could not open a loopback connection",
-            |ops| judge::must_surface(ops, "serve", &[]),
+            judge_connection_on_the_port,
         );
     };
     let port = client.local_addr().map(|a| a.port()).unwrap_or(0);
@@ -470,32 +611,42 @@ pub async fn connection_on_the_port(env: &GateEnv, source: SourcePort) -> Ran {
         history.fault(
             fault::CONNECTION_ON_PORT,
             holders.iter().any(|h| h.pid == std::process::id()),
-            json!({ "port": port, "holders": holders }),
+            json!({ "port": port, "holders": holders, "holder": std::process::id() }),
         );
     }
     let port_arg = port.to_string();
-    let report = status_report(&history, env, state.path(), &port_arg).await;
+    call(&history, env, state.path(), &status_args(&port_arg)).await;
     let ran = call(&history, env, state.path(), &["serve", "--port", &port_arg]).await;
     if ran.ok() {
         let _ = call(&history, env, state.path(), &["stop", "--port", &port_arg]).await;
     }
-    let holder = std::process::id().to_string();
-    judged(history, move |ops| {
-        let surfaced = judge::must_surface(ops, "serve", &[&port_arg, &holder]);
-        if surfaced.outcome != RowOutcome::Surfaced {
-            return surfaced;
-        }
-        match (report["presence"].as_str(), report["diagnosis"].as_str()) {
-            (Some("outbound"), Some(diagnosis)) if diagnosis.contains(&holder) => surfaced,
-            _ => Judgement::new(
-                RowOutcome::Silent,
-                format!(
-                    "serve named the connection, but status said: {}",
-                    one_line(&report.to_string())
-                ),
+    judged(history, judge_connection_on_the_port)
+}
+
+/// H3.8's judge: `serve` failed naming the port and the connection's holder (as the fault
+/// recorded them), and the `status` report before it said the port is held outbound, by it.
+pub fn judge_connection_on_the_port(ops: &[Op]) -> Judgement {
+    let names = fault_words(ops, &["port", "holder"]);
+    let surfaced = judge::must_surface(
+        ops,
+        "serve",
+        &names.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    if surfaced.outcome != RowOutcome::Surfaced {
+        return surfaced;
+    }
+    let holder = names.get(1).cloned().unwrap_or_default();
+    let report = report_of(ops.iter().find(|o| is_completion(o, "status")));
+    match (report["presence"].as_str(), report["diagnosis"].as_str()) {
+        (Some("outbound"), Some(diagnosis)) if diagnosis.contains(&holder) => surfaced,
+        _ => Judgement::new(
+            RowOutcome::Silent,
+            format!(
+                "serve named the connection, but status said: {}",
+                one_line(&report.to_string())
             ),
-        }
-    })
+        ),
+    }
 }
 
 /// Closes a loopback connection so that its end does not linger on `port`: the client's end is
@@ -523,10 +674,10 @@ async fn release(client: TcpStream, accepted: TcpStream, port: u16) {
     poll::within(BOUND, async || outbound(port).is_none().then_some(())).await;
 }
 
-/// Judges with `judge` only when the history's fault was established; else inconclusive.
-fn judged_after_fault(history: History, judge: impl FnOnce() -> Judgement) -> Ran {
-    judged(history, |ops| match judge::established_fault(ops) {
-        Ok(_) => judge(),
+/// `judge` of the established fault; else the inconclusive judgement saying why.
+fn after_fault(ops: &[Op], judge: impl FnOnce(&Op) -> Judgement) -> Judgement {
+    match judge::established_fault(ops) {
+        Ok(fault) => judge(fault),
         Err(inconclusive) => inconclusive,
-    })
+    }
 }

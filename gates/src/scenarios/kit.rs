@@ -1,5 +1,6 @@
 //! What every scenario shares. For all of them: the finished-scenario shapes ([`judged`], which
-//! also reads the trace of a proxied daemon ([`judge_trace_under_faults`]),
+//! also reads the trace of a daemon a fault scenario ran ([`record_trace_under_faults`],
+//! [`judge_trace_under_faults`]),
 //! [`unestablished`], [`could_not_start`], [`settle`]), the shared judges ([`judge_survival`],
 //! [`judge_surfacing`]) and the harness's records ([`observe`], [`control`]). For hops 1 to 3:
 //! the warm agent opening ([`warm_agent`]), whether the link [`serves`], the survival judge with
@@ -12,6 +13,7 @@
 //!
 //! Judges are named `judge_<what they judge>` and take the history's ops.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use harness::cli::Ran as CliRan;
@@ -22,6 +24,7 @@ use super::Ran;
 use super::agent::Agent;
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome};
+use crate::trace;
 
 /// How long a scenario waits for anything that should happen at once (a session, a close).
 pub const BOUND: Duration = Duration::from_secs(20);
@@ -285,13 +288,43 @@ pub fn judgement_of(ops: &[Op], judge: impl FnOnce(&[Op]) -> Judgement) -> Judge
         .unwrap_or_else(|| judge(ops))
 }
 
-/// Silent when a proxied daemon's trace, checked as its link closed
-/// ([`super::proxied::TRACE_UNDER_FAULTS`]), broke T1 to T4: a call the fault left without its
+/// The harness observation of what the trace checker found in the log of a daemon a fault
+/// scenario ran (traced, `RETICLE_TRACE=1`): `{"spans", "calls", "violations"}`.
+pub const TRACE_UNDER_FAULTS: &str = "trace_under_faults";
+
+/// How long the check waits for the spans still open to close (they are written as they close,
+/// so a call still finishing looks, until then, like an orphan).
+const TRACE_SETTLE: Duration = Duration::from_secs(5);
+
+/// Checks T1 to T4 on the traced daemon log at `log` once no call is left half-written
+/// (bounded), and records what was found as [`TRACE_UNDER_FAULTS`], for
+/// [`judge_trace_under_faults`].
+pub async fn record_trace_under_faults(history: &History, log: &Path) {
+    let read = || std::fs::read_to_string(log).unwrap_or_default();
+    let settled = harness::poll::within(TRACE_SETTLE, async || {
+        let text = read();
+        trace::check_log(&text)
+            .violations
+            .is_empty()
+            .then_some(text)
+    })
+    .await
+    .unwrap_or_else(read);
+    let report = trace::check_log(&settled);
+    observe(
+        history,
+        TRACE_UNDER_FAULTS,
+        json!({ "spans": report.spans, "calls": report.calls, "violations": report.violations }),
+    );
+}
+
+/// Silent when the trace of a daemon a fault scenario ran, checked as it ended
+/// ([`TRACE_UNDER_FAULTS`]), broke T1 to T4: a call the fault left without its
 /// root, an orphan span, a missing settle or a failure without an error is hidden from the agent.
 pub fn judge_trace_under_faults(ops: &[Op]) -> Option<Judgement> {
     let (found, violations) = ops
         .iter()
-        .filter(|o| o.actor == Actor::Harness && o.f == super::proxied::TRACE_UNDER_FAULTS)
+        .filter(|o| o.actor == Actor::Harness && o.f == TRACE_UNDER_FAULTS)
         .find_map(|o| {
             let violations = o.value["violations"].as_array()?;
             (!violations.is_empty()).then_some((o, violations))
@@ -494,7 +527,7 @@ mod tests {
         h.fault("a", true, json!({}));
         observe(
             &h,
-            super::super::proxied::TRACE_UNDER_FAULTS,
+            TRACE_UNDER_FAULTS,
             json!({ "spans": 3, "calls": 1, "violations": [] }),
         );
         assert_eq!(
@@ -505,7 +538,7 @@ mod tests {
         );
         observe(
             &h,
-            super::super::proxied::TRACE_UNDER_FAULTS,
+            TRACE_UNDER_FAULTS,
             json!({ "spans": 3, "calls": 1, "violations": [
                 { "invariant": "T2", "call_id": "p1-c1", "detail": "orphan" }
             ] }),

@@ -7,17 +7,19 @@
 //! files (`<crate>/tests/<stem>.rs`, the suite `<crate>::<stem>`) must have run, and passed (a
 //! directory of reports, one per battery part, counts as one run); a
 //! layer whose tests did not run is silent. Without a report it says it judged the doc only.
+//! The table as read and the suites the report held are recorded in the history, and the judge
+//! ([`judge_recorded_layers`]) reads them from there alone, so `reticle gate analyze` re-judges it.
 //!
 //! This module reads the doc, the tree and the report; it must not run any gate itself.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::kit::judged;
 use super::{GateEnv, Ran};
-use crate::history::{Actor, History, OpType};
+use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{Judgement, RowOutcome};
 use crate::junit::SuiteRun;
 
@@ -70,7 +72,7 @@ pub async fn layers_ran_in(report: Option<&Path>) -> Ran {
     let root = harness::fixture_app::repo_root();
     let doc = std::fs::read_to_string(root.join("docs/system-map.md"));
     history.invoke("read_gate_table", json!({ "doc": "docs/system-map.md" }));
-    let rows = match doc {
+    match doc {
         Ok(doc) => {
             let rows = gate_table(&doc, &root);
             history.complete(
@@ -80,7 +82,6 @@ pub async fn layers_ran_in(report: Option<&Path>) -> Ran {
                     "layer": r.layer, "found": r.found, "missing": r.missing, "status": r.status,
                 })).collect::<Vec<_>>() }),
             );
-            rows
         }
         Err(e) => {
             history.record(
@@ -89,62 +90,110 @@ pub async fn layers_ran_in(report: Option<&Path>) -> Ran {
                 "read_gate_table",
                 json!({ "message": e.to_string() }),
             );
-            return judged(history, |_| {
-                Judgement::new(
-                    RowOutcome::Inconclusive,
-                    format!("docs/system-map.md could not be read: {e}"),
-                )
-            });
+            return judged(history, judge_recorded_layers);
         }
-    };
-    let Some(report) = report else {
-        return judged(history, |_| {
-            let on_paper = judge_layers(&rows);
-            Judgement::new(
-                on_paper.outcome,
-                format!(
-                    "{} (from the doc only: no --junit report was given, so not from what ran)",
-                    on_paper.evidence
-                ),
-            )
-        });
-    };
-    history.invoke("read_junit", json!({ "report": report }));
-    let suites = match crate::junit::read_reports(report) {
-        Ok(suites) => {
-            history.complete(
+    }
+    if let Some(report) = report {
+        history.invoke("read_junit", json!({ "report": report }));
+        match crate::junit::read_reports(report) {
+            Ok(suites) => history.complete(
                 OpType::Ok,
                 "read_junit",
                 json!({ "suites": suites.iter().map(|(name, run)| json!({
                     "suite": name, "tests": run.tests, "failed": run.failed,
                 })).collect::<Vec<_>>() }),
-            );
-            suites
-        }
-        Err(e) => {
-            history.complete(
+            ),
+            Err(e) => history.complete(
                 OpType::Fail,
                 "read_junit",
                 json!({ "message": e.to_string() }),
-            );
-            return judged(history, |_| {
-                Judgement::new(
-                    RowOutcome::Inconclusive,
-                    format!(
-                        "the JUnit report {} could not be read: {e}",
-                        report.display()
-                    ),
-                )
-            });
-        }
+            ),
+        };
+    }
+    judged(history, judge_recorded_layers)
+}
+
+/// L1's judge over what its history recorded: the gate table as read (`read_gate_table`) and,
+/// when a report was given, the suites it held (`read_junit`); [`judge_layers`], then
+/// [`judge_layers_ran`].
+pub fn judge_recorded_layers(ops: &[Op]) -> Judgement {
+    let done = |f: &str| {
+        ops.iter()
+            .rfind(|o| o.f == f && o.op_type != OpType::Invoke)
     };
-    judged(history, |_| {
-        let on_paper = judge_layers(&rows);
-        if on_paper.outcome != RowOutcome::Survived {
-            return on_paper;
-        }
-        judge_layers_ran(&rows, &suites)
-    })
+    let Some(table) = done("read_gate_table").filter(|o| o.op_type == OpType::Ok) else {
+        let why = done("read_gate_table")
+            .map(|o| crate::judge::text(&o.value))
+            .unwrap_or_else(|| "it was never read".to_string());
+        return Judgement::new(
+            RowOutcome::Inconclusive,
+            format!("docs/system-map.md could not be read: {why}"),
+        );
+    };
+    let rows: Vec<LayerGate> = table.value["rows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|row| LayerGate {
+            layer: word(&row["layer"]),
+            found: words(&row["found"]),
+            missing: words(&row["missing"]),
+            status: word(&row["status"]),
+        })
+        .collect();
+    let on_paper = judge_layers(&rows);
+    let Some(junit) = done("read_junit") else {
+        return Judgement::new(
+            on_paper.outcome,
+            format!(
+                "{} (from the doc only: no --junit report was given, so not from what ran)",
+                on_paper.evidence
+            ),
+        );
+    };
+    if junit.op_type != OpType::Ok {
+        let report = ops
+            .iter()
+            .find(|o| o.f == "read_junit" && o.op_type == OpType::Invoke)
+            .map(|o| word(&o.value["report"]))
+            .unwrap_or_default();
+        return Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "the JUnit report {report} could not be read: {}",
+                crate::judge::text(&junit.value)
+            ),
+        );
+    }
+    if on_paper.outcome != RowOutcome::Survived {
+        return on_paper;
+    }
+    let suites: BTreeMap<String, SuiteRun> = junit.value["suites"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|suite| {
+            let count = |key: &str| suite[key].as_u64().unwrap_or(0) as usize;
+            (
+                word(&suite["suite"]),
+                SuiteRun {
+                    tests: count("tests"),
+                    failed: count("failed"),
+                },
+            )
+        })
+        .collect();
+    judge_layers_ran(&rows, &suites)
+}
+
+/// A recorded string.
+fn word(value: &Value) -> String {
+    value.as_str().unwrap_or_default().to_string()
+}
+
+/// A recorded list of strings.
+fn words(value: &Value) -> Vec<String> {
+    value.as_array().into_iter().flatten().map(word).collect()
 }
 
 /// The nextest suite of an integration test file (`gates/tests/mcp_link.rs` → `gates::mcp_link`).

@@ -144,11 +144,22 @@ pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
 /// answered -32001 `post_failed` saying the link is still up, the stream must never drop, and
 /// once the toxic goes the very next call succeeds.
 pub async fn post_leg_reset(env: &GateEnv) -> Ran {
+    post_leg_reset_with(env, &[]).await
+}
+
+/// H2.3's scenario with `daemon_env` set on its (traced) daemon: the negative control of the
+/// trace check under faults gives it the switch that breaks its trace.
+pub async fn post_leg_reset_with(env: &GateEnv, daemon_env: &[(&str, &str)]) -> Ran {
     let history = History::new();
+    let daemon = daemon_env
+        .iter()
+        .fold(OwnedDaemon::builder(), |builder, (key, value)| {
+            builder.env(key, *value)
+        });
     let (_state, link, options) = match ProxiedDaemon::start_for(
         env,
         &history,
-        OwnedDaemon::builder(),
+        daemon,
         fault::RESET_PEER_UPSTREAM,
         judge_surfacing,
     )

@@ -2,32 +2,24 @@
 //! daemon the harness owns, a [`LinkProxy`] of the [`Nemesis`] in front of it (what `reticle mcp`
 //! is given for the daemon's port, in the options a scenario opening gets), toxics put on it only
 //! once confirmed, and every heal recorded. Every proxied daemon runs with `RETICLE_TRACE=1`, and
-//! closing the link records what the trace checker found in its log ([`TRACE_UNDER_FAULTS`]), so
+//! closing the link records what the trace checker found in its log
+//! ([`super::kit::TRACE_UNDER_FAULTS`]), so
 //! T1 to T4 are checked while the transport breaks (the judge is `kit::judged`'s). It injects,
 //! heals and records; it must not judge.
 
 use std::time::Duration;
 
-use harness::{OwnedDaemon, OwnedDaemonBuilder, ProxyOptions, poll};
+use harness::{OwnedDaemon, OwnedDaemonBuilder, ProxyOptions};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use toxics::ToxicSpec;
 
-use super::kit::{observe, unestablished};
+use super::kit::{record_trace_under_faults, unestablished};
 use super::{GateEnv, Ran, proxy_options};
 use crate::fault;
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::Judgement;
 use crate::nemesis::{self, LinkProxy, Nemesis};
-use crate::trace;
-
-/// The harness observation of what the trace checker found in a proxied daemon's log when its
-/// link closed: `{"spans", "calls", "violations"}`.
-pub const TRACE_UNDER_FAULTS: &str = "trace_under_faults";
-
-/// How long a closing link waits for the spans still open to close (they are written as they
-/// close, so a call still finishing looks, until then, like an orphan).
-const TRACE_SETTLE: Duration = Duration::from_secs(5);
 
 /// How long a `/status` probe through the fault proxy gets.
 pub const PROBE: Duration = Duration::from_millis(700);
@@ -75,31 +67,13 @@ impl ProxiedDaemon {
         Ok((state, link, options))
     }
 
-    /// Records the daemon's trace as checked ([`TRACE_UNDER_FAULTS`]) and closes the fault
+    /// Records the daemon's trace as checked ([`record_trace_under_faults`]) and closes the fault
     /// proxy; what the nemesis was, for the evidence.
     pub async fn close(self, history: &History) -> String {
-        self.record_trace(history).await;
+        record_trace_under_faults(history, &self.daemon.log_path()).await;
         let nemesis = self.nemesis.describe();
         self.proxy.close().await;
         nemesis
-    }
-
-    /// Checks T1 to T4 on the daemon's log once no call is left half-written (bounded), and
-    /// records what was found.
-    async fn record_trace(&self, history: &History) {
-        let read = || std::fs::read_to_string(self.daemon.log_path()).unwrap_or_default();
-        let log = poll::within(TRACE_SETTLE, async || {
-            let log = read();
-            trace::check_log(&log).violations.is_empty().then_some(log)
-        })
-        .await
-        .unwrap_or_else(read);
-        let report = trace::check_log(&log);
-        observe(
-            history,
-            TRACE_UNDER_FAULTS,
-            json!({ "spans": report.spans, "calls": report.calls, "violations": report.violations }),
-        );
     }
 
     /// Installs every toxic of `cut` and confirms it twice: read back from the nemesis, and a

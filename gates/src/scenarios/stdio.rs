@@ -16,13 +16,14 @@ use toxics::toxic::ResetPeer;
 
 use super::agent::{RawAgent, events};
 use super::kit::{
-    BOUND, first_invoke_after, judge_surfacing, judge_survival, judge_survival_then, judged,
-    judged_answered_once_after_fault, observe, serves, unestablished, warm_agent,
+    BOUND, answered_once_after_fault, first_invoke_after, judge_surfacing, judge_survival,
+    judge_survival_then, judged, judged_answered_once_after_fault, observe, serves, unestablished,
+    warm_agent,
 };
 use super::proxied::ProxiedDaemon;
 use super::{GateEnv, Ran, proxy_options};
 use crate::fault;
-use crate::history::{Actor, History, OpType};
+use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};
 use reticle::proxy::events as proxy_events;
 
@@ -81,21 +82,38 @@ pub async fn lsof_recipe_mid_session(env: &GateEnv) -> Ran {
     for _ in 0..4 {
         let _ = agent.call("reticle_sessions", json!({})).await;
     }
-    let alive = supervisor_alive(&history, supervisor);
+    supervisor_alive(&history, supervisor);
     agent.close().await;
-    let killed: Vec<u32> = victims.into_iter().collect();
-    judged(history, move |ops| {
-        judge_survival_then(ops, |survived| {
-            if !alive {
-                return Judgement::new(RowOutcome::Silent, "the supervisor died with the recipe");
-            }
-            Judgement::new(
-                RowOutcome::Survived,
-                format!(
-                    "{survived} (killed pids {killed:?}; the supervisor, pid {supervisor}, held no socket)"
-                ),
-            )
-        })
+    judged(history, judge_lsof_recipe)
+}
+
+/// H1.1's judge: every call after the recipe survived, and the supervisor lived (both as the
+/// history recorded them: the fault's killed pids, the harness's last look at the supervisor).
+pub fn judge_lsof_recipe(ops: &[Op]) -> Judgement {
+    judge_survival_then(ops, |survived| {
+        let Some(seen) = last_observed(ops, SUPERVISOR) else {
+            return Judgement::new(
+                RowOutcome::Inconclusive,
+                "the supervisor was never looked at after the recipe",
+            );
+        };
+        if seen["alive"] != true {
+            return Judgement::new(RowOutcome::Silent, "the supervisor died with the recipe");
+        }
+        let killed: Vec<u64> = judge::established_fault(ops)
+            .ok()
+            .and_then(|f| f.value["killed"].as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(Value::as_u64)
+            .collect();
+        Judgement::new(
+            RowOutcome::Survived,
+            format!(
+                "{survived} (killed pids {killed:?}; the supervisor, pid {}, held no socket)",
+                seen["pid"]
+            ),
+        )
     })
 }
 
@@ -128,22 +146,30 @@ pub async fn panic_in_request_handling(env: &GateEnv) -> Ran {
     let _ = agent.call("reticle_sessions", json!({})).await;
     let _ = agent.ping().await;
     let _ = agent.call("reticle_sessions", json!({})).await;
-    let alive = supervisor_alive(&history, agent.pid());
+    supervisor_alive(&history, agent.pid());
     agent.close().await;
-    let code = panicked.err().and_then(|f| f.code());
-    judged(history, move |ops| {
-        judge_survival_then(ops, |survived| {
-            if code != Some(reticle::mcp::jsonrpc::INTERNAL_ERROR) || !alive {
-                return Judgement::new(
-                    RowOutcome::Silent,
-                    format!("the panicking ping was answered {code:?}; the proxy alive: {alive}"),
-                );
-            }
-            Judgement::new(
-                RowOutcome::Survived,
-                format!("the panicking ping was answered -32603 and logged; {survived}"),
-            )
-        })
+    judged(history, judge_panic_in_request_handling)
+}
+
+/// H1.2's judge: every call after the panic survived, the panicking ping (the history's first)
+/// was answered -32603, and the proxy lived (as the harness last saw it).
+pub fn judge_panic_in_request_handling(ops: &[Op]) -> Judgement {
+    judge_survival_then(ops, |survived| {
+        let code = ops
+            .iter()
+            .find(|o| o.actor == Actor::Client && o.f == "ping" && o.op_type != OpType::Invoke)
+            .and_then(|o| o.value["code"].as_i64());
+        let alive = last_observed(ops, SUPERVISOR).is_some_and(|seen| seen["alive"] == true);
+        if code != Some(reticle::mcp::jsonrpc::INTERNAL_ERROR.into()) || !alive {
+            return Judgement::new(
+                RowOutcome::Silent,
+                format!("the panicking ping was answered {code:?}; the proxy alive: {alive}"),
+            );
+        }
+        Judgement::new(
+            RowOutcome::Survived,
+            format!("the panicking ping was answered -32603 and logged; {survived}"),
+        )
     })
 }
 
@@ -313,7 +339,7 @@ pub async fn stdin_closed_with_calls_in_flight(env: &GateEnv) -> Ran {
         .unwrap_or_default();
     observe(
         &history,
-        "proxy_exit",
+        PROXY_EXIT,
         json!({ "exited": exit.is_some(), "code": code, "loggedUnanswered": logged }),
     );
 
@@ -322,74 +348,110 @@ pub async fn stdin_closed_with_calls_in_flight(env: &GateEnv) -> Ran {
     idle.initialize(BOUND).await;
     idle.close_stdin();
     let idle_code = idle.wait_exit(BOUND).await.and_then(|s| s.code());
-    observe(&history, "control_idle_exit", json!({ "code": idle_code }));
-
-    judged_answered_once_after_fault(history, move |ops| {
-        if exit.is_none() {
-            return Judgement::new(
-                RowOutcome::Silent,
-                "the proxy never exited after stdin closed",
-            );
-        }
-        if idle_code != Some(0) {
-            return Judgement::new(
-                RowOutcome::Inconclusive,
-                format!("the idle control exited {idle_code:?}, so the exit code proves nothing"),
-            );
-        }
-        let answer = |id: &Value| {
-            ops.iter().find(|o| {
-                o.actor == Actor::Client
-                    && o.op_type != OpType::Invoke
-                    && judge::call_id(o) == Some(id)
-            })
-        };
-        for id in &short {
-            match answer(id) {
-                Some(op) if op.op_type == OpType::Ok => {}
-                other => {
-                    return Judgement::new(
-                        RowOutcome::Silent,
-                        format!(
-                            "call {id} should have finished inside the drain: {:?}",
-                            other.map(|o| one_line(&judge::text(&o.value)))
-                        ),
-                    );
-                }
-            }
-        }
-        for id in &long {
-            match answer(id) {
-                Some(op) if op.value["population"] == "owed_at_exit" && logged.contains(id) => {}
-                other => {
-                    return Judgement::new(
-                        RowOutcome::Silent,
-                        format!(
-                            "call {id}, still owed at exit, was not answered -32001 owed_at_exit and logged: {:?} (logged {logged:?})",
-                            other.map(|o| one_line(&judge::text(&o.value)))
-                        ),
-                    );
-                }
-            }
-        }
-        if code != Some(1) {
-            return Judgement::new(
-                RowOutcome::Silent,
-                format!("the proxy exited {code:?} although calls were still owed"),
-            );
-        }
-        Judgement::new(
-            RowOutcome::Surfaced,
-            "stdin closed with 6 calls in flight: 3 finished in the drain, 3 answered -32001 owed_at_exit and logged; exit 1 (idle control: exit 0)",
-        )
-    })
+    observe(&history, IDLE_EXIT, json!({ "code": idle_code }));
+    judged(history, judge_stdin_closed)
 }
 
-/// Whether the supervisor (pid `pid`) is alive, recorded as the observation `supervisor`.
+/// The observation of how the proxy exited: `{"exited", "code", "loggedUnanswered"}`.
+const PROXY_EXIT: &str = "proxy_exit";
+
+/// The observation of the idle control's exit: `{"code"}`.
+const IDLE_EXIT: &str = "control_idle_exit";
+
+/// H1.4's judge: read from the history alone (the fault's ending and endless call ids, the
+/// proxy's exit and the ids its log listed, the idle control's exit code).
+pub fn judge_stdin_closed(ops: &[Op]) -> Judgement {
+    if let Err(unproven) = answered_once_after_fault(ops) {
+        return unproven;
+    }
+    let proxy_exit = last_observed(ops, PROXY_EXIT)
+        .cloned()
+        .unwrap_or(Value::Null);
+    let code = proxy_exit["code"].as_i64();
+    let idle_code = last_observed(ops, IDLE_EXIT).and_then(|v| v["code"].as_i64());
+    let logged: Vec<Value> = proxy_exit["loggedUnanswered"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let ids = |key: &str| -> Vec<Value> {
+        judge::established_fault(ops)
+            .ok()
+            .and_then(|f| f.value[key].as_array().cloned())
+            .unwrap_or_default()
+    };
+    let (short, long) = (ids("ending"), ids("endless"));
+    if proxy_exit["exited"] != true {
+        return Judgement::new(
+            RowOutcome::Silent,
+            "the proxy never exited after stdin closed",
+        );
+    }
+    if idle_code != Some(0) {
+        return Judgement::new(
+            RowOutcome::Inconclusive,
+            format!("the idle control exited {idle_code:?}, so the exit code proves nothing"),
+        );
+    }
+    let answer = |id: &Value| {
+        ops.iter().find(|o| {
+            o.actor == Actor::Client && o.op_type != OpType::Invoke && judge::call_id(o) == Some(id)
+        })
+    };
+    for id in &short {
+        match answer(id) {
+            Some(op) if op.op_type == OpType::Ok => {}
+            other => {
+                return Judgement::new(
+                    RowOutcome::Silent,
+                    format!(
+                        "call {id} should have finished inside the drain: {:?}",
+                        other.map(|o| one_line(&judge::text(&o.value)))
+                    ),
+                );
+            }
+        }
+    }
+    for id in &long {
+        match answer(id) {
+            Some(op) if op.value["population"] == "owed_at_exit" && logged.contains(id) => {}
+            other => {
+                return Judgement::new(
+                    RowOutcome::Silent,
+                    format!(
+                        "call {id}, still owed at exit, was not answered -32001 owed_at_exit and logged: {:?} (logged {logged:?})",
+                        other.map(|o| one_line(&judge::text(&o.value)))
+                    ),
+                );
+            }
+        }
+    }
+    if code != Some(1) {
+        return Judgement::new(
+            RowOutcome::Silent,
+            format!("the proxy exited {code:?} although calls were still owed"),
+        );
+    }
+    Judgement::new(
+        RowOutcome::Surfaced,
+        "stdin closed with 6 calls in flight: 3 finished in the drain, 3 answered -32001 owed_at_exit and logged; exit 1 (idle control: exit 0)",
+    )
+}
+
+/// The observation of the supervisor's liveness: `{"pid", "alive"}`.
+const SUPERVISOR: &str = "supervisor";
+
+/// Whether the supervisor (pid `pid`) is alive, recorded as the observation [`SUPERVISOR`].
 fn supervisor_alive(history: &History, pid: u32) -> bool {
     let alive = pid_alive(pid);
-    observe(history, "supervisor", json!({ "pid": pid, "alive": alive }));
+    observe(history, SUPERVISOR, json!({ "pid": pid, "alive": alive }));
     alive
+}
+
+/// The value of the harness's last observation `f`.
+fn last_observed<'a>(ops: &'a [Op], f: &str) -> Option<&'a Value> {
+    ops.iter()
+        .rfind(|o| o.actor == Actor::Harness && o.f == f)
+        .map(|o| &o.value)
 }
 
 /// H1.5: garbage on stdin (not JSON, a half object, 200 KB and 5 MB lines, a batch, a request

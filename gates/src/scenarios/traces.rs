@@ -11,7 +11,6 @@
 //! [`stand_in_broken_trace`]) happens once too, on demand. This module must not judge anything
 //! but traces: the tools' own answers are judged by the tool gates.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use harness::{Browser, FixtureApp, McpClient, OwnedDaemon, ProxyOptions, poll};
@@ -22,7 +21,7 @@ use super::kit::{BOUND, control, controls_held, observe, settle};
 use super::{GateEnv, Ran};
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome};
-use crate::trace::{self, Invariant, TraceReport};
+use crate::trace::{self, Invariant};
 
 /// The session the traced page connects as.
 const SESSION: &str = "traced";
@@ -33,25 +32,24 @@ const CONCURRENT: usize = 8;
 /// How long the page-closed call waits for a signal that never comes (the tab closes first).
 const ORPHANED_WAIT_MS: u64 = 15_000;
 
-/// What the traced run left: its history, the spans the daemon logged, and what the checker made
-/// of them.
-struct TracedRun {
-    history: History,
-    spans: usize,
-    /// How many roots carry each JSON-RPC id.
-    roots: BTreeMap<String, usize>,
-    report: TraceReport,
-    calibration: Vec<String>,
-}
-
-static RUN: OnceCell<TracedRun> = OnceCell::const_new();
+/// The history of the traced run: the agent's calls, the checker's calibration
+/// ([`CALIBRATION`]) and the daemon's trace lines ([`TRACE_LOG`]), all a judge reads.
+static RUN: OnceCell<History> = OnceCell::const_new();
 
 /// The traced run against the stand-in daemon whose trace is broken.
-static STAND_IN_RUN: OnceCell<TracedRun> = OnceCell::const_new();
+static STAND_IN_RUN: OnceCell<History> = OnceCell::const_new();
+
+/// The observation of the trace checker's self-check: `{"failures": [...]}` (none: calibrated).
+const CALIBRATION: &str = "trace_calibration";
+
+/// The observation of the daemon's log once the run ended: `{"calls", "roots", "spans",
+/// "lines"}`, `lines` every trace line it held (parsed or not), as written.
+const TRACE_LOG: &str = "trace_log";
 
 /// The daemon environment that breaks its trace on purpose (the test-only switch the negative
 /// control of T1 to T4 turns on).
-const BROKEN_TRACE: &[(&str, &str)] = &[(reticle::config::env::TEST_STAND_IN_BROKEN_TRACE, "1")];
+pub const BROKEN_TRACE: &[(&str, &str)] =
+    &[(reticle::config::env::TEST_STAND_IN_BROKEN_TRACE, "1")];
 
 pub async fn t1_one_root_per_call(env: &GateEnv) -> Ran {
     run_invariant(env, Invariant::T1).await
@@ -94,29 +92,71 @@ pub async fn stand_in_broken_trace(row: &str) -> Ran {
 }
 
 /// A traced run judged for `invariant`.
-fn judged_run(run: &TracedRun, invariant: Invariant) -> Ran {
+fn judged_run(history: &History, invariant: Invariant) -> Ran {
     Ran {
-        history: run.history.clone(),
-        judgement: settle(|| judge_invariant(run, invariant)),
+        history: history.clone(),
+        judgement: judge(&history.ops(), invariant),
     }
+}
+
+/// T1's judge over the traced run's history alone.
+pub fn judge_t1(ops: &[Op]) -> Judgement {
+    judge(ops, Invariant::T1)
+}
+
+/// T2's judge over the traced run's history alone.
+pub fn judge_t2(ops: &[Op]) -> Judgement {
+    judge(ops, Invariant::T2)
+}
+
+/// T3's judge over the traced run's history alone.
+pub fn judge_t3(ops: &[Op]) -> Judgement {
+    judge(ops, Invariant::T3)
+}
+
+/// T4's judge over the traced run's history alone.
+pub fn judge_t4(ops: &[Op]) -> Judgement {
+    judge(ops, Invariant::T4)
+}
+
+fn judge(ops: &[Op], invariant: Invariant) -> Judgement {
+    settle(|| judge_invariant(ops, invariant))
 }
 
 /// The row's outcome: inconclusive unless the checker is calibrated, the controls held and
 /// every call was answered; silent when the invariant is broken (a hidden failure); survived
-/// otherwise.
-fn judge_invariant(run: &TracedRun, invariant: Invariant) -> Result<Judgement, Judgement> {
-    if !run.calibration.is_empty() {
+/// otherwise. Everything it reads is in the history: the calibration, the agent's calls and the
+/// daemon's trace lines, which it checks again here.
+fn judge_invariant(ops: &[Op], invariant: Invariant) -> Result<Judgement, Judgement> {
+    let observed = |f: &str| {
+        ops.iter()
+            .rfind(|o| o.actor == Actor::Harness && o.f == f)
+            .map(|o| &o.value)
+    };
+    let strings = |value: Option<&Value>, key: &str| -> Vec<String> {
+        value
+            .and_then(|v| v[key].as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect()
+    };
+    let calibration = strings(observed(CALIBRATION), "failures");
+    if !calibration.is_empty() {
         return Err(Judgement::new(
             RowOutcome::Inconclusive,
             format!(
                 "the trace checker failed its self-check, so it proves nothing: {}",
-                run.calibration.join("; ")
+                calibration.join("; ")
             ),
         ));
     }
-    let ops = run.history.ops();
-    controls_held(&ops)?;
-    let calls = tool_calls(&ops);
+    controls_held(ops)?;
+    let log = strings(observed(TRACE_LOG), "lines").join("\n");
+    let spans = trace::parse(&log);
+    let report = trace::check_log(&log);
+    let roots = trace::roots_by_rpc_id(&spans);
+    let calls = tool_calls(ops);
     if let Some(lost) = calls.iter().find(|o| o.op_type == OpType::Info) {
         return Err(Judgement::new(
             RowOutcome::Inconclusive,
@@ -126,7 +166,7 @@ fn judge_invariant(run: &TracedRun, invariant: Invariant) -> Result<Judgement, J
             ),
         ));
     }
-    if run.spans == 0 {
+    if spans.is_empty() {
         return Err(Judgement::new(
             RowOutcome::Inconclusive,
             format!(
@@ -135,14 +175,14 @@ fn judge_invariant(run: &TracedRun, invariant: Invariant) -> Result<Judgement, J
             ),
         ));
     }
-    let broken = run.report.of(invariant);
+    let broken = report.of(invariant);
     if let Some(first) = broken.first() {
         return Ok(Judgement::new(
             RowOutcome::Silent,
             format!(
                 "{} violation(s) of {invariant:?} over {} calls; first: call {}: {}",
                 broken.len(),
-                run.report.calls,
+                report.calls,
                 first.call_id,
                 first.detail
             ),
@@ -153,7 +193,7 @@ fn judge_invariant(run: &TracedRun, invariant: Invariant) -> Result<Judgement, J
             .iter()
             .map(|c| judge::call_id(c).map(Value::to_string).unwrap_or_default())
             .map(|id| {
-                let found = run.roots.get(&id).copied().unwrap_or(0);
+                let found = roots.get(&id).copied().unwrap_or(0);
                 (id, found)
             })
             .find(|(_, found)| *found != 1)
@@ -163,7 +203,7 @@ fn judge_invariant(run: &TracedRun, invariant: Invariant) -> Result<Judgement, J
             format!(
                 "the agent's call {id} is carried by {found} roots (expected exactly one) over {} calls and {} traced roots",
                 calls.len(),
-                run.report.calls
+                report.calls
             ),
         ));
     }
@@ -179,7 +219,8 @@ fn judge_invariant(run: &TracedRun, invariant: Invariant) -> Result<Judgement, J
         RowOutcome::Survived,
         format!(
             "0 violations of {invariant:?} over {} traced calls ({} spans){rooted}",
-            run.report.calls, run.spans
+            report.calls,
+            spans.len()
         ),
     ))
 }
@@ -192,37 +233,29 @@ fn tool_calls(ops: &[Op]) -> Vec<&Op> {
 }
 
 /// The workload against a traced daemon started with `daemon_env` added.
-async fn traced_run(daemon_env: &[(&str, &str)]) -> TracedRun {
+async fn traced_run(daemon_env: &[(&str, &str)]) -> History {
     let history = History::new();
-    let calibration = trace::self_check();
+    observe(
+        &history,
+        CALIBRATION,
+        json!({ "failures": trace::self_check() }),
+    );
     let project = tempfile::tempdir();
     let started = match &project {
         Ok(project) => start(&history, project.path(), daemon_env).await,
         Err(e) => Err(format!("no private project dir: {e}")),
     };
-    let (daemon, report, spans) = match started {
+    match started {
         Ok(stack) => {
             workload(&history, &stack).await;
             let daemon = stack.daemon;
             stack.client.close().await;
-            let (report, spans) = collected(&history, &daemon).await;
-            (Some(daemon), report, spans)
+            collected(&history, &daemon).await;
+            daemon.shutdown().await;
         }
-        Err(why) => {
-            control(&history, "the traced stack starts", false, json!(why));
-            (None, TraceReport::default(), Vec::new())
-        }
-    };
-    if let Some(daemon) = daemon {
-        daemon.shutdown().await;
+        Err(why) => control(&history, "the traced stack starts", false, json!(why)),
     }
-    TracedRun {
-        history,
-        spans: spans.len(),
-        roots: trace::roots_by_rpc_id(&spans),
-        report,
-        calibration,
-    }
+    history
 }
 
 /// The whole stack an agent uses, traced.
@@ -430,7 +463,7 @@ async fn workload(history: &History, stack: &Stack) {
 
 /// Waits until the daemon has logged a root for every call the agent made (spans are logged as
 /// they close), then checks the spans.
-async fn collected(history: &History, daemon: &OwnedDaemon) -> (TraceReport, Vec<trace::Span>) {
+async fn collected(history: &History, daemon: &OwnedDaemon) {
     let made = tool_calls(&history.ops()).len();
     let read = || std::fs::read_to_string(daemon.log_path()).unwrap_or_default();
     let roots = |log: &str| trace::parse(log).iter().filter(|s| s.depth == 0).count();
@@ -440,19 +473,18 @@ async fn collected(history: &History, daemon: &OwnedDaemon) -> (TraceReport, Vec
     })
     .await
     .unwrap_or_else(read);
-    let spans = trace::parse(&log);
     observe(
         history,
-        "trace_log",
-        json!({ "calls": made, "roots": roots(&log), "spans": spans.len() }),
+        TRACE_LOG,
+        json!({ "calls": made, "roots": roots(&log), "spans": trace::parse(&log).len(),
+                "lines": trace::trace_lines(&log) }),
     );
-    (trace::check_log(&log), spans)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{Span, check};
+    use crate::trace::Span;
     use reticle::wire::trace::span::{BROWSER_COMMAND, SETTLE, TOOL_HANDLER};
 
     fn span(name: &str, id: &str, parent: Option<&str>, depth: u64, call: &str) -> Span {
@@ -468,20 +500,39 @@ mod tests {
         }
     }
 
-    /// A run in which the agent made `answered` calls and the daemon traced `spans`.
-    fn run(answered: &[OpType], spans: &[Span]) -> TracedRun {
+    /// A run in which the agent made `answered` calls and the daemon traced `spans` (and wrote
+    /// the lines `torn` that do not parse).
+    fn run_with(answered: &[OpType], spans: &[Span], torn: &[&str]) -> Vec<Op> {
         let history = History::new();
         for (id, op) in answered.iter().enumerate() {
             history.invoke("tools/call", json!({ "id": id }));
             history.complete(*op, "tools/call", json!({ "id": id }));
         }
-        TracedRun {
-            history,
-            spans: spans.len(),
-            roots: crate::trace::roots_by_rpc_id(spans),
-            report: check(spans),
-            calibration: Vec::new(),
+        let mut lines: Vec<String> = spans.iter().map(line).collect();
+        lines.extend(torn.iter().map(|l| l.to_string()));
+        observe(&history, TRACE_LOG, json!({ "lines": lines }));
+        history.ops()
+    }
+
+    fn run(answered: &[OpType], spans: &[Span]) -> Vec<Op> {
+        run_with(answered, spans, &[])
+    }
+
+    /// The trace line the daemon writes for `span`.
+    fn line(span: &Span) -> String {
+        use reticle::wire::trace::{TRACE_EVENT, key};
+        let mut line = json!({ "event": TRACE_EVENT, key::SPAN: span.span, key::ID: span.id,
+            key::DEPTH: span.depth, key::CALL_ID: span.call_id, key::OK: span.ok });
+        for (name, value) in [
+            (key::PARENT, &span.parent),
+            (key::ERROR, &span.error),
+            (key::RPC_ID, &span.rpc_id),
+        ] {
+            if let Some(value) = value {
+                line[name] = json!(value);
+            }
         }
+        line.to_string()
     }
 
     /// A call's root and settle, the root carrying the JSON-RPC id `rpc_id`.
@@ -531,9 +582,7 @@ mod tests {
             );
         }
         let torn = r#"{"event":"trace","span":"tool.handler","id":"s1""#;
-        let mut spans = run(&[], &traced_call("c1", 0));
-        spans.report = crate::trace::check_log(torn);
-        spans.spans = 2;
+        let spans = run_with(&[], &traced_call("c1", 0), &[torn]);
         for invariant in [Invariant::T2, Invariant::T3, Invariant::T4] {
             let judged = settle(|| judge_invariant(&spans, invariant));
             assert_eq!(judged.outcome, RowOutcome::Silent, "{}", judged.evidence);
@@ -552,8 +601,14 @@ mod tests {
             settle(|| judge_invariant(&lost, Invariant::T1)).outcome,
             RowOutcome::Inconclusive
         );
-        let mut uncalibrated = run(&[OpType::Ok], &traced_call("c1", 0));
-        uncalibrated.calibration = vec!["a hung call passed".into()];
+        let uncalibrated = run(&[OpType::Ok], &traced_call("c1", 0));
+        let calibration = History::new();
+        observe(
+            &calibration,
+            CALIBRATION,
+            json!({ "failures": ["a hung call passed"] }),
+        );
+        let uncalibrated = [calibration.ops(), uncalibrated].concat();
         assert_eq!(
             settle(|| judge_invariant(&uncalibrated, Invariant::T3)).outcome,
             RowOutcome::Inconclusive
