@@ -126,6 +126,15 @@ fn case_for(name: &str, element: &str) -> Option<Case> {
             json!({"action": "diff", "name": "sweep"}),
             "changed",
         ),
+        // Recording: a person's (the page records; nothing is clicked by a person here), then
+        // saving it (an empty recording answers `saved: false`).
+        "reticle_record_start" => case(
+            "reticle_record",
+            json!({"action": "start", "source": "person"}),
+            "startPath",
+        ),
+        "reticle_record_stop" => case("reticle_record", json!({"action": "stop"}), "stepCount"),
+        "reticle_flow_save_recorded" => case(name, json!({"name": "sweep-recorded"}), "saved"),
         // The session family, one case per member (the family itself is swept through them).
         "reticle_yield" => case(
             "reticle_session",

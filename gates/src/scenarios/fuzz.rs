@@ -137,6 +137,8 @@ fn mcp_message() -> impl Strategy<Value = Value> {
         "reticle_flow_replay",
         "reticle_verify",
         "reticle_run_export",
+        "reticle_record",
+        "reticle_flow_save_recorded",
         "reticle_nope",
         "",
     ]);

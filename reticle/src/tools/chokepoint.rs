@@ -24,8 +24,8 @@ use super::context::ToolContext;
 use super::names::{Standing, ToolName};
 use super::refusal::Refusal;
 use super::{
-    act, baselines, flows, look, meta, observe, replay, runs, session_family, sessions, suite,
-    testing, verify,
+    act, baselines, flows, look, meta, observe, record, replay, runs, session_family, sessions,
+    suite, testing, verify,
 };
 use crate::bridge::{ResolveError, Session};
 use crate::wire::trace::{key, span};
@@ -267,6 +267,8 @@ enum Parsed {
     FlowReplay(args::FlowReplayArgs),
     Verify(args::VerifyArgs),
     RunExport(args::RunExportArgs),
+    Record(args::RecordArgs),
+    FlowSaveRecorded(args::FlowSaveRecordedArgs),
     Sleep(args::SleepArgs),
     Echo,
 }
@@ -306,6 +308,8 @@ impl Parsed {
             T::FlowReplay => Parsed::FlowReplay(args::parse(a)?),
             T::Verify => Parsed::Verify(args::parse(a)?),
             T::RunExport => Parsed::RunExport(args::parse(a)?),
+            T::Record => Parsed::Record(args::parse(a)?),
+            T::FlowSaveRecorded => Parsed::FlowSaveRecorded(args::parse(a)?),
             T::TestSleep => Parsed::Sleep(args::parse(a)?),
             T::TestEcho => Parsed::Echo,
             T::Yield
@@ -318,7 +322,9 @@ impl Parsed {
             | T::BaselineSave
             | T::BaselineList
             | T::BaselineDiff
-            | T::FlowVerify => {
+            | T::FlowVerify
+            | T::RecordStart
+            | T::RecordStop => {
                 return Err("a family member is reached through its family".into());
             }
         })
@@ -355,6 +361,8 @@ async fn dispatch(call: &Call<'_>, parsed: Parsed) -> Result<Value, Refusal> {
         (T::FlowReplay, Parsed::FlowReplay(a)) => replay::flow_replay(call, a).await,
         (T::Verify, Parsed::Verify(a)) => suite::verify(call, a).await,
         (T::RunExport, Parsed::RunExport(a)) => runs::run_export(call, a),
+        (T::Record, Parsed::Record(a)) => record::record(call, a).await,
+        (T::FlowSaveRecorded, Parsed::FlowSaveRecorded(a)) => record::flow_save_recorded(call, a),
         (T::TestSleep, Parsed::Sleep(a)) => testing::sleep(call, a).await,
         (T::TestEcho, _) => testing::echo(call),
         (tool, _) => Err(Refusal::new(
@@ -555,6 +563,7 @@ mod tests {
         ("meta", include_str!("meta.rs")),
         ("testing", include_str!("testing.rs")),
         ("flows", include_str!("flows.rs")),
+        ("record", include_str!("record.rs")),
     ];
     const CHOKEPOINT: &str = include_str!("chokepoint.rs");
 

@@ -19,10 +19,11 @@
 //!   state, capabilities, clock), `act` (act, act_sequence, act_and_wait), `observe` (observe,
 //!   network, console), `verify` (assert, wait_for), `session_family`, `meta` (tools, run,
 //!   feedback), `flows` (flow_save, flow), `replay` (flow_replay), `suite` (verify),
-//!   `runs` (run artifacts and run_export), `baselines` (baseline), `testing` (test-only
-//!   tools); `capsules` for red
+//!   `runs` (run artifacts and run_export), `baselines` (baseline), `record` (record,
+//!   flow_save_recorded), `testing` (test-only tools); `capsules` for red
 //!   verdicts, `redact` for what a capsule or a flow must not keep, `flow_model` for what a flow
-//!   is and how much it proves. `act` holds the resolve-act-judge core that act_and_wait and
+//!   is and how much it proves, `recording` for a recording in progress (the act tools append
+//!   to it), `locate` for the user-facing locator of an element acted on by ref. `act` holds the resolve-act-judge core that act_and_wait and
 //!   every replayed step share.
 //!
 //! This room runs tools; it must not know transports.
@@ -41,10 +42,13 @@ mod capsules;
 mod flow_model;
 mod flows;
 mod lean_schema;
+mod locate;
 mod look;
 mod meta;
 mod next_action;
 mod observe;
+mod record;
+mod recording;
 mod redact;
 mod replay;
 mod runs;

@@ -70,6 +70,12 @@ tool_names! {
     BaselineDiff = "reticle_baseline_diff",
     // Members of `reticle_verify`.
     FlowVerify = "reticle_flow_verify",
+    // Recording (advertised only under RETICLE_ADVERTISE_ALL_TOOLS).
+    Record = "reticle_record",
+    // Members of `reticle_record`.
+    RecordStart = "reticle_record_start",
+    RecordStop = "reticle_record_stop",
+    FlowSaveRecorded = "reticle_flow_save_recorded",
     // Only when a test asks for them (RETICLE_TEST_CATALOGUE).
     TestSleep = "reticle_test_sleep",
     TestEcho = "reticle_test_echo",
@@ -113,6 +119,8 @@ impl ToolName {
             T::BaselineList => member(T::Baseline, "list"),
             T::BaselineDiff => member(T::Baseline, "diff"),
             T::FlowVerify => member(T::Verify, "flows"),
+            T::RecordStart => member(T::Record, "start"),
+            T::RecordStop => member(T::Record, "stop"),
             T::Capabilities
             | T::Clock
             | T::FlowSave
@@ -120,7 +128,9 @@ impl ToolName {
             | T::Verify
             | T::RunExport
             | T::Flow
-            | T::Baseline => Standing::Extended,
+            | T::Baseline
+            | T::Record
+            | T::FlowSaveRecorded => Standing::Extended,
             T::TestSleep | T::TestEcho => Standing::Test,
             _ => Standing::Default,
         }
@@ -160,6 +170,8 @@ impl ToolName {
                 | T::Clock
                 | T::FlowReplay
                 | T::Verify
+                | T::Record
+                | T::FlowSaveRecorded
         )
     }
 
@@ -201,6 +213,8 @@ mod tests {
         assert_eq!(baseline, ["save", "list", "diff"]);
         let verify: Vec<&str> = ToolName::Verify.members().iter().map(|(_, a)| *a).collect();
         assert_eq!(verify, ["flows"]);
+        let record: Vec<&str> = ToolName::Record.members().iter().map(|(_, a)| *a).collect();
+        assert_eq!(record, ["start", "stop"]);
         assert!(ToolName::parse("reticle_nope").is_none());
     }
 }
