@@ -4,42 +4,19 @@
 //! `until` it used, the typed password as a placeholder; saved, the flow replays `yes`, and 20
 //! replays on the unchanged app give 20 identical verdicts. A person's clicks and typing (real
 //! DevTools input, not script calls) recorded by the page's SDK are saved with
-//! `reticle_flow_save_recorded` and replay `yes`. No secret reaches a flow file. A page running
+//! `reticle_flow_save_recorded` and replay `yes`. No secret reaches a flow file; a replay is
+//! never recorded. A page running
 //! the published 2.0.0 SDK, which does not record, refuses a person's recording by cause.
 
 mod support;
 
-use serde_json::{Value, json};
-use support::tools::ToolRig;
+use serde_json::json;
+use support::tools::{ToolRig, verdict_shape};
 
 /// The variable the recorded password is read from at replay (its field is named "Password").
 const PASSWORD_ENV: &str = "RETICLE_SECRET_PASSWORD";
 /// What the password really is; it must never be in a flow file or an answer.
 const PASSWORD: &str = "pw-never-stored";
-
-/// What must be identical across replays of an unchanged flow on an unchanged app.
-fn verdict_shape(replayed: &Value) -> Value {
-    let steps: Vec<Value> = replayed["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| json!([s["step"], s["verified"], s["reason"]]))
-        .collect();
-    json!({
-        "verified": replayed["verified"],
-        "reason": replayed["reason"],
-        "failingStep": replayed["failingStep"],
-        "steps": steps,
-    })
-}
-
-fn flow_file(rig: &ToolRig, name: &str) -> String {
-    let path = rig
-        .project
-        .path()
-        .join(format!(".reticle/flows/{name}.json"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"))
-}
 
 #[tokio::test]
 async fn the_agents_recorded_sign_in_names_elements_as_a_user_and_replays_yes_20_times() {
@@ -126,7 +103,7 @@ async fn the_agents_recorded_sign_in_names_elements_as_a_user_and_replays_yes_20
         "{stopped}"
     );
     assert_eq!(stopped["saved"]["secrets"][0]["env"], PASSWORD_ENV);
-    let file = flow_file(&rig, "recorded-sign-in");
+    let file = rig.flow_file("recorded-sign-in");
     assert!(!file.contains(PASSWORD), "{file}");
     assert!(file.contains(PASSWORD_ENV), "{file}");
 
@@ -151,6 +128,13 @@ async fn the_agents_recorded_sign_in_names_elements_as_a_user_and_replays_yes_20
         .ok("reticle_state", json!({"store": "app", "path": "user"}))
         .await;
     assert_eq!(state["value"], "ann", "{state}");
+
+    // A replay is never recorded: only the agent's own act tools are.
+    rig.ok("reticle_record", json!({"action": "start"})).await;
+    rig.ok("reticle_flow_replay", json!({"name": "recorded-sign-in"}))
+        .await;
+    let replay_only = rig.ok("reticle_record", json!({"action": "stop"})).await;
+    assert_eq!(replay_only["stepCount"], 0, "{replay_only}");
 }
 
 #[tokio::test]
@@ -219,7 +203,7 @@ async fn a_persons_clicks_and_typing_are_recorded_saved_and_replayed_yes() {
         .await;
     assert_eq!(saved["assertions"]["grade"], "asserted", "{saved}");
     assert_eq!(saved["secrets"][0]["env"], PASSWORD_ENV, "{saved}");
-    let file = flow_file(&rig, "person-sign-in");
+    let file = rig.flow_file("person-sign-in");
     assert!(!file.contains(PASSWORD), "{file}");
 
     let replayed = rig
@@ -244,21 +228,10 @@ const PUBLISHED_PAGE: &str = r#"<!doctype html>
 
 #[tokio::test]
 async fn the_published_sdk_refuses_a_persons_recording_by_cause() {
-    let sdk = tokio::task::spawn_blocking(harness::published_sdk::PublishedSdk::build)
-        .await
-        .unwrap()
-        .unwrap_or_else(|why| panic!("could not build the published SDK bundle: {why}"));
     let rig = ToolRig::start(&[("RETICLE_ADVERTISE_ALL_TOOLS", "1")]).await;
-    let bundle = std::fs::read_to_string(sdk.bundle()).unwrap();
-    rig.app
-        .file("/published/reticle-sdk.mjs", "text/javascript", bundle);
-    rig.app.page("/published-record.html", PUBLISHED_PAGE);
-    let url = rig.app.url(&format!(
-        "/published-record.html?port={}&token={}",
-        rig.daemon.port(),
-        rig.daemon.token()
-    ));
-    let _tab = rig.open_at(&url, "published-record").await;
+    let _tab = rig
+        .open_published("/published-record.html", PUBLISHED_PAGE, "published-record")
+        .await;
 
     let refused = rig
         .refused(

@@ -602,3 +602,34 @@ async fn reap(bridge: Bridge) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_latest_recording_of_each_session_id_is_kept_and_bounded() {
+        let bridge = Bridge::new(
+            BridgeConfig::default(),
+            None,
+            Activity::new(),
+            CancellationToken::new(),
+            None,
+        );
+        let data = |n: usize| json!({ "id": n }).as_object().cloned().unwrap();
+        bridge.keep_recorded("a", data(1));
+        bridge.keep_recorded("b", data(2));
+        bridge.keep_recorded("a", data(3));
+        assert_eq!(bridge.latest_recorded("a").unwrap().data, data(3));
+        assert_eq!(bridge.latest_recorded("b").unwrap().data, data(2));
+        assert!(bridge.latest_recorded("c").is_none());
+        for i in 0..MAX_SESSIONS + 5 {
+            bridge.keep_recorded(&format!("s{i}"), data(i));
+        }
+        assert_eq!(lock(&bridge.inner.recorded).len(), MAX_SESSIONS);
+        assert!(
+            bridge.latest_recorded("a").is_none(),
+            "the oldest went first"
+        );
+    }
+}

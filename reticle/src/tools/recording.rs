@@ -5,7 +5,7 @@
 //! ([`super::locate`]) before acting, and append a step once the page took the action: its
 //! target (never a ref), its action and args (a value typed into a password field or a field
 //! named as a secret replaced by its placeholder at once, so the secret is never held) and the
-//! `until` check act_and_wait used. A navigation before the first step moves the start path;
+//! `until` check act_and_wait used (its secret-named fields redacted, as a saved flow's are). A navigation before the first step moves the start path;
 //! one after it is noted, since a flow's steps act on one page's elements. Replays are never
 //! recorded.
 //!
@@ -156,7 +156,10 @@ pub(super) fn capture(
                     target,
                     action: act.action,
                     args: args.filter(|a| *a != ActionArgs::default()),
-                    until: act.until.map(PredicateArg),
+                    until: act.until.map(|mut until| {
+                        redact::secret_fields(&mut until);
+                        PredicateArg(until)
+                    }),
                     timeout_ms: act.timeout_ms,
                 });
             }
