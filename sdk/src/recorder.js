@@ -12,7 +12,7 @@
 // signal the app sends after a step, before the next, becomes that step's `until` (the
 // consequence the person saw). `stop()` emits one `flow.recorded` event `{name, id, flow:
 // {version, name, startPath, steps}}` and returns its summary. Starting again restarts (what was
-// held is discarded, nothing is sent).
+// held is discarded, nothing is sent). A recording lives as long as the document: a reload ends it.
 // Must not: record events a script dispatched (only `isTrusted` ones are a person's: the SDK's own
 // acts and a page's synthetic events are not), record the SDK's own UI, or act on the page.
 

@@ -214,7 +214,15 @@ async fn person_steps(
     .await
     {
         Outcome::Done(_) => {}
-        Outcome::Refused(why) => return Err(cannot_record(session, &why)),
+        Outcome::Refused(why) => {
+            return Err(Refusal::new(
+                format!(
+                    "the page did not stop a recording (\"{why}\"): a person's recording lives as long as the page's document, so a reload or navigation since it began ended it; nothing was saved"
+                ),
+                "start again with reticle_record {\"action\":\"start\",\"source\":\"person\"} and stop before the page reloads",
+            )
+            .with("pageError", why));
+        }
         other => return Err(refusal_for(CommandName::Record.as_str(), other)),
     }
     let latest = call.ctx.bridge.latest_recorded(session.id());
