@@ -8,7 +8,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::tools::ToolRig;
+use support::tools::{ToolRig, verdict_shape};
 
 /// The variable the sign-in flow's password comes from at replay.
 const PASSWORD_ENV: &str = "RETICLE_SECRET_LOGIN_PASSWORD";
@@ -24,22 +24,6 @@ fn sign_in(submit: Value) -> Value {
             {"target": submit, "action": "click",
              "until": {"kind": "signal", "name": "login.succeeded"}, "timeout_ms": 8000}
         ]
-    })
-}
-
-/// What must be identical across replays of an unchanged flow on an unchanged app.
-fn verdict_shape(replayed: &Value) -> Value {
-    let steps: Vec<Value> = replayed["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| json!([s["step"], s["verified"], s["reason"]]))
-        .collect();
-    json!({
-        "verified": replayed["verified"],
-        "reason": replayed["reason"],
-        "failingStep": replayed["failingStep"],
-        "steps": steps,
     })
 }
 

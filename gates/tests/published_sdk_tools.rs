@@ -28,21 +28,10 @@ const PAGE: &str = r#"<!doctype html>
 
 #[tokio::test]
 async fn acts_by_target_work_with_the_published_sdk() {
-    let sdk = tokio::task::spawn_blocking(harness::published_sdk::PublishedSdk::build)
-        .await
-        .unwrap()
-        .unwrap_or_else(|why| panic!("could not build the published SDK bundle: {why}"));
     let rig = ToolRig::start(&[]).await;
-    let bundle = std::fs::read_to_string(sdk.bundle()).unwrap();
-    rig.app
-        .file("/published/reticle-sdk.mjs", "text/javascript", bundle);
-    rig.app.page("/published-tools.html", PAGE);
-    let url = rig.app.url(&format!(
-        "/published-tools.html?port={}&token={}",
-        rig.daemon.port(),
-        rig.daemon.token()
-    ));
-    let tab = rig.open_at(&url, "published-tools").await;
+    let tab = rig
+        .open_published("/published-tools.html", PAGE, "published-tools")
+        .await;
 
     let target = json!({"role": "button", "name": "Add to cart"});
     rig.ok("reticle_act", json!({"target": target, "action": "click"}))

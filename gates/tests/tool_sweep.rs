@@ -129,6 +129,15 @@ fn case_for(name: &str, element: &str) -> Option<Case> {
         // The lease family: acquire first (catalogue order), so release has a lease to let go.
         "reticle_lease_acquire" => case("reticle_lease", json!({"action": "acquire"}), "lease"),
         "reticle_lease_release" => case("reticle_lease", json!({"action": "release"}), "released"),
+        // Recording: a person's (the page records; nothing is clicked by a person here), then
+        // saving it (an empty recording answers `saved: false`).
+        "reticle_record_start" => case(
+            "reticle_record",
+            json!({"action": "start", "source": "person"}),
+            "startPath",
+        ),
+        "reticle_record_stop" => case("reticle_record", json!({"action": "stop"}), "stepCount"),
+        "reticle_flow_save_recorded" => case(name, json!({"name": "sweep-recorded"}), "saved"),
         // The session family, one case per member (the family itself is swept through them).
         "reticle_yield" => case(
             "reticle_session",

@@ -2,7 +2,8 @@
 //! flags this machine needs (no sandbox as root, no GPU, no QUIC, no background networking) and
 //! a fresh profile. It opens tabs (optionally seeded by a script that runs before each document's
 //! own, e.g. the sessionStorage a duplicated tab copies), reloads, backgrounds and closes them, evaluates script in them,
-//! reads their console and switches their DevTools network recording. The process carries the
+//! reads their console, clicks and types in them as a person does (DevTools input, trusted
+//! events), and switches their DevTools network recording. The process carries the
 //! harness marker and is killed on drop.
 //!
 //! One `Browser` belongs to one tokio runtime (its protocol handler runs there). Under nextest
@@ -242,6 +243,26 @@ impl Tab {
         result
             .into_value::<T>()
             .map_err(|e| BrowserError::Cdp(format!("{expression}: {e}")))
+    }
+
+    /// Clicks the element `selector` finds as a person does: scrolled into view, then a real
+    /// mouse press and release at its centre (DevTools input, so the page sees trusted events).
+    pub async fn click(&self, selector: &str) -> Result<(), BrowserError> {
+        self.page.find_element(selector).await?.click().await?;
+        Ok(())
+    }
+
+    /// Clicks into the element `selector` finds and types `text` key by key, as a person does
+    /// (DevTools input: trusted key and input events).
+    pub async fn type_into(&self, selector: &str, text: &str) -> Result<(), BrowserError> {
+        self.page
+            .find_element(selector)
+            .await?
+            .click()
+            .await?
+            .type_str(text)
+            .await?;
+        Ok(())
     }
 
     /// Turns DevTools' network recording for this tab on or off. chromiumoxide turns it on for

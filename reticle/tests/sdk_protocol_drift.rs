@@ -32,7 +32,6 @@ const EVENT_TYPES_THE_SDK_DOES_NOT_EMIT: &[&str] = &[
     "scroll.position",
     "reveal.shown",
     "storage.change",
-    "flow.recorded",
     "human.control",
     "human.mark",
     "perf",

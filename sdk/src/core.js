@@ -3,7 +3,8 @@
 // Owns: `createReticle({win, ...})` and its lifecycle: validating `connect()` options, resolving
 // the session id (and taking a new one when the daemon says another page carries it), building
 // `hello`, encoding events (time, sequence, wire-safe data), starting and
-// stopping observers and the transport, and the handler context for commands.
+// stopping observers and the transport, and the handler context for commands, including the
+// person's recorder (recorder.js), which every emitted event passes on its way out.
 // Must not: throw to the page. Every public method returns a value; bad input gets
 // `{ok:false, reason}`.
 
@@ -24,6 +25,7 @@ import { observeNetwork } from './observers/network.js';
 import { observeRoute } from './observers/route.js';
 import { createOutbox } from './outbox.js';
 import { createPresenter } from './presenter.js';
+import { createRecorder } from './recorder.js';
 import {
   DEFAULT_PORT,
   EventType,
@@ -90,6 +92,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
   let network = null;
   let mutations = null;
   let presenter = null;
+  const recorder = createRecorder({ win, context: () => (session ? commandContext() : null), emit: (type, data) => emit(type, data) });
 
   function nowT() {
     return Math.max(0, Math.round(sdkClock.now() - origin));
@@ -110,6 +113,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
 
   /** Records one event: sent now, queued while offline, or held until connect(). */
   function emit(type, data, ref) {
+    if (recorder.active) recorder.noteEvent(type, data);
     try {
       const entry = { type, t: nowT(), seq: seq++, data: toWireValue(data ?? {}), text: null };
       if (typeof ref === 'string' && ref.length <= Limits.MAX_REF) entry.ref = ref;
@@ -182,6 +186,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
       presenter,
       pendingRequests: () => (network ? network.pending() : 0),
       netBodies: bodyCapture,
+      recorder,
     };
   }
 
@@ -347,6 +352,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
       if (presenter) presenter.unmount();
       presenter = null;
       if (pageClock && pageClock.frozen) pageClock.reset();
+      if (recorder.active) recorder.stop();
       session = null;
       return { ok: true, wasConnected: true };
     } catch (err) {

@@ -41,6 +41,7 @@ export const EventType = Object.freeze({
   SIGNAL: 'signal',
   STATE_CHANGE: 'state.change',
   PAGE_HEALTH: 'page.health',
+  FLOW_RECORDED: 'flow.recorded',
   TRANSPORT_OVERFLOW: 'transport.overflow',
 });
 
@@ -69,6 +70,8 @@ export const CommandName = Object.freeze({
   ANIMATIONS: 'animations',
   // This SDK's own: capture response bodies for a while (a published 2.0.0 page refuses it).
   NET_BODIES: 'net_bodies',
+  // This SDK's own: record a person's clicks and typing (a published 2.0.0 page refuses it).
+  RECORD: 'record',
   // Pushed by a daemon without being asked for by an agent; answered so the daemon sees `ok`.
   FLOWS: 'flows',
   PRESENTER: 'presenter',

@@ -139,6 +139,8 @@ fn mcp_message() -> impl Strategy<Value = Value> {
         "reticle_verify",
         "reticle_run_export",
         "reticle_lease",
+        "reticle_record",
+        "reticle_flow_save_recorded",
         "reticle_nope",
         "",
     ]);

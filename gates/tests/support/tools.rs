@@ -147,10 +147,56 @@ impl ToolRig {
             .to_string()
     }
 
+    /// Serves `html` at `path` with the published 2.0.0 SDK bundle at
+    /// `/published/reticle-sdk.mjs` (the page imports it and connects to `?port=&token=`), opens
+    /// it and waits until `session` is listed.
+    pub async fn open_published(&self, path: &str, html: &str, session: &str) -> Tab {
+        let sdk = tokio::task::spawn_blocking(harness::published_sdk::PublishedSdk::build)
+            .await
+            .unwrap()
+            .unwrap_or_else(|why| panic!("could not build the published SDK bundle: {why}"));
+        let bundle = std::fs::read_to_string(sdk.bundle()).unwrap();
+        self.app
+            .file("/published/reticle-sdk.mjs", "text/javascript", bundle);
+        self.app.page(path, html);
+        let url = self.app.url(&format!(
+            "{path}?port={}&token={}",
+            self.daemon.port(),
+            self.daemon.token()
+        ));
+        self.open_at(&url, session).await
+    }
+
+    /// The saved flow file `name` as text.
+    pub fn flow_file(&self, name: &str) -> String {
+        let path = self
+            .project
+            .path()
+            .join(format!(".reticle/flows/{name}.json"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"))
+    }
+
     /// The daemon log's lines, parsed.
     pub fn daemon_log(&self) -> String {
         std::fs::read_to_string(self.daemon.log_path()).unwrap_or_default()
     }
+}
+
+/// What must be identical across replays of an unchanged flow on an unchanged app: the verdict,
+/// its reason, the failing step, and each step's verdict and reason.
+pub fn verdict_shape(replayed: &Value) -> Value {
+    let steps: Vec<Value> = replayed["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| json!([s["step"], s["verified"], s["reason"]]))
+        .collect();
+    json!({
+        "verified": replayed["verified"],
+        "reason": replayed["reason"],
+        "failingStep": replayed["failingStep"],
+        "steps": steps,
+    })
 }
 
 /// `{ok:false, reason, recovery}` with sentences, and nothing that looks like a crash.

@@ -17,7 +17,7 @@ use super::rate::RateCap;
 use super::registry::Bridge;
 use super::session::{Identity, Outbound, Session, SocketLink};
 use crate::wire::messages::{self, FrameClues};
-use crate::wire::{CloseReason, DecodeError, EventMessage, Message};
+use crate::wire::{CloseReason, DecodeError, EventMessage, EventType, KnownEventType, Message};
 
 /// How long the writer gets to put a close frame on the wire once the socket is done.
 const CLOSE_BOUND: std::time::Duration = std::time::Duration::from_secs(1);
@@ -272,6 +272,9 @@ async fn read(
         match messages::decode(text.as_str()) {
             Ok(Message::Event(EventMessage { event })) => {
                 if cap.admit(event.kind.is_high_value(), Instant::now()) {
+                    if event.kind == EventType::Known(KnownEventType::FlowRecorded) {
+                        bridge.keep_recorded(session.id(), event.data.clone());
+                    }
                     session.record(event, text.len());
                 } else {
                     session.note_dropped();

@@ -28,6 +28,6 @@ pub mod routes;
 pub mod session;
 
 pub use config::BridgeConfig;
-pub use registry::{Bridge, BridgeError, ResolveError};
+pub use registry::{Bridge, BridgeError, RecordedFlow, ResolveError};
 pub use ring::{RingLimits, StoredEvent};
 pub use session::{Answer, CommandError, Cursor, EventsRead, Reply, Session};

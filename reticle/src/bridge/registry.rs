@@ -1,7 +1,8 @@
 //! [`Bridge`]: the registry of connected sessions and the Rust API the tool layer calls (list,
 //! resolve, command, read events). It admits hellos (token, session and project limits,
 //! replacement of a dead socket, refusal of a second document on a live one's id), keeps
-//! the last refusals for `/status`, and runs the reaper. Sockets themselves are driven by
+//! the last refusals for `/status` and the latest person's recording (`flow.recorded`) of each
+//! session id, and runs the reaper. Sockets themselves are driven by
 //! [`super::connection`].
 
 use std::collections::{HashMap, VecDeque};
@@ -87,6 +88,17 @@ struct Inner {
     socket_done: tokio::sync::Notify,
     /// Woken whenever a session is admitted (new or replaced), for waits on a page to appear.
     admitted: tokio::sync::Notify,
+    /// The latest `flow.recorded` each session id sent (a person's recording), newest last, at
+    /// most [`MAX_SESSIONS`]; kept across the id's lives, since a page may reload after it.
+    recorded: Mutex<VecDeque<(String, RecordedFlow)>>,
+}
+
+/// A person's recording as a page sent it (`flow.recorded`): when it arrived and its data,
+/// unchecked (the tool that saves it checks it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedFlow {
+    pub received_at: String,
+    pub data: Map<String, Value>,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -148,6 +160,7 @@ impl Bridge {
                 live_sockets: AtomicUsize::new(0),
                 socket_done: tokio::sync::Notify::new(),
                 admitted: tokio::sync::Notify::new(),
+                recorded: Mutex::new(VecDeque::new()),
             }),
         };
         if !bridge.inner.config.session_idle.is_zero() {
@@ -514,6 +527,30 @@ impl Bridge {
         }
     }
 
+    /// Keeps `data` as the latest recording session `id` sent, replacing its previous one.
+    pub(crate) fn keep_recorded(&self, id: &str, data: Map<String, Value>) {
+        let mut recorded = lock(&self.inner.recorded);
+        recorded.retain(|(held, _)| held != id);
+        if recorded.len() >= MAX_SESSIONS {
+            recorded.pop_front();
+        }
+        recorded.push_back((
+            id.to_string(),
+            RecordedFlow {
+                received_at: crate::daemon::log::now_rfc3339(),
+                data,
+            },
+        ));
+    }
+
+    /// The latest recording session `id` sent, if one arrived.
+    pub fn latest_recorded(&self, id: &str) -> Option<RecordedFlow> {
+        lock(&self.inner.recorded)
+            .iter()
+            .find(|(held, _)| held == id)
+            .map(|(_, flow)| flow.clone())
+    }
+
     /// Records a refusal for `/status` and the log.
     pub(crate) fn note_refusal(
         &self,
@@ -563,5 +600,36 @@ async fn reap(bridge: Bridge) {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_latest_recording_of_each_session_id_is_kept_and_bounded() {
+        let bridge = Bridge::new(
+            BridgeConfig::default(),
+            None,
+            Activity::new(),
+            CancellationToken::new(),
+            None,
+        );
+        let data = |n: usize| json!({ "id": n }).as_object().cloned().unwrap();
+        bridge.keep_recorded("a", data(1));
+        bridge.keep_recorded("b", data(2));
+        bridge.keep_recorded("a", data(3));
+        assert_eq!(bridge.latest_recorded("a").unwrap().data, data(3));
+        assert_eq!(bridge.latest_recorded("b").unwrap().data, data(2));
+        assert!(bridge.latest_recorded("c").is_none());
+        for i in 0..MAX_SESSIONS + 5 {
+            bridge.keep_recorded(&format!("s{i}"), data(i));
+        }
+        assert_eq!(lock(&bridge.inner.recorded).len(), MAX_SESSIONS);
+        assert!(
+            bridge.latest_recorded("a").is_none(),
+            "the oldest went first"
+        );
     }
 }

@@ -4,7 +4,8 @@
 //! `verdict::decide`, with a digest of what the app did and the cursor to read all of it. A red
 //! verdict leaves a capsule under `.reticle/capsules/`. The resolve-act-judge core
 //! ([`resolve_act_judge`]) is the one path from an element and an action to a verdict: flow
-//! replay runs every step through it.
+//! replay runs every step through it. While the agent records ([`super::recording`]), each act
+//! the page took is also appended to the recording, its element named as a user would.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +19,7 @@ use super::capsules;
 use super::chokepoint::{Call, bound};
 use super::names::ToolName;
 use super::page::{COMMAND_BOUND, LivePage, Outcome, ask, command, refusal_for};
+use super::recording::{self, TakenAct};
 use super::refusal::Refusal;
 use super::verify::{digest, verdict_value};
 use crate::bridge::{Cursor, Session};
@@ -128,6 +130,16 @@ fn act_args(element_ref: &str, action: Action, args: Option<ActionArgs>) -> Valu
     json!({ "ref": element_ref, "action": action.as_str(), "args": map })
 }
 
+/// An act the page took, as a recording keeps it.
+fn taken(action: Action, args: Option<ActionArgs>, until: Option<Value>) -> TakenAct {
+    TakenAct {
+        action,
+        args,
+        timeout_ms: None,
+        until,
+    }
+}
+
 /// Opens an action window at the page's head; returns (actionId, since).
 fn begin(call: &Call<'_>, session: &Session) -> (String, Cursor) {
     let since = session.head();
@@ -142,9 +154,16 @@ fn begin(call: &Call<'_>, session: &Session) -> (String, Cursor) {
 
 pub(super) async fn act(call: &Call<'_>, a: ActArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
-    let r = element_ref(call.tool, session, a.element_ref, a.target).await?;
+    let r = element_ref(call.tool, session, a.element_ref, a.target.clone()).await?;
+    let whereabouts = recording::locate_for_recording(call, session, a.target.as_ref(), &r).await;
     let (action_id, since) = begin(call, session);
-    let result = ask(session, CommandName::Act, act_args(&r, a.action, a.args)).await?;
+    let result = ask(
+        session,
+        CommandName::Act,
+        act_args(&r, a.action, a.args.clone()),
+    )
+    .await?;
+    recording::capture(call, session, whereabouts, taken(a.action, a.args, None));
     let mut answer = json!({
         "ok": true,
         "actionId": action_id,
@@ -169,22 +188,34 @@ pub(super) async fn act_sequence(call: &Call<'_>, a: ActSequenceArgs) -> Result<
     let total = a.steps.len();
     let mut done = Vec::new();
     for (i, step) in a.steps.into_iter().enumerate() {
-        let outcome = match element_ref(call.tool, session, step.element_ref, step.target).await {
+        let outcome = match element_ref(call.tool, session, step.element_ref, step.target.clone())
+            .await
+        {
             Ok(r) => {
+                let whereabouts =
+                    recording::locate_for_recording(call, session, step.target.as_ref(), &r).await;
                 match command(
                     session,
                     CommandName::Act,
-                    act_args(&r, step.action, step.args),
+                    act_args(&r, step.action, step.args.clone()),
                     per_step,
                 )
                 .await
                 {
-                    Outcome::Done(result) => Ok(json!({
-                        "ref": r,
-                        "action": step.action.as_str(),
-                        "dispatched": result.get("dispatched").cloned().unwrap_or(json!(true)),
-                        "effect": result.get("effect").cloned().unwrap_or(Value::Null),
-                    })),
+                    Outcome::Done(result) => {
+                        recording::capture(
+                            call,
+                            session,
+                            whereabouts,
+                            taken(step.action, step.args, None),
+                        );
+                        Ok(json!({
+                            "ref": r,
+                            "action": step.action.as_str(),
+                            "dispatched": result.get("dispatched").cloned().unwrap_or(json!(true)),
+                            "effect": result.get("effect").cloned().unwrap_or(Value::Null),
+                        }))
+                    }
                     other => Err(refusal_for("act", other)),
                 }
             }
@@ -281,29 +312,36 @@ pub(super) async fn resolve_act_judge(
     let predicate = job.until.unwrap_or(Predicate::Settled {
         quiet_ms: SETTLE_QUIET_MS,
     });
-    let r = element_ref(call.tool, session, job.element_ref, job.target)
+    let r = element_ref(call.tool, session, job.element_ref, job.target.clone())
         .await
         .map_err(Unjudged::Unresolved)?;
+    let whereabouts = recording::locate_for_recording(call, session, job.target.as_ref(), &r).await;
     let (action_id, since) = begin(call, session);
     let mut page = LivePage::new(call.ctx.bridge.clone(), Arc::clone(session), since);
     page.prepare(&predicate, job.wait).await;
     let acted = command(
         session,
         CommandName::Act,
-        act_args(&r, job.action, job.args),
+        act_args(&r, job.action, job.args.clone()),
         COMMAND_BOUND,
     )
     .await;
     let (act_summary, early) = match acted {
-        Outcome::Done(result) => (
-            json!({
-                "ref": r,
-                "action": job.action.as_str(),
-                "dispatched": result.get("dispatched").cloned().unwrap_or(json!(true)),
-                "effect": result.get("effect").cloned().unwrap_or(Value::Null),
-            }),
-            None,
-        ),
+        Outcome::Done(result) => {
+            // The `until` as the agent wrote it (a recording keeps it, never the parsed form).
+            let mut act = taken(job.action, job.args, call.arguments.get("until").cloned());
+            act.timeout_ms = call.arguments.get("timeout_ms").and_then(Value::as_u64);
+            recording::capture(call, session, whereabouts, act);
+            (
+                json!({
+                    "ref": r,
+                    "action": job.action.as_str(),
+                    "dispatched": result.get("dispatched").cloned().unwrap_or(json!(true)),
+                    "effect": result.get("effect").cloned().unwrap_or(Value::Null),
+                }),
+                None,
+            )
+        }
         Outcome::Refused(why) => {
             return Err(Unjudged::ActRefused(refusal_for(
                 "act",

@@ -672,6 +672,51 @@ pub struct BaselineFamilyArgs {
     pub overwrite: Option<bool>,
 }
 
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordAction {
+    Start,
+    Stop,
+}
+
+/// Whose acts a recording captures.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordSource {
+    /// The agent's own acts through this daemon (act, act_sequence, act_and_wait, navigate).
+    Agent,
+    /// A person's clicks and typing in the page (Reticle's SDK records them on request).
+    Person,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RecordArgs {
+    pub session_id: Option<String>,
+    /// start (begin recording on the session) or stop (end it and answer the steps).
+    pub action: RecordAction,
+    /// With start: agent (default, the agent's own acts) or person (clicks and typing in the page).
+    pub source: Option<RecordSource>,
+    /// With stop: save the steps as a flow of this name.
+    pub name: Option<String>,
+    /// With stop and name: the flow's start path (default: where the recording began).
+    pub start_path: Option<String>,
+    /// With stop and name: replace a saved flow of that name.
+    pub overwrite: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FlowSaveRecordedArgs {
+    pub session_id: Option<String>,
+    /// The flow's name (default: the name the page gave the recording).
+    pub name: Option<String>,
+    /// The flow's start path (default: where the person began recording).
+    pub start_path: Option<String>,
+    /// Replace a saved flow of that name.
+    pub overwrite: Option<bool>,
+}
+
 /// Parses arguments into `T`; the error names the field at fault and what was wrong with it.
 pub fn parse<T: serde::de::DeserializeOwned>(arguments: &Map<String, Value>) -> Result<T, String> {
     let value = Value::Object(arguments.clone());

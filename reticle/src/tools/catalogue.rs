@@ -170,6 +170,18 @@ pub fn description(tool: ToolName) -> &'static str {
         T::LeaseRelease => {
             "reticle_lease {action:\"release\", sessionId?}: let your lease go (all of them without sessionId or url)."
         }
+        T::Record => {
+            "Record a flow: action start (source agent: the agent's own act, act_sequence and act_and_wait calls on the session; source person: the person's clicks and typing in the page), stop (the steps, each element named as a user would, with each `until` and the assertion grade; `name` saves them as a flow). Typed secrets become placeholders."
+        }
+        T::RecordStart => {
+            "reticle_record {action:\"start\", source?}: begin recording the agent's acts or a person's."
+        }
+        T::RecordStop => {
+            "reticle_record {action:\"stop\", name?}: end the recording; its steps, saved as a flow when named."
+        }
+        T::FlowSaveRecorded => {
+            "Save the latest person's recording the page sent (reticle_record with source person) as a flow in .reticle/flows/, its elements named as a user would and typed secrets as placeholders."
+        }
         T::TestSleep => "Test only: wait `ms` milliseconds, then answer.",
         T::TestEcho => "Test only: answer with the arguments given.",
     }
@@ -209,6 +221,8 @@ pub fn input_schema(tool: ToolName) -> Map<String, Value> {
         T::Lease | T::LeaseAcquire | T::LeaseRelease => schema_of::<args::LeaseFamilyArgs>(),
         T::Verify | T::FlowVerify => schema_of::<args::VerifyArgs>(),
         T::RunExport => schema_of::<args::RunExportArgs>(),
+        T::Record | T::RecordStart | T::RecordStop => schema_of::<args::RecordArgs>(),
+        T::FlowSaveRecorded => schema_of::<args::FlowSaveRecordedArgs>(),
         T::TestSleep => schema_of::<args::SleepArgs>(),
         T::TestEcho => {
             let mut map = Map::new();
@@ -283,6 +297,16 @@ fn output_fields(tool: ToolName) -> &'static [&'static str] {
         T::Verify => &["action", "verified", "because", "flows", "flaky", "runId"],
         T::RunExport => &["runId", "format", "run", "junit"],
         T::Lease => &["action", "sessionId", "lease", "released"],
+        T::Record => &[
+            "action",
+            "source",
+            "startPath",
+            "steps",
+            "assertions",
+            "notes",
+            "saved",
+        ],
+        T::FlowSaveRecorded => &["name", "path", "stepCount", "assertions", "secrets"],
         _ => &[],
     }
 }

@@ -26,8 +26,8 @@ use super::context::ToolContext;
 use super::names::{Standing, ToolName};
 use super::refusal::Refusal;
 use super::{
-    act, baselines, flows, leases, look, meta, observe, replay, runs, session_family, sessions,
-    suite, testing, verify,
+    act, baselines, flows, leases, look, meta, observe, record, replay, runs, session_family,
+    sessions, suite, testing, verify,
 };
 use crate::bridge::{ResolveError, Session};
 use crate::wire::trace::{key, span};
@@ -286,6 +286,8 @@ enum Parsed {
     Verify(args::VerifyArgs),
     RunExport(args::RunExportArgs),
     Lease(args::LeaseFamilyArgs),
+    Record(args::RecordArgs),
+    FlowSaveRecorded(args::FlowSaveRecordedArgs),
     Sleep(args::SleepArgs),
     Echo,
 }
@@ -326,6 +328,8 @@ impl Parsed {
             T::Verify => Parsed::Verify(args::parse(a)?),
             T::RunExport => Parsed::RunExport(args::parse(a)?),
             T::Lease => Parsed::Lease(args::parse(a)?),
+            T::Record => Parsed::Record(args::parse(a)?),
+            T::FlowSaveRecorded => Parsed::FlowSaveRecorded(args::parse(a)?),
             T::TestSleep => Parsed::Sleep(args::parse(a)?),
             T::TestEcho => Parsed::Echo,
             T::Yield
@@ -340,7 +344,9 @@ impl Parsed {
             | T::BaselineDiff
             | T::FlowVerify
             | T::LeaseAcquire
-            | T::LeaseRelease => {
+            | T::LeaseRelease
+            | T::RecordStart
+            | T::RecordStop => {
                 return Err("a family member is reached through its family".into());
             }
         })
@@ -378,6 +384,8 @@ async fn dispatch(call: &Call<'_>, parsed: Parsed) -> Result<Value, Refusal> {
         (T::Verify, Parsed::Verify(a)) => suite::verify(call, a).await,
         (T::RunExport, Parsed::RunExport(a)) => runs::run_export(call, a),
         (T::Lease, Parsed::Lease(a)) => leases::lease(call, a),
+        (T::Record, Parsed::Record(a)) => record::record(call, a).await,
+        (T::FlowSaveRecorded, Parsed::FlowSaveRecorded(a)) => record::flow_save_recorded(call, a),
         (T::TestSleep, Parsed::Sleep(a)) => testing::sleep(call, a).await,
         (T::TestEcho, _) => testing::echo(call),
         (tool, _) => Err(Refusal::new(
@@ -579,6 +587,7 @@ mod tests {
         ("testing", include_str!("testing.rs")),
         ("flows", include_str!("flows.rs")),
         ("leases", include_str!("leases.rs")),
+        ("record", include_str!("record.rs")),
     ];
     const CHOKEPOINT: &str = include_str!("chokepoint.rs");
 

@@ -166,6 +166,8 @@ pub struct SessionMemory {
     pub snapshots: HashMap<String, String>,
     /// Where the last `messages` read stopped.
     pub messages_from: Option<Cursor>,
+    /// The recording in progress on this session, if one is.
+    pub recording: Option<super::recording::Recording>,
 }
 
 impl SessionMemory {

@@ -11,7 +11,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::args::{FlowStep, Target};
+use super::args::{ActionArgs, FlowStep, Target};
 use super::redact;
 use crate::store::workspace::check_name;
 use crate::verdict::predicate::Predicate;
@@ -210,25 +210,31 @@ impl Flow {
             if !secret_target {
                 continue;
             }
-            let env = secret_env(&step.target, i + 1);
-            if args
-                .value
-                .as_ref()
-                .is_some_and(|v| placeholder_env(v).is_none())
-            {
-                args.value = Some(json!({ FROM_ENV: env }));
-            }
-            if args.text.is_some() {
-                args.text = None;
-                args.value = Some(json!({ FROM_ENV: env }));
-            }
+            hide_typed_value(args, &step.target, i + 1);
         }
         self.secret_sources()
     }
 }
 
+/// Replaces what `args` types (a `value`, or a `type` action's `text`) by the placeholder of the
+/// secret typed into `target` at `step` (1-based); a placeholder already there is kept.
+pub fn hide_typed_value(args: &mut ActionArgs, target: &Target, step: usize) {
+    let env = secret_env(target, step);
+    if args
+        .value
+        .as_ref()
+        .is_some_and(|v| placeholder_env(v).is_none())
+    {
+        args.value = Some(json!({ FROM_ENV: env }));
+    }
+    if args.text.is_some() {
+        args.text = None;
+        args.value = Some(json!({ FROM_ENV: env }));
+    }
+}
+
 /// Whether a target names an element the way a user would (not by css alone).
-fn names_an_element(target: &Target) -> bool {
+pub fn names_an_element(target: &Target) -> bool {
     [
         &target.testid,
         &target.role,

@@ -1,5 +1,5 @@
 //! Saved flows: `reticle_flow_save` checks a flow ([`super::flow_model`]) and stores it in the
-//! workspace's `flows/`; `reticle_flow` {list, load, delete} reads and removes them (delete is
+//! workspace's `flows/` (the one store every saving tool, recordings too, goes through); `reticle_flow` {list, load, delete} reads and removes them (delete is
 //! idempotent: `deleted` says whether there was one). A flow file
 //! that cannot be read is reported by name with the fix, never replaced.
 //!
@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::args::{FlowAction, FlowFamilyArgs, FlowSaveArgs};
 use super::chokepoint::Call;
-use super::flow_model::Flow;
+use super::flow_model::{Flow, SecretSource};
 use super::refusal::Refusal;
 use crate::store::workspace::{Folder, StoreError, Workspace};
 
@@ -55,11 +55,26 @@ fn no_such_flow(workspace: &Workspace, name: &str) -> Refusal {
 pub(super) fn flow_save(call: &Call<'_>, a: FlowSaveArgs) -> Result<Value, Refusal> {
     let (flow, secrets) = Flow::checked(a.name, a.start_path, a.paths.unwrap_or_default(), a.steps)
         .map_err(|problem| Refusal::bad_arguments(call.tool.as_str(), &problem))?;
-    let workspace = &call.ctx.host.workspace;
+    store_flow(
+        &call.ctx.host.workspace,
+        &flow,
+        &secrets,
+        a.overwrite == Some(true),
+    )
+}
+
+/// Stores a checked flow (refused when one of its name is saved and `overwrite` is not given);
+/// the answer names its file, grade and secrets.
+pub(super) fn store_flow(
+    workspace: &Workspace,
+    flow: &Flow,
+    secrets: &[SecretSource],
+    overwrite: bool,
+) -> Result<Value, Refusal> {
     let existing = workspace
         .load(Folder::Flows, &flow.name)
         .map_err(store_refusal)?;
-    if existing.is_some() && a.overwrite != Some(true) {
+    if existing.is_some() && !overwrite {
         return Err(Refusal::new(
             format!(
                 "a flow named '{}' is already saved; nothing was written",

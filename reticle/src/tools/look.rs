@@ -262,6 +262,9 @@ pub(super) async fn navigate(call: &Call<'_>, a: NavigateArgs) -> Result<Value, 
         page: arrived,
         url: target,
     } = arrive(call, session, command, args, a.url.clone()).await?;
+    if let Some(url) = &a.url {
+        super::recording::note_navigation(call, session, url);
+    }
     let mut result = json!({
         "dispatched": true,
         "confirmed": arrived.is_some(),

@@ -22,10 +22,12 @@
 //!   network, console), `verify` (assert, wait_for), `session_family`, `meta` (tools, run,
 //!   feedback), `flows` (flow_save, flow), `replay` (flow_replay), `suite` (verify),
 //!   `runs` (run artifacts and run_export), `baselines` (baseline), `leases` (lease, and the
-//!   refusal of a call on a session another holder leased), `testing` (test-only tools);
+//!   refusal of a call on a session another holder leased), `record` (record,
+//!   flow_save_recorded), `testing` (test-only tools);
 //!   `capsules` for red
 //!   verdicts, `redact` for what a capsule or a flow must not keep, `flow_model` for what a flow
-//!   is and how much it proves. `act` holds the resolve-act-judge core that act_and_wait and
+//!   is and how much it proves, `recording` for a recording in progress (the act tools append
+//!   to it), `locate` for the user-facing locator of an element acted on by ref. `act` holds the resolve-act-judge core that act_and_wait and
 //!   every replayed step share.
 //!
 //! This room runs tools; it must not know transports.
@@ -46,10 +48,13 @@ mod flow_model;
 mod flows;
 mod lean_schema;
 mod leases;
+mod locate;
 mod look;
 mod meta;
 mod next_action;
 mod observe;
+mod record;
+mod recording;
 mod redact;
 mod replay;
 mod runs;

@@ -74,6 +74,12 @@ tool_names! {
     // Members of `reticle_lease`.
     LeaseAcquire = "reticle_lease_acquire",
     LeaseRelease = "reticle_lease_release",
+    // Recording (advertised only under RETICLE_ADVERTISE_ALL_TOOLS).
+    Record = "reticle_record",
+    // Members of `reticle_record`.
+    RecordStart = "reticle_record_start",
+    RecordStop = "reticle_record_stop",
+    FlowSaveRecorded = "reticle_flow_save_recorded",
     // Only when a test asks for them (RETICLE_TEST_CATALOGUE).
     TestSleep = "reticle_test_sleep",
     TestEcho = "reticle_test_echo",
@@ -119,6 +125,8 @@ impl ToolName {
             T::FlowVerify => member(T::Verify, "flows"),
             T::LeaseAcquire => member(T::Lease, "acquire"),
             T::LeaseRelease => member(T::Lease, "release"),
+            T::RecordStart => member(T::Record, "start"),
+            T::RecordStop => member(T::Record, "stop"),
             T::Capabilities
             | T::Clock
             | T::FlowSave
@@ -127,7 +135,9 @@ impl ToolName {
             | T::RunExport
             | T::Flow
             | T::Baseline
-            | T::Lease => Standing::Extended,
+            | T::Lease
+            | T::Record
+            | T::FlowSaveRecorded => Standing::Extended,
             T::TestSleep | T::TestEcho => Standing::Test,
             _ => Standing::Default,
         }
@@ -167,6 +177,8 @@ impl ToolName {
                 | T::Clock
                 | T::FlowReplay
                 | T::Verify
+                | T::Record
+                | T::FlowSaveRecorded
         )
     }
 
@@ -230,6 +242,8 @@ mod tests {
         assert_eq!(verify, ["flows"]);
         let lease: Vec<&str> = ToolName::Lease.members().iter().map(|(_, a)| *a).collect();
         assert_eq!(lease, ["acquire", "release"]);
+        let record: Vec<&str> = ToolName::Record.members().iter().map(|(_, a)| *a).collect();
+        assert_eq!(record, ["start", "stop"]);
         assert!(ToolName::parse("reticle_nope").is_none());
     }
 }

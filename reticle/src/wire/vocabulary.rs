@@ -55,11 +55,15 @@ vocabulary! {
         Flows = "flows",
         Impact = "impact",
         NetBodies = "net_bodies",
+        Record = "record",
     }
 }
 
 // `net_bodies` is Reticle's SDK only: capture response bodies for a while. A page without it
 // refuses, and a body it never captured makes a body check unknown.
+// `record` is Reticle's SDK only too: `{action:"start"}` records a person's clicks and typing,
+// `{action:"stop"}` ends it and sends the steps as one `flow.recorded` event before it answers. A
+// published 2.0.0 page answers `unknown command 'record'`.
 
 /// The `net.request` field holding a captured response body (bounded, sensitive values redacted).
 pub const NET_BODY: &str = "body";

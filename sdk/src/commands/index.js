@@ -14,6 +14,7 @@ import { readState } from './state.js';
 import { runAnimations, runCapabilities, runNavigate, runRefresh, runScroll } from './page.js';
 import { runClock } from './clock.js';
 import { runNetBodies } from './network.js';
+import { runRecord } from './record.js';
 import { runFlows, runNarrate, runPresenter, runSessionConfig } from './session.js';
 
 export const COMMAND_HANDLERS = Object.freeze({
@@ -31,6 +32,7 @@ export const COMMAND_HANDLERS = Object.freeze({
   [CommandName.CLOCK]: runClock,
   [CommandName.ANIMATIONS]: runAnimations,
   [CommandName.NET_BODIES]: runNetBodies,
+  [CommandName.RECORD]: runRecord,
   [CommandName.FLOWS]: runFlows,
   [CommandName.PRESENTER]: runPresenter,
   [CommandName.NARRATE]: runNarrate,
