@@ -163,6 +163,12 @@ pub fn description(tool: ToolName) -> &'static str {
         T::BaselineDiff => {
             "reticle_baseline {action:\"diff\", name}: the page now against a saved outline."
         }
+        T::FlowHeal => {
+            "Heal a saved flow whose step no longer finds its element (a renamed testid, a reworded button): replay it, propose the element the page shows now for that step, and try it; apply:true writes a new version (the old one kept, the diff recorded) only when the step's consequence fires with the new target. Ambiguous candidates are listed, never applied."
+        }
+        T::Replay => {
+            "Re-run a red reticle_act_and_wait from its capsule (`capsule`: its capsuleSaved path) on the page now, resolving its target afresh, and say whether it is still red, with the verdict and evidence."
+        }
         T::TestSleep => "Test only: wait `ms` milliseconds, then answer.",
         T::TestEcho => "Test only: answer with the arguments given.",
     }
@@ -201,6 +207,8 @@ pub fn input_schema(tool: ToolName) -> Map<String, Value> {
         T::FlowReplay => schema_of::<args::FlowReplayArgs>(),
         T::Verify | T::FlowVerify => schema_of::<args::VerifyArgs>(),
         T::RunExport => schema_of::<args::RunExportArgs>(),
+        T::FlowHeal => schema_of::<args::FlowHealArgs>(),
+        T::Replay => schema_of::<args::ReplayArgs>(),
         T::TestSleep => schema_of::<args::SleepArgs>(),
         T::TestEcho => {
             let mut map = Map::new();
@@ -274,6 +282,16 @@ fn output_fields(tool: ToolName) -> &'static [&'static str] {
         ],
         T::Verify => &["action", "verified", "because", "flows", "flaky", "runId"],
         T::RunExport => &["runId", "format", "run", "junit"],
+        T::FlowHeal => &[
+            "outcome",
+            "applied",
+            "because",
+            "rebindings",
+            "candidates",
+            "diff",
+            "version",
+        ],
+        T::Replay => &["stillRed", "verified", "because", "evidence", "original"],
         _ => &[],
     }
 }

@@ -24,8 +24,8 @@ use super::context::ToolContext;
 use super::names::{Standing, ToolName};
 use super::refusal::Refusal;
 use super::{
-    act, baselines, flows, look, meta, observe, replay, runs, session_family, sessions, suite,
-    testing, verify,
+    act, baselines, capsule_replay, flows, heal, look, meta, observe, replay, runs, session_family,
+    sessions, suite, testing, verify,
 };
 use crate::bridge::{ResolveError, Session};
 use crate::wire::trace::{key, span};
@@ -267,6 +267,8 @@ enum Parsed {
     FlowReplay(args::FlowReplayArgs),
     Verify(args::VerifyArgs),
     RunExport(args::RunExportArgs),
+    FlowHeal(args::FlowHealArgs),
+    Replay(args::ReplayArgs),
     Sleep(args::SleepArgs),
     Echo,
 }
@@ -306,6 +308,8 @@ impl Parsed {
             T::FlowReplay => Parsed::FlowReplay(args::parse(a)?),
             T::Verify => Parsed::Verify(args::parse(a)?),
             T::RunExport => Parsed::RunExport(args::parse(a)?),
+            T::FlowHeal => Parsed::FlowHeal(args::parse(a)?),
+            T::Replay => Parsed::Replay(args::parse(a)?),
             T::TestSleep => Parsed::Sleep(args::parse(a)?),
             T::TestEcho => Parsed::Echo,
             T::Yield
@@ -355,6 +359,8 @@ async fn dispatch(call: &Call<'_>, parsed: Parsed) -> Result<Value, Refusal> {
         (T::FlowReplay, Parsed::FlowReplay(a)) => replay::flow_replay(call, a).await,
         (T::Verify, Parsed::Verify(a)) => suite::verify(call, a).await,
         (T::RunExport, Parsed::RunExport(a)) => runs::run_export(call, a),
+        (T::FlowHeal, Parsed::FlowHeal(a)) => heal::flow_heal(call, a).await,
+        (T::Replay, Parsed::Replay(a)) => capsule_replay::replay(call, a).await,
         (T::TestSleep, Parsed::Sleep(a)) => testing::sleep(call, a).await,
         (T::TestEcho, _) => testing::echo(call),
         (tool, _) => Err(Refusal::new(

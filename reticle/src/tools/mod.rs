@@ -19,8 +19,9 @@
 //!   state, capabilities, clock), `act` (act, act_sequence, act_and_wait), `observe` (observe,
 //!   network, console), `verify` (assert, wait_for), `session_family`, `meta` (tools, run,
 //!   feedback), `flows` (flow_save, flow), `replay` (flow_replay), `suite` (verify),
-//!   `runs` (run artifacts and run_export), `baselines` (baseline), `testing` (test-only
-//!   tools); `capsules` for red
+//!   `runs` (run artifacts and run_export), `baselines` (baseline), `heal` (flow_heal, with
+//!   `rebind` ranking a gone target's candidates), `capsule_replay` (replay of a capsule),
+//!   `testing` (test-only tools); `capsules` for red
 //!   verdicts, `redact` for what a capsule or a flow must not keep, `flow_model` for what a flow
 //!   is and how much it proves. `act` holds the resolve-act-judge core that act_and_wait and
 //!   every replayed step share.
@@ -37,14 +38,17 @@ pub mod refusal;
 
 mod act;
 mod baselines;
+mod capsule_replay;
 mod capsules;
 mod flow_model;
 mod flows;
+mod heal;
 mod lean_schema;
 mod look;
 mod meta;
 mod next_action;
 mod observe;
+mod rebind;
 mod redact;
 mod replay;
 mod runs;

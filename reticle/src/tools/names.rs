@@ -56,6 +56,8 @@ tool_names! {
     Clock = "reticle_clock",
     FlowSave = "reticle_flow_save",
     FlowReplay = "reticle_flow_replay",
+    FlowHeal = "reticle_flow_heal",
+    Replay = "reticle_replay",
     Verify = "reticle_verify",
     RunExport = "reticle_run_export",
     Flow = "reticle_flow",
@@ -120,7 +122,9 @@ impl ToolName {
             | T::Verify
             | T::RunExport
             | T::Flow
-            | T::Baseline => Standing::Extended,
+            | T::Baseline
+            | T::FlowHeal
+            | T::Replay => Standing::Extended,
             T::TestSleep | T::TestEcho => Standing::Test,
             _ => Standing::Default,
         }
@@ -160,6 +164,8 @@ impl ToolName {
                 | T::Clock
                 | T::FlowReplay
                 | T::Verify
+                | T::FlowHeal
+                | T::Replay
         )
     }
 
