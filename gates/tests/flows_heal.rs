@@ -56,6 +56,21 @@ fn flow_file(rig: &ToolRig, name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
+/// Heals `flow` with `apply: true` where it must come to `outcome` and write nothing; the answer.
+async fn heal_applies_nothing(rig: &ToolRig, flow: &str, outcome: &str) -> Value {
+    let before = flow_file(rig, flow);
+    let healed = rig
+        .ok(
+            "reticle_flow_heal",
+            json!({"name": flow, "secrets": secrets(), "apply": true}),
+        )
+        .await;
+    assert_eq!(healed["outcome"], outcome, "{healed}");
+    assert_eq!(healed["applied"], false, "{healed}");
+    assert_eq!(flow_file(rig, flow), before, "{flow} was written: {healed}");
+    healed
+}
+
 #[tokio::test]
 async fn a_renamed_testid_is_healed_only_when_its_consequence_still_fires() {
     let rig = ToolRig::start(&[("RETICLE_ADVERTISE_ALL_TOOLS", "1")]).await;
@@ -158,55 +173,22 @@ async fn a_renamed_testid_is_healed_only_when_its_consequence_still_fires() {
     assert_eq!(listed["count"], 4, "{listed}");
 
     // Without a consequence nothing proves the new target: never applied.
-    let unchecked = rig
-        .ok(
-            "reticle_flow_heal",
-            json!({"name": "unchecked", "secrets": secrets(), "apply": true}),
-        )
-        .await;
-    assert_eq!(unchecked["outcome"], "unproved", "{unchecked}");
-    assert_eq!(unchecked["applied"], false, "{unchecked}");
-    assert_eq!(
-        flow_file(&rig, "unchecked")["steps"][2]["target"]["testid"],
-        "login-submit"
-    );
+    heal_applies_nothing(&rig, "unchecked", "unproved").await;
 
     // Broken: the candidate is tried, its consequence does not follow, nothing is written.
     let _broken = open_variant(&rig, "broken", "broken").await;
-    let refused = rig
-        .ok(
-            "reticle_flow_heal",
-            json!({"name": "sign-in-b", "secrets": secrets(), "apply": true}),
-        )
-        .await;
-    assert_eq!(refused["outcome"], "consequence_broken", "{refused}");
-    assert_eq!(refused["applied"], false, "{refused}");
+    let refused = heal_applies_nothing(&rig, "sign-in-b", "consequence_broken").await;
     assert!(refused["notApplied"].is_string(), "{refused}");
-    assert_eq!(
-        flow_file(&rig, "sign-in-b")["steps"][2]["target"]["testid"],
-        "login-submit"
-    );
 
     // Twin: two buttons are as likely; both listed, neither tried, nothing written.
     let _twin = open_variant(&rig, "twin", "twin").await;
-    let ambiguous = rig
-        .ok(
-            "reticle_flow_heal",
-            json!({"name": "sign-in-t", "secrets": secrets(), "apply": true}),
-        )
-        .await;
-    assert_eq!(ambiguous["outcome"], "ambiguous", "{ambiguous}");
-    assert_eq!(ambiguous["applied"], false, "{ambiguous}");
+    let ambiguous = heal_applies_nothing(&rig, "sign-in-t", "ambiguous").await;
     assert_eq!(
         ambiguous["candidates"].as_array().map(Vec::len),
         Some(2),
         "{ambiguous}"
     );
     assert_eq!(ambiguous["rebindings"], json!([]), "{ambiguous}");
-    assert_eq!(
-        flow_file(&rig, "sign-in-t")["steps"][2]["target"]["testid"],
-        "login-submit"
-    );
 
     let unknown = rig
         .refused("reticle_flow_heal", json!({"name": "nope"}))

@@ -18,11 +18,11 @@ use serde_json::{Map, Value, json};
 use super::args::{FlowHealArgs, FlowStep};
 use super::chokepoint::Call;
 use super::flow_model::Flow;
-use super::flows::{load_flow, store_refusal};
+use super::flows::store_refusal;
 use super::page::ask;
 use super::rebind::{CONTROLS, Ranking, rank};
 use super::refusal::Refusal;
-use super::replay::{Unrun, go_to_start, run_step, steps_to_run};
+use super::replay::{Unrun, flow_to_run, go_to_start, run_step};
 use crate::bridge::Session;
 use crate::store::workspace::{Folder, stamped_name};
 use crate::verdict::Verified;
@@ -80,13 +80,7 @@ struct Walk {
 
 pub(super) async fn flow_heal(call: &Call<'_>, a: FlowHealArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
-    let workspace = &call.ctx.host.workspace;
-    let flow = load_flow(workspace, &a.name)?;
-    let steps = steps_to_run(
-        &flow,
-        &a.secrets.unwrap_or_default(),
-        a.confirm_dangerous == Some(true),
-    )?;
+    let (flow, steps) = flow_to_run(call, &a.name, a.secrets, a.confirm_dangerous)?;
     let walk = walk(call, session, &flow, steps).await;
     let apply = a.apply == Some(true);
     let mut answer = json!({

@@ -379,15 +379,27 @@ pub(super) fn leave_capsule(
     }
 }
 
+/// The saved flow `name` and its steps as they will run (secrets filled, `confirmDangerous`
+/// set); a missing flow or secret is a refusal naming it.
+pub(super) fn flow_to_run(
+    call: &Call<'_>,
+    name: &str,
+    secrets: Option<BTreeMap<String, String>>,
+    confirm_dangerous: Option<bool>,
+) -> Result<(Flow, Vec<FlowStep>), Refusal> {
+    let flow = load_flow(&call.ctx.host.workspace, name)?;
+    let steps = steps_to_run(
+        &flow,
+        &secrets.unwrap_or_default(),
+        confirm_dangerous == Some(true),
+    )?;
+    Ok((flow, steps))
+}
+
 pub(super) async fn flow_replay(call: &Call<'_>, a: FlowReplayArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
     let workspace = &call.ctx.host.workspace;
-    let flow = load_flow(workspace, &a.name)?;
-    let steps = steps_to_run(
-        &flow,
-        &a.secrets.unwrap_or_default(),
-        a.confirm_dangerous == Some(true),
-    )?;
+    let (flow, steps) = flow_to_run(call, &a.name, a.secrets, a.confirm_dangerous)?;
     let run = Run::begin(RunKind::FlowReplay);
     let replayed = replay(call, session, &flow, steps).await;
     let mut answer = replayed.record.clone();
