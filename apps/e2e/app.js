@@ -7,7 +7,8 @@
 // known word, a re-rendering element (stale refs), a destructive button, a page timer (clock),
 // 200 rows in a scroll container, the config handed to the sandboxed iframe, and, with
 // `sameOriginFrame=1`, a same-origin iframe loading the SDK (it shares this tab's sessionStorage,
-// so it claims this page's session id).
+// so it claims this page's session id), and, with `variant=`, a sign-in button changed as a later
+// release might change it (renamed, broken, twinned: API.md).
 // Must not: reach for globals; everything goes through `win` (so tests can run it in jsdom)
 // and the SDK module passed in as `reticle`. Sets `win.__reticleStatus()` (the SDK's status) for the harness.
 
@@ -114,6 +115,18 @@ export function startApp(win, reticle) {
       submit.disabled = false;
     }
   });
+
+  // --- variants: `variant=` in the page URL changes the sign-in button as a later release might --
+  // renamed: its testid is login-submit-v2; broken: renamed, and it no longer submits the form;
+  // twin: renamed, and a second "Sign in" button (login-submit-v3) stands next to it.
+  const variant = new win.URLSearchParams(win.location.search).get('variant');
+  if (['renamed', 'broken', 'twin'].includes(variant)) submit.setAttribute('data-testid', 'login-submit-v2');
+  if (variant === 'broken') submit.type = 'button';
+  if (variant === 'twin') {
+    const twin = submit.cloneNode(true);
+    twin.setAttribute('data-testid', 'login-submit-v3');
+    submit.after(twin);
+  }
 
   // --- console and errors ---------------------------------------------------------------------
   byTestid('log-error').addEventListener('click', () => win.console.error('fixture: deliberate console error'));

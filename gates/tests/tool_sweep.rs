@@ -27,8 +27,9 @@ fn case(tool: &str, args: Value, carries: &'static str) -> Case {
     }
 }
 
-/// The sweep case for a behaviour, by name; `element` is a live ref on the page.
-fn case_for(name: &str, element: &str) -> Option<Case> {
+/// The sweep case for a behaviour, by name; `element` is a live ref on the page, `capsule` one a
+/// red act_and_wait left.
+fn case_for(name: &str, element: &str, capsule: &str) -> Option<Case> {
     let signal = json!({"kind": "signal", "name": "counter.changed"});
     Some(match name {
         "reticle_sessions" => case(name, json!({}), "sessions"),
@@ -96,6 +97,8 @@ fn case_for(name: &str, element: &str) -> Option<Case> {
         // Replay, verify and export (after flow_save in catalogue order, so `sweep` is saved
         // and a run exists to export).
         "reticle_flow_replay" => case(name, json!({"name": "sweep"}), "verified"),
+        "reticle_flow_heal" => case(name, json!({"name": "sweep"}), "outcome"),
+        "reticle_replay" => case(name, json!({"capsule": capsule}), "stillRed"),
         "reticle_flow_verify" => case(
             "reticle_verify",
             json!({"action": "flows", "flows": ["sweep"]}),
@@ -180,9 +183,18 @@ async fn every_behaviour_on_the_surface_answers_through_the_real_stack() {
     let _tab = rig.open("sweep").await;
     let catalogue = rig.ok("reticle_tools", json!({})).await;
     let all = behaviours(&catalogue);
+    // A red act_and_wait leaves the capsule reticle_replay re-runs.
+    let red = rig
+        .ok(
+            "reticle_act_and_wait",
+            json!({"target": {"testid": "counter-increment"}, "action": "click",
+                   "until": {"kind": "signal", "name": "never.sent"}, "timeout_ms": 300}),
+        )
+        .await;
+    let capsule = red["capsuleSaved"].as_str().unwrap_or_default().to_string();
     let uncovered: Vec<&String> = all
         .iter()
-        .filter(|(name, _)| case_for(name, "e1").is_none())
+        .filter(|(name, _)| case_for(name, "e1", "c").is_none())
         .map(|(name, _)| name)
         .collect();
     assert!(
@@ -194,7 +206,7 @@ async fn every_behaviour_on_the_surface_answers_through_the_real_stack() {
     for (name, action) in &all {
         // A fresh ref for each case: a reload or re-render may have ended the previous one.
         let element = rig.first_ref(json!({"testid": "login-user"})).await;
-        let case = case_for(name, &element).unwrap();
+        let case = case_for(name, &element, &capsule).unwrap();
         if let Some(action) = action {
             assert_eq!(case.args["action"], action.as_str(), "{name}");
         }

@@ -136,6 +136,8 @@ fn mcp_message() -> impl Strategy<Value = Value> {
     let tool = prop::sample::select(vec![
         "reticle_sessions",
         "reticle_flow_replay",
+        "reticle_flow_heal",
+        "reticle_replay",
         "reticle_verify",
         "reticle_run_export",
         "reticle_lease",

@@ -1,6 +1,6 @@
 //! The project's workspace, `<project>/.reticle/`: one root per daemon life, resolved once from
-//! the project directory, holding `flows/`, `baselines/`, `runs/`, `capsules/` and
-//! `project.json`. Every file is a JSON object stamped with [`FORMAT_FIELD`] =
+//! the project directory, holding `flows/`, `baselines/`, `runs/`, `capsules/`, `heals/` (each
+//! applied heal: the flow's previous version and the diff) and `project.json`. Every file is a JSON object stamped with [`FORMAT_FIELD`] =
 //! [`FORMAT_VERSION`] and written atomically ([`super::write_atomic`]); `runs/` and `capsules/`
 //! keep only their newest files (named by [`stamped_name`], oldest first). A file with bad JSON or a format this build does not know is
 //! refused by name with the fix: it is never overwritten and never breaks a listing. Names are
@@ -35,15 +35,17 @@ pub enum Folder {
     Baselines,
     Runs,
     Capsules,
+    Heals,
 }
 
 impl Folder {
     /// Every folder, in the order `reticle status` lists them.
-    pub const ALL: [Folder; 4] = [
+    pub const ALL: [Folder; 5] = [
         Folder::Flows,
         Folder::Baselines,
         Folder::Runs,
         Folder::Capsules,
+        Folder::Heals,
     ];
 
     /// The folder's directory name.
@@ -53,6 +55,7 @@ impl Folder {
             Folder::Baselines => "baselines",
             Folder::Runs => "runs",
             Folder::Capsules => "capsules",
+            Folder::Heals => "heals",
         }
     }
 
@@ -61,7 +64,7 @@ impl Folder {
         match self {
             Folder::Runs => Some(500),
             Folder::Capsules => Some(50),
-            Folder::Flows | Folder::Baselines => None,
+            Folder::Flows | Folder::Baselines | Folder::Heals => None,
         }
     }
 }
@@ -217,6 +220,18 @@ impl Workspace {
     }
 }
 
+/// Where and how a file's JSON is broken, in words (serde's own text reads like a crash trace).
+fn json_fault(err: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let what = match err.classify() {
+        Category::Eof => "it ends before the document does",
+        Category::Syntax => "a syntax error",
+        Category::Data => "a value of the wrong kind",
+        Category::Io => "it could not be read",
+    };
+    format!("{what}, line {} column {}", err.line(), err.column())
+}
+
 /// A fresh name for a document of a bounded folder: `<epoch ms>-<pid>-<n>`, which sorts by age
 /// the way the folder's pruning keeps the newest.
 pub fn stamped_name() -> String {
@@ -257,7 +272,7 @@ fn read_document(path: &Path) -> Result<Option<Value>, StoreError> {
     let shown = path.display().to_string();
     let value: Value = serde_json::from_str(&text).map_err(|e| StoreError::BadJson {
         path: shown.clone(),
-        why: e.to_string(),
+        why: json_fault(&e),
     })?;
     match value.get(FORMAT_FIELD) {
         Some(Value::Number(n)) if n.as_u64() == Some(FORMAT_VERSION) => Ok(Some(value)),

@@ -610,6 +610,33 @@ pub struct FlowReplayArgs {
     pub secrets: Option<BTreeMap<String, String>>,
 }
 
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FlowHealArgs {
+    pub session_id: Option<String>,
+    /// The saved flow's name.
+    pub name: String,
+    /// Write the healed flow (a new version; the old one is kept) when every rebinding is
+    /// proved by a consequence; default false: only propose.
+    pub apply: Option<bool>,
+    /// Allow the flow's destructive steps while healing.
+    pub confirm_dangerous: Option<bool>,
+    /// Values for the flow's secret placeholders, by variable name (else the daemon's
+    /// environment).
+    pub secrets: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReplayArgs {
+    pub session_id: Option<String>,
+    /// The capsule a red reticle_act_and_wait left (its `capsuleSaved` path, or the file name).
+    #[schemars(length(min = 1, max = 300))]
+    pub capsule: String,
+    /// Allow the action if it is destructive.
+    pub confirm_dangerous: Option<bool>,
+}
+
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum VerifyAction {

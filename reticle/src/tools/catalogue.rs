@@ -182,6 +182,12 @@ pub fn description(tool: ToolName) -> &'static str {
         T::FlowSaveRecorded => {
             "Save the latest person's recording the page sent (reticle_record with source person) as a flow in .reticle/flows/, its elements named as a user would and typed secrets as placeholders."
         }
+        T::FlowHeal => {
+            "Heal a saved flow whose step no longer finds its element (a renamed testid, a reworded button): replay it, propose the element the page shows now for that step, and try it; apply:true writes a new version (the old one kept, the diff recorded) only when the step's consequence fires with the new target. Ambiguous candidates are listed, never applied."
+        }
+        T::Replay => {
+            "Re-run a red reticle_act_and_wait from its capsule (`capsule`: its capsuleSaved path) on the page now, resolving its target afresh, and say whether it is still red, with the verdict and evidence."
+        }
         T::TestSleep => "Test only: wait `ms` milliseconds, then answer.",
         T::TestEcho => "Test only: answer with the arguments given.",
     }
@@ -223,6 +229,8 @@ pub fn input_schema(tool: ToolName) -> Map<String, Value> {
         T::RunExport => schema_of::<args::RunExportArgs>(),
         T::Record | T::RecordStart | T::RecordStop => schema_of::<args::RecordArgs>(),
         T::FlowSaveRecorded => schema_of::<args::FlowSaveRecordedArgs>(),
+        T::FlowHeal => schema_of::<args::FlowHealArgs>(),
+        T::Replay => schema_of::<args::ReplayArgs>(),
         T::TestSleep => schema_of::<args::SleepArgs>(),
         T::TestEcho => {
             let mut map = Map::new();
@@ -307,6 +315,16 @@ fn output_fields(tool: ToolName) -> &'static [&'static str] {
             "saved",
         ],
         T::FlowSaveRecorded => &["name", "path", "stepCount", "assertions", "secrets"],
+        T::FlowHeal => &[
+            "outcome",
+            "applied",
+            "because",
+            "rebindings",
+            "candidates",
+            "diff",
+            "version",
+        ],
+        T::Replay => &["stillRed", "verified", "because", "evidence", "original"],
         _ => &[],
     }
 }

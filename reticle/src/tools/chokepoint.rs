@@ -26,8 +26,8 @@ use super::context::ToolContext;
 use super::names::{Standing, ToolName};
 use super::refusal::Refusal;
 use super::{
-    act, baselines, flows, leases, look, meta, observe, record, replay, runs, session_family,
-    sessions, suite, testing, verify,
+    act, baselines, capsule_replay, flows, heal, leases, look, meta, observe, record, replay, runs,
+    session_family, sessions, suite, testing, verify,
 };
 use crate::bridge::{ResolveError, Session};
 use crate::wire::trace::{key, span};
@@ -288,6 +288,8 @@ enum Parsed {
     Lease(args::LeaseFamilyArgs),
     Record(args::RecordArgs),
     FlowSaveRecorded(args::FlowSaveRecordedArgs),
+    FlowHeal(args::FlowHealArgs),
+    Replay(args::ReplayArgs),
     Sleep(args::SleepArgs),
     Echo,
 }
@@ -330,6 +332,8 @@ impl Parsed {
             T::Lease => Parsed::Lease(args::parse(a)?),
             T::Record => Parsed::Record(args::parse(a)?),
             T::FlowSaveRecorded => Parsed::FlowSaveRecorded(args::parse(a)?),
+            T::FlowHeal => Parsed::FlowHeal(args::parse(a)?),
+            T::Replay => Parsed::Replay(args::parse(a)?),
             T::TestSleep => Parsed::Sleep(args::parse(a)?),
             T::TestEcho => Parsed::Echo,
             T::Yield
@@ -386,6 +390,8 @@ async fn dispatch(call: &Call<'_>, parsed: Parsed) -> Result<Value, Refusal> {
         (T::Lease, Parsed::Lease(a)) => leases::lease(call, a),
         (T::Record, Parsed::Record(a)) => record::record(call, a).await,
         (T::FlowSaveRecorded, Parsed::FlowSaveRecorded(a)) => record::flow_save_recorded(call, a),
+        (T::FlowHeal, Parsed::FlowHeal(a)) => heal::flow_heal(call, a).await,
+        (T::Replay, Parsed::Replay(a)) => capsule_replay::replay(call, a).await,
         (T::TestSleep, Parsed::Sleep(a)) => testing::sleep(call, a).await,
         (T::TestEcho, _) => testing::echo(call),
         (tool, _) => Err(Refusal::new(

@@ -23,7 +23,9 @@
 //!   feedback), `flows` (flow_save, flow), `replay` (flow_replay), `suite` (verify),
 //!   `runs` (run artifacts and run_export), `baselines` (baseline), `leases` (lease, and the
 //!   refusal of a call on a session another holder leased), `record` (record,
-//!   flow_save_recorded), `testing` (test-only tools);
+//!   flow_save_recorded), `heal` (flow_heal, with
+//!   `rebind` ranking a gone target's candidates), `capsule_replay` (replay of a capsule),
+//!   `testing` (test-only tools);
 //!   `capsules` for red
 //!   verdicts, `redact` for what a capsule or a flow must not keep, `flow_model` for what a flow
 //!   is and how much it proves, `recording` for a recording in progress (the act tools append
@@ -43,9 +45,11 @@ pub mod refusal;
 
 mod act;
 mod baselines;
+mod capsule_replay;
 mod capsules;
 mod flow_model;
 mod flows;
+mod heal;
 mod lean_schema;
 mod leases;
 mod locate;
@@ -53,6 +57,7 @@ mod look;
 mod meta;
 mod next_action;
 mod observe;
+mod rebind;
 mod record;
 mod recording;
 mod redact;

@@ -56,6 +56,8 @@ tool_names! {
     Clock = "reticle_clock",
     FlowSave = "reticle_flow_save",
     FlowReplay = "reticle_flow_replay",
+    FlowHeal = "reticle_flow_heal",
+    Replay = "reticle_replay",
     Verify = "reticle_verify",
     RunExport = "reticle_run_export",
     Flow = "reticle_flow",
@@ -137,7 +139,9 @@ impl ToolName {
             | T::Baseline
             | T::Lease
             | T::Record
-            | T::FlowSaveRecorded => Standing::Extended,
+            | T::FlowSaveRecorded
+            | T::FlowHeal
+            | T::Replay => Standing::Extended,
             T::TestSleep | T::TestEcho => Standing::Test,
             _ => Standing::Default,
         }
@@ -179,6 +183,8 @@ impl ToolName {
                 | T::Verify
                 | T::Record
                 | T::FlowSaveRecorded
+                | T::FlowHeal
+                | T::Replay
         )
     }
 
@@ -199,6 +205,8 @@ impl ToolName {
                 | T::FlowReplay
                 | T::Verify
                 | T::Session
+                | T::FlowHeal
+                | T::Replay
         )
     }
 

@@ -51,7 +51,7 @@ pub(super) enum FlowReason {
 /// Why a step produced no verdict of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-enum Unrun {
+pub(super) enum Unrun {
     /// No element matches the step's target now.
     TargetNotFound,
     /// Several elements match the step's target; nothing was guessed.
@@ -150,15 +150,12 @@ fn start_of(page_url: &str, start_path: &str) -> Start {
     }
 }
 
-/// Replays `steps` of `flow` on `session` from its start path.
-pub(super) async fn replay(
+/// Brings `session` to `flow`'s start path: the page there, or why it did not arrive.
+pub(super) async fn go_to_start(
     call: &Call<'_>,
     session: &Arc<Session>,
     flow: &Flow,
-    steps: Vec<FlowStep>,
-) -> Replayed {
-    let clock = Instant::now();
-    let grading = flow.grading();
+) -> Result<Arc<Session>, String> {
     let arrival = match start_of(&session.identity().url, &flow.start_path) {
         Start::Reload => {
             arrive(
@@ -181,20 +178,32 @@ pub(super) async fn replay(
             .await
         }
     };
+    match arrival {
+        Ok(Arrival {
+            page: Some(page), ..
+        }) => Ok(page),
+        Err(refusal) => Err(refusal.reason),
+        Ok(_) => Err("the page did not reconnect there in time (it may not load the Reticle SDK at that path)".into()),
+    }
+}
+
+/// Replays `steps` of `flow` on `session` from its start path.
+pub(super) async fn replay(
+    call: &Call<'_>,
+    session: &Arc<Session>,
+    flow: &Flow,
+    steps: Vec<FlowStep>,
+) -> Replayed {
+    let clock = Instant::now();
+    let grading = flow.grading();
     let mut record = json!({
         "name": flow.name,
         "startPath": flow.start_path,
         "grade": grading,
     });
-    let page = match arrival {
-        Ok(Arrival {
-            page: Some(page), ..
-        }) => page,
-        other => {
-            let why = match other {
-                Err(refusal) => refusal.reason,
-                _ => "the page did not reconnect there in time (it may not load the Reticle SDK at that path)".into(),
-            };
+    let page = match go_to_start(call, session, flow).await {
+        Ok(page) => page,
+        Err(why) => {
             record["verified"] = json!(Verified::Unknown);
             record["reason"] = json!(FlowReason::StartNotReached);
             record["because"] = json!(format!(
@@ -275,7 +284,7 @@ pub(super) async fn replay(
 }
 
 /// Runs one step through the shared core; its verdict, its record, and its window's events.
-async fn run_step(
+pub(super) async fn run_step(
     call: &Call<'_>,
     page: &Arc<Session>,
     number: usize,
@@ -370,15 +379,27 @@ pub(super) fn leave_capsule(
     }
 }
 
+/// The saved flow `name` and its steps as they will run (secrets filled, `confirmDangerous`
+/// set); a missing flow or secret is a refusal naming it.
+pub(super) fn flow_to_run(
+    call: &Call<'_>,
+    name: &str,
+    secrets: Option<BTreeMap<String, String>>,
+    confirm_dangerous: Option<bool>,
+) -> Result<(Flow, Vec<FlowStep>), Refusal> {
+    let flow = load_flow(&call.ctx.host.workspace, name)?;
+    let steps = steps_to_run(
+        &flow,
+        &secrets.unwrap_or_default(),
+        confirm_dangerous == Some(true),
+    )?;
+    Ok((flow, steps))
+}
+
 pub(super) async fn flow_replay(call: &Call<'_>, a: FlowReplayArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
     let workspace = &call.ctx.host.workspace;
-    let flow = load_flow(workspace, &a.name)?;
-    let steps = steps_to_run(
-        &flow,
-        &a.secrets.unwrap_or_default(),
-        a.confirm_dangerous == Some(true),
-    )?;
+    let (flow, steps) = flow_to_run(call, &a.name, a.secrets, a.confirm_dangerous)?;
     let run = Run::begin(RunKind::FlowReplay);
     let replayed = replay(call, session, &flow, steps).await;
     let mut answer = replayed.record.clone();
