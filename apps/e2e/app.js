@@ -7,7 +7,8 @@
 // known word, a re-rendering element (stale refs), a destructive button, a page timer (clock),
 // 200 rows in a scroll container, the config handed to the sandboxed iframe, and, with
 // `sameOriginFrame=1`, a same-origin iframe loading the SDK (it shares this tab's sessionStorage,
-// so it claims this page's session id).
+// so it claims this page's session id), and, with `stuckCounter=1`, a broken build whose
+// Increment button does nothing (a regression for `reticle verify` to catch).
 // Must not: reach for globals; everything goes through `win` (so tests can run it in jsdom)
 // and the SDK module passed in as `reticle`. Sets `win.__reticleStatus()` (the SDK's status) for the harness.
 
@@ -129,6 +130,7 @@ export function startApp(win, reticle) {
 
   // --- store, signals, XHR ----------------------------------------------------------------------
   byTestid('counter-increment').addEventListener('click', () => {
+    if (config.stuckCounter) return;
     state.counter += 1;
     byTestid('counter-value').textContent = `Count: ${state.counter}`;
     reticle.signal('counter.changed', { value: state.counter });

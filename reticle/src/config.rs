@@ -45,6 +45,8 @@ pub mod env {
     pub const MAX_MCP_SESSIONS: &str = "RETICLE_MAX_MCP_SESSIONS";
     /// The most tool calls the daemon's MCP endpoint runs at once, over all sessions.
     pub const MAX_MCP_CALLS: &str = "RETICLE_MAX_MCP_CALLS";
+    /// `reticle verify`: the Chromium binary it launches (default: Debian's /usr/bin/chromium).
+    pub const CHROMIUM: &str = "RETICLE_CHROMIUM";
     /// Test only: edits to the daemon's tool catalogue, read at start (`+name,-name`).
     pub const TEST_CATALOGUE: &str = "RETICLE_TEST_CATALOGUE";
     /// Test only, a stand-in: the bridge lets a hello take a session from a live socket without

@@ -1,7 +1,7 @@
 //! Scenarios: for each inventory row, the code that provokes it against the real system and
 //! records a history, and the judgement of that history. One module per hop (`stdio` hop 1,
 //! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `compat` the SDK compatibility matrix H5.6,
-//! `traces` T1 to T4, `layers` L1, `security` S1 to S7, `cross_site` S8, `shared_session` S9, `mcp_limits` S10, `fuzz` S11;
+//! `traces` T1 to T4, `layers` L1, `security` S1 to S7, `cross_site` S8, `shared_session` S9, `mcp_limits` S10, `fuzz` S11, `verify_cli` the rig `reticle verify`'s tests share, and its honesty scenario (V1, not yet in the inventory);
 //! `toxic_effect` the effect each of H2.7's toxics must leave in its history;
 //! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `proxied` a
 //! daemon behind a fault proxy, `kit` what every scenario shares); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
@@ -24,6 +24,7 @@ pub mod shared_session;
 pub mod stdio;
 pub mod toxic_effect;
 pub mod traces;
+pub mod verify_cli;
 
 use std::path::{Path, PathBuf};
 

@@ -25,6 +25,10 @@
 //!   is and how much it proves. `act` holds the resolve-act-judge core that act_and_wait and
 //!   every replayed step share.
 //!
+//! `flow_model`, `flows` (loading a saved flow), `runs` (the run artifact and its exports) and
+//! `suite` (the suite verdict) are also read by the `reticle verify` command, which drives
+//! replays through the daemon and records the suite the same way the tool does.
+//!
 //! This room runs tools; it must not know transports.
 
 pub mod args;
@@ -38,8 +42,8 @@ pub mod refusal;
 mod act;
 mod baselines;
 mod capsules;
-mod flow_model;
-mod flows;
+pub mod flow_model;
+pub mod flows;
 mod lean_schema;
 mod look;
 mod meta;
@@ -47,10 +51,10 @@ mod next_action;
 mod observe;
 mod redact;
 mod replay;
-mod runs;
+pub mod runs;
 mod session_family;
 mod sessions;
-mod suite;
+pub mod suite;
 mod testing;
 mod verify;
 

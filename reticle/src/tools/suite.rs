@@ -26,8 +26,12 @@ use crate::verdict::Verified;
 /// The most replays of one flow a verify makes.
 pub const MAX_REPEAT: u32 = 5;
 
+/// The reason word of a flow that could not run (not saved, unreadable, a secret missing, no
+/// page for it).
+pub const COULD_NOT_RUN: &str = "could_not_run";
+
 /// The suite's verdict from its flows' verdicts.
-fn suite_verdict(flows: &[Verified]) -> Verified {
+pub fn suite_verdict(flows: &[Verified]) -> Verified {
     if flows.is_empty() {
         Verified::Unknown
     } else if flows.iter().all(|v| *v == Verified::Yes) {
@@ -90,7 +94,7 @@ pub(super) async fn verify(call: &Call<'_>, a: VerifyArgs) -> Result<Value, Refu
                 records.push(json!({
                     "name": name,
                     "verified": Verified::Unknown,
-                    "reason": "could_not_run",
+                    "reason": COULD_NOT_RUN,
                     "because": refusal.reason,
                     "recovery": refusal.recovery,
                 }));
