@@ -21,7 +21,9 @@ use super::refusal::Refusal;
 use super::replay::{Replayed, leave_capsule, replay, steps_to_run};
 use super::runs::{Run, RunKind, RunVerdict};
 use crate::store::workspace::Folder;
-use crate::verdict::Verified;
+/// The verdict words a suite folds, for the `reticle verify` command (which reaches the verdict
+/// room only through this one).
+pub use crate::verdict::Verified;
 
 /// The most replays of one flow a verify makes.
 pub const MAX_REPEAT: u32 = 5;
