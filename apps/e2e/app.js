@@ -8,7 +8,9 @@
 // 200 rows in a scroll container, the config handed to the sandboxed iframe, and, with
 // `sameOriginFrame=1`, a same-origin iframe loading the SDK (it shares this tab's sessionStorage,
 // so it claims this page's session id), and, with `variant=`, a sign-in button changed as a later
-// release might change it (renamed, broken, twinned: API.md).
+// release might change it (renamed, broken, twinned: API.md),
+// and, with `stuckCounter=1`, a broken build whose Increment button does nothing (a regression
+// for `reticle verify` to catch).
 // Must not: reach for globals; everything goes through `win` (so tests can run it in jsdom)
 // and the SDK module passed in as `reticle`. Sets `win.__reticleStatus()` (the SDK's status) for the harness.
 
@@ -142,6 +144,7 @@ export function startApp(win, reticle) {
 
   // --- store, signals, XHR ----------------------------------------------------------------------
   byTestid('counter-increment').addEventListener('click', () => {
+    if (config.stuckCounter) return;
     state.counter += 1;
     byTestid('counter-value').textContent = `Count: ${state.counter}`;
     reticle.signal('counter.changed', { value: state.counter });

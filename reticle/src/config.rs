@@ -50,6 +50,8 @@ pub mod env {
     /// How long an agent's leases outlive its last MCP link closing, in ms (default 10 s): a
     /// `reticle mcp` that reconnects within it keeps them.
     pub const LEASE_LINK_GRACE_MS: &str = "RETICLE_LEASE_LINK_GRACE_MS";
+    /// `reticle verify`: the Chromium binary it launches (default: Debian's /usr/bin/chromium).
+    pub const CHROMIUM: &str = "RETICLE_CHROMIUM";
     /// Test only: edits to the daemon's tool catalogue, read at start (`+name,-name`).
     pub const TEST_CATALOGUE: &str = "RETICLE_TEST_CATALOGUE";
     /// Test only, a stand-in: the bridge lets a hello take a session from a live socket without

@@ -41,7 +41,7 @@ pub async fn socket_upgrade(
     ) {
         bridge.note_refusal(
             StatusCode::FORBIDDEN.as_u16(),
-            "origin_refused",
+            crate::wire::close::refused_kind::ORIGIN_REFUSED,
             &sentence,
             &FrameClues::default(),
             origin.as_deref(),

@@ -11,6 +11,7 @@ pub(crate) mod serve;
 mod status;
 mod stop;
 mod target;
+mod verify;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -151,6 +152,36 @@ enum Command {
     /// itself is not printed. Exit 0 when no step failed, 1 when one did, 2 for a bad command line.
     /// It never starts a daemon: the agent's `reticle mcp` does.
     Init(init::InitArgs),
+    /// Replay the saved flows against the app at URL in a browser Reticle launches: a CI job.
+    ///
+    /// Starts (or reuses) the daemon on the port, launches Chromium headless (RETICLE_CHROMIUM,
+    /// default /usr/bin/chromium; one process and fresh profile per job), and for each flow opens
+    /// URL in a fresh browser context with a session id of its own (the `__reticle_session`
+    /// query parameter the SDK reads), waits for that page's SDK session (--timeout-ms), and has
+    /// the daemon replay the flow through `reticle_flow_replay`. The flows are the project's
+    /// (`.reticle/flows` under RETICLE_PROJECT_DIR, else the working directory); a reused
+    /// daemon must serve the same project. A daemon this command started is stopped at the end.
+    ///
+    /// When no session appears in time it stops and names the likely cause: the app does not
+    /// load the SDK or connects it to another port, the token differs, or the Origin is refused,
+    /// told apart by the handshakes the daemon refused (`reticle status` lists them).
+    ///
+    /// Prints a line per flow as it finishes (a bar on a terminal), then a table (flow, verdict,
+    /// failing step, time); saves the run in .reticle/runs/ and writes --junit, --json and
+    /// --markdown when asked.
+    ///
+    /// Exit codes: 0 every flow is yes; 1 a flow is no (the app regressed); 2 a flow is unknown,
+    /// no flow ran (none saved, none selected, only assertion-free flows), or the browser, the
+    /// daemon or the transport failed: nothing proven; 3 the command line is wrong.
+    #[command(
+        after_help = "Exit codes: 0 every flow yes; 1 a flow no (the app regressed); 2 a flow unknown, nothing ran, or infrastructure (browser, daemon, transport) failed; 3 usage."
+    )]
+    Verify {
+        #[command(flatten)]
+        args: verify::VerifyArgs,
+        #[command(flatten)]
+        port: PortArg,
+    },
     /// Print this binary's version.
     Version,
     #[command(external_subcommand)]
@@ -177,7 +208,10 @@ pub fn main() -> ExitCode {
     // (the daemon, the MCP proxy) ignore it again, so a closed pipe or socket is an error they
     // handle, never their death.
     set_sigpipe(SigHandler::SigDfl);
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return parse_failure(err),
+    };
     if matches!(
         cli.command,
         Command::Mcp { .. }
@@ -205,6 +239,22 @@ pub fn main() -> ExitCode {
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(exit) => exit.report(),
+    }
+}
+
+/// A command line clap could not take: help and version print and exit 0; anything else is
+/// a usage error, 2 (clap's code), or 3 for `reticle verify`, whose codes are CI's.
+fn parse_failure(err: clap::Error) -> ExitCode {
+    if !err.use_stderr() {
+        let _ = err.print();
+        return ExitCode::SUCCESS;
+    }
+    let verifying = std::env::args_os().nth(1).is_some_and(|a| a == "verify");
+    let _ = err.print();
+    if verifying {
+        ExitCode::from(exit::VerifyCode::Usage as u8)
+    } else {
+        ExitCode::from(2)
     }
 }
 
@@ -237,6 +287,12 @@ fn run(command: Command) -> Result<(), Exit> {
         }
         Command::Doctor { port, json } => rt.block_on(doctor::doctor(port.resolve()?, json)),
         Command::Init(args) => init::init(args),
+        Command::Verify { args, port } => {
+            let port = port
+                .resolve()
+                .map_err(|e| e.into_verify(exit::VerifyCode::Usage))?;
+            rt.block_on(verify::verify(args, port))
+        }
         Command::Version => {
             println!("reticle {}", crate::VERSION);
             Ok(())

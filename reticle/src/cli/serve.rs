@@ -1,5 +1,6 @@
 //! `reticle serve`: in the foreground, run a daemon life here; detached, spawn one in its own
-//! session and report success only when `/status` answers with that life's instance id.
+//! session and report success only when `/status` answers with that life's instance id
+//! ([`ensure`], which `reticle verify` shares, says whether it started one or found one).
 
 use std::time::{Duration, Instant};
 
@@ -26,19 +27,40 @@ pub async fn foreground(port: u16) -> Result<(), Exit> {
 
 /// Starts a detached daemon and waits for its own `/status` answer.
 pub async fn detached(port: u16) -> Result<(), Exit> {
+    println!("{}", ensure(port).await?.sentence(port));
+    Ok(())
+}
+
+/// How [`ensure`] found the port: a daemon already there, or one it started.
+pub enum Serving {
+    Reused(Box<crate::wire::StatusReport>),
+    Started { pid: u32, instance: String },
+}
+
+impl Serving {
+    /// The line `reticle serve` prints.
+    pub fn sentence(&self, port: u16) -> String {
+        match self {
+            Serving::Reused(status) => format!(
+                "a Reticle daemon is already serving 127.0.0.1:{port} (pid {}, instance {}, version {})",
+                status.pid, status.instance, status.version
+            ),
+            Serving::Started { pid, instance } => format!(
+                "started Reticle daemon on 127.0.0.1:{port} (pid {pid}, instance {instance})"
+            ),
+        }
+    }
+}
+
+/// A daemon answering on `port`: the one there, else one started detached and waited for.
+pub async fn ensure(port: u16) -> Result<Serving, Exit> {
     let timeout = config::millis_from_env(env::SERVE_TIMEOUT_MS, config::DEFAULT_SERVE_TIMEOUT)
         .map_err(|err| Exit::usage(err.to_string()))?;
     Settings::from_env(port).map_err(|err| Exit::usage(err.to_string()))?;
     let state = StateDir::from_env();
     let files = state.port_files(port);
     match probe(port).await {
-        PortPresence::Daemon { status } => {
-            println!(
-                "a Reticle daemon is already serving 127.0.0.1:{port} (pid {}, instance {}, version {})",
-                status.pid, status.instance, status.version
-            );
-            return Ok(());
-        }
+        PortPresence::Daemon { status } => return Ok(Serving::Reused(status)),
         PortPresence::Foreign => return Err(Exit::failure(foreign_holder(port, &files).0)),
         PortPresence::Outbound { connections } => {
             return Err(Exit::failure(outbound_holder(port, &connections)));
@@ -56,11 +78,10 @@ pub async fn detached(port: u16) -> Result<(), Exit> {
         if let Some(status) = fetch_status(port, STATUS_BOUND).await
             && status.instance == instance
         {
-            println!(
-                "started Reticle daemon on 127.0.0.1:{port} (pid {}, instance {instance})",
-                status.pid
-            );
-            return Ok(());
+            return Ok(Serving::Started {
+                pid: status.pid,
+                instance,
+            });
         }
         if let Ok(Some(code)) = child.try_wait() {
             let reason = start_failure(&files.log, &instance).unwrap_or_else(|| {

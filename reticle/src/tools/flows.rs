@@ -26,7 +26,7 @@ pub(super) fn store_refusal(err: StoreError) -> Refusal {
 }
 
 /// Loads a saved flow by name; a missing or unreadable one is a refusal naming it.
-pub(super) fn load_flow(workspace: &Workspace, name: &str) -> Result<Flow, Refusal> {
+pub fn load_flow(workspace: &Workspace, name: &str) -> Result<Flow, Refusal> {
     let document = workspace
         .load(Folder::Flows, name)
         .map_err(store_refusal)?

@@ -32,6 +32,10 @@
 //!   to it), `locate` for the user-facing locator of an element acted on by ref. `act` holds the resolve-act-judge core that act_and_wait and
 //!   every replayed step share.
 //!
+//! `flow_model`, `flows` (loading a saved flow), `runs` (the run artifact and its exports) and
+//! `suite` (the suite verdict) are also read by the `reticle verify` command, which drives
+//! replays through the daemon and records the suite the same way the tool does.
+//!
 //! This room runs tools; it must not know transports.
 
 pub mod args;
@@ -47,8 +51,8 @@ mod act;
 mod baselines;
 mod capsule_replay;
 mod capsules;
-mod flow_model;
-mod flows;
+pub mod flow_model;
+pub mod flows;
 mod heal;
 mod lean_schema;
 mod leases;
@@ -62,10 +66,10 @@ mod record;
 mod recording;
 mod redact;
 mod replay;
-mod runs;
+pub mod runs;
 mod session_family;
 mod sessions;
-mod suite;
+pub mod suite;
 mod testing;
 mod verify;
 

@@ -13,8 +13,7 @@ use crate::plane::host_is_loopback;
 /// How long the dev server gets to accept a connection.
 const DEV_SERVER_PROBE: Duration = Duration::from_millis(500);
 
-/// The refusal kind (`wire::close`'s word) of a page whose SDK speaks another protocol.
-const VERSION_MISMATCH: &str = "version_mismatch";
+use crate::wire::close::refused_kind::VERSION_MISMATCH;
 
 /// One next step, by a stable word the agent can branch on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -1,9 +1,10 @@
-//! Run artifacts: every flow replay and every verify writes `runs/<id>.json` through the
-//! workspace (format-stamped, atomic, the newest 500 kept): its kind, when it started, how long
-//! it took, its verdict, and each flow's record (verdict, failing step, steps with their
-//! verdicts, durations and evidence). `reticle_run_export` reads one back as the JSON document
-//! or as JUnit XML (one testcase per flow; `no` is a failure naming the step, `unknown` an
-//! error).
+//! Run artifacts: every flow replay and every verify (the tool, and the `reticle verify`
+//! command) writes `runs/<id>.json` through the workspace (format-stamped, atomic, the newest
+//! 500 kept): its kind, when it started, how long it took, its verdict, and each flow's record
+//! (verdict, failing step, steps with their verdicts, durations and evidence).
+//! `reticle_run_export` reads one back as the JSON document or as JUnit XML (one testcase per
+//! flow; `no` is a failure naming the step, `unknown` an error); `reticle verify` also renders
+//! it as Markdown for a pull-request comment ([`markdown`]).
 //!
 //! This module writes and renders runs; it must not replay anything.
 
@@ -21,7 +22,7 @@ use crate::verdict::Verified;
 
 /// What wrote a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum RunKind {
+pub enum RunKind {
     FlowReplay,
     Verify,
 }
@@ -36,7 +37,7 @@ impl RunKind {
 }
 
 /// A run under way: its id, kind and clock.
-pub(super) struct Run {
+pub struct Run {
     id: String,
     kind: RunKind,
     started_at: String,
@@ -44,7 +45,7 @@ pub(super) struct Run {
 }
 
 /// A run's outcome as stored.
-pub(super) struct RunVerdict<'a> {
+pub struct RunVerdict<'a> {
     pub verified: Verified,
     pub because: &'a str,
     /// Each flow's record, in the order they ran.
@@ -63,8 +64,25 @@ impl Run {
         }
     }
 
+    /// The run's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
     /// Writes the artifact; the path to show on success, a sentence on failure.
     pub fn save(&self, workspace: &Workspace, outcome: &RunVerdict<'_>) -> Result<String, String> {
+        workspace
+            .save(Folder::Runs, &self.id, &self.document(outcome))
+            .map_err(|e| format!("the run artifact could not be written: {e}"))?;
+        Ok(format!(
+            "{DIR_NAME}/{}/{}.json",
+            Folder::Runs.dir_name(),
+            self.id
+        ))
+    }
+
+    /// The artifact's document (the workspace adds the format when it saves it).
+    pub fn document(&self, outcome: &RunVerdict<'_>) -> Map<String, Value> {
         let mut document = Map::new();
         document.insert("id".into(), json!(self.id));
         document.insert("kind".into(), json!(self.kind.as_str()));
@@ -76,14 +94,7 @@ impl Run {
         document.insert("verified".into(), json!(outcome.verified));
         document.insert("because".into(), json!(outcome.because));
         document.insert("flows".into(), json!(outcome.flows));
-        workspace
-            .save(Folder::Runs, &self.id, &document)
-            .map_err(|e| format!("the run artifact could not be written: {e}"))?;
-        Ok(format!(
-            "{DIR_NAME}/{}/{}.json",
-            Folder::Runs.dir_name(),
-            self.id
-        ))
+        document
     }
 
     /// Adds `runId` and `runSaved` (or `runError`) to an answer after saving.
@@ -145,7 +156,7 @@ pub(super) fn run_export(call: &Call<'_>, a: RunExportArgs) -> Result<Value, Ref
 }
 
 /// A run as JUnit XML: one testsuite, one testcase per flow.
-fn junit(run: &Value) -> String {
+pub fn junit(run: &Value) -> String {
     let flows = run["flows"].as_array().cloned().unwrap_or_default();
     let seconds = |ms: &Value| format!("{:.3}", ms.as_u64().unwrap_or(0) as f64 / 1000.0);
     let count = |verdict: &str| flows.iter().filter(|f| f["verified"] == verdict).count();
@@ -201,6 +212,42 @@ fn junit(run: &Value) -> String {
     xml
 }
 
+/// A run as Markdown for a pull-request comment: the verdict, then a table with one row per
+/// flow (verdict, failing step, time) and, under it, why each flow that is not `yes` is not.
+pub fn markdown(run: &Value) -> String {
+    let flows = run["flows"].as_array().cloned().unwrap_or_default();
+    let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
+    let seconds = |ms: &Value| format!("{:.1} s", ms.as_u64().unwrap_or(0) as f64 / 1000.0);
+    let mut md = format!(
+        "### Reticle verify: {}\n\n{}\n\n| flow | verdict | failing step | time |\n| --- | --- | --- | --- |\n",
+        run["verified"].as_str().unwrap_or("unknown"),
+        cell(run["because"].as_str().unwrap_or(""))
+    );
+    for flow in &flows {
+        let step = flow["failingStep"]
+            .as_u64()
+            .map_or_else(|| "-".to_string(), |s| s.to_string());
+        md.push_str(&format!(
+            "| {} | {} | {step} | {} |\n",
+            cell(flow["name"].as_str().unwrap_or("(unnamed)")),
+            flow["verified"].as_str().unwrap_or("unknown"),
+            seconds(&flow["durationMs"])
+        ));
+    }
+    let unproven: Vec<&Value> = flows.iter().filter(|f| f["verified"] != "yes").collect();
+    if !unproven.is_empty() {
+        md.push('\n');
+        for flow in unproven {
+            md.push_str(&format!(
+                "- **{}**: {}\n",
+                cell(flow["name"].as_str().unwrap_or("(unnamed)")),
+                cell(flow["because"].as_str().unwrap_or(""))
+            ));
+        }
+    }
+    md
+}
+
 /// Text as XML character data or an attribute value.
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -249,6 +296,22 @@ mod tests {
         );
         assert!(xml.contains("name=\"a&lt;b\""), "{xml}");
         assert!(xml.contains("<error message=\"assertion-free\""), "{xml}");
+    }
+
+    #[test]
+    fn markdown_has_one_row_per_flow_and_says_why_a_flow_is_not_yes() {
+        let run = json!({
+            "verified": "no", "because": "2 flow(s): 1 yes, 1 no, 0 unknown",
+            "flows": [
+                {"name": "sign-in", "verified": "yes", "durationMs": 700},
+                {"name": "a|b", "verified": "no", "failingStep": 3,
+                 "because": "step 3 of 3 was no", "durationMs": 800}
+            ]
+        });
+        let md = markdown(&run);
+        assert!(md.contains("| sign-in | yes | - | 0.7 s |"), "{md}");
+        assert!(md.contains("| a\\|b | no | 3 | 0.8 s |"), "{md}");
+        assert!(md.contains("- **a\\|b**: step 3 of 3 was no"), "{md}");
     }
 
     #[test]

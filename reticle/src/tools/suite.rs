@@ -21,13 +21,19 @@ use super::refusal::Refusal;
 use super::replay::{Replayed, leave_capsule, replay, steps_to_run};
 use super::runs::{Run, RunKind, RunVerdict};
 use crate::store::workspace::Folder;
-use crate::verdict::Verified;
+/// The verdict words a suite folds, for the `reticle verify` command (which reaches the verdict
+/// room only through this one).
+pub use crate::verdict::Verified;
 
 /// The most replays of one flow a verify makes.
 pub const MAX_REPEAT: u32 = 5;
 
+/// The reason word of a flow that could not run (not saved, unreadable, a secret missing, no
+/// page for it).
+pub const COULD_NOT_RUN: &str = "could_not_run";
+
 /// The suite's verdict from its flows' verdicts.
-fn suite_verdict(flows: &[Verified]) -> Verified {
+pub fn suite_verdict(flows: &[Verified]) -> Verified {
     if flows.is_empty() {
         Verified::Unknown
     } else if flows.iter().all(|v| *v == Verified::Yes) {
@@ -90,7 +96,7 @@ pub(super) async fn verify(call: &Call<'_>, a: VerifyArgs) -> Result<Value, Refu
                 records.push(json!({
                     "name": name,
                     "verified": Verified::Unknown,
-                    "reason": "could_not_run",
+                    "reason": COULD_NOT_RUN,
                     "because": refusal.reason,
                     "recovery": refusal.recovery,
                 }));

@@ -5,6 +5,16 @@ use std::fmt;
 
 use super::limits::{MAX_CLOSE_REASON_BYTES, PROTOCOL_VERSION};
 
+/// The refusal kinds (`/status`'s `refused[].kind`) a reader tells causes apart by.
+pub mod refused_kind {
+    /// The page's pairing token was missing or wrong.
+    pub const AUTH_FAILED: &str = "auth_failed";
+    /// The upgrade's Origin is not one the daemon admits (refused before any socket).
+    pub const ORIGIN_REFUSED: &str = "origin_refused";
+    /// The page's SDK speaks another protocol version.
+    pub const VERSION_MISMATCH: &str = "version_mismatch";
+}
+
 /// Close codes the bridge sends (RFC 6455 §7.4.1).
 pub mod code {
     /// The daemon is shutting down.
@@ -91,8 +101,8 @@ impl CloseReason {
             CloseReason::SecondHello => "second_hello",
             CloseReason::WrongDirection => "wrong_direction",
             CloseReason::Invalid(_) => "invalid_message",
-            CloseReason::VersionMismatch { .. } => "version_mismatch",
-            CloseReason::AuthFailed(_) => "auth_failed",
+            CloseReason::VersionMismatch { .. } => refused_kind::VERSION_MISMATCH,
+            CloseReason::AuthFailed(_) => refused_kind::AUTH_FAILED,
             CloseReason::TooBig => "too_big",
             CloseReason::Replaced => "replaced",
             CloseReason::SessionInUse(_) => "session_in_use",

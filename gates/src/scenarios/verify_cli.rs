@@ -1,0 +1,308 @@
+//! `reticle verify`'s honesty (V1, not yet an inventory row: verify still hangs once its browser
+//! is killed mid-flow): a run whose browser died is never green. The rig
+//! ([`VerifyRig`]: an owned daemon with a private project dir, the fixture app, flows saved
+//! through the tool layer by an agent's `reticle mcp`) runs `<env.reticle> verify` as CI would;
+//! the scenario kills the Chromium that verify launched while a flow is replaying, and the pure
+//! judge scores an exit 0 (or a non-zero exit that does not say the browser died) `silent`.
+//! Its negative control is a stand-in verify that exits 0 whatever happened.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use harness::cli::{Ran as CliRan, run_command};
+use harness::{FixtureApp, McpClient, OwnedDaemon, ProxyOptions, poll};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+
+use super::kit::{control, controls_held, could_not_start, judged, observe, settle};
+use super::{GateEnv, Ran};
+use crate::history::{Actor, History, Op};
+use crate::judge::{self, Judgement, RowOutcome};
+use reticle::config::env;
+
+/// How long a page or a verify run gets before the scenario gives up on it.
+pub const BOUND: Duration = Duration::from_secs(60);
+
+/// What stderr says when verify has launched a job's browser (its pid follows).
+const CHROMIUM_STARTED: &str = "chromium started (job 1, pid ";
+
+/// A flow of one click whose consequence is the signal `signal` (waiting up to `timeout_ms`).
+pub fn click_flow(name: &str, testid: &str, signal: &str, timeout_ms: u64) -> Value {
+    json!({
+        "name": name,
+        "startPath": "/",
+        "overwrite": true,
+        "steps": [
+            {"target": {"testid": testid}, "action": "click",
+             "until": {"kind": "signal", "name": signal}, "timeout_ms": timeout_ms}
+        ]
+    })
+}
+
+/// The fixture, a daemon serving a private project, and an agent to save flows with.
+pub struct VerifyRig {
+    pub daemon: OwnedDaemon,
+    pub app: FixtureApp,
+    pub agent: McpClient,
+    pub project: tempfile::TempDir,
+}
+
+impl VerifyRig {
+    pub async fn start() -> Result<Self, String> {
+        let project = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let daemon = OwnedDaemon::builder()
+            .env(
+                env::PROJECT_DIR,
+                project.path().to_string_lossy().to_string(),
+            )
+            .try_start()
+            .await?;
+        let app = FixtureApp::start().await;
+        let agent = McpClient::start(ProxyOptions::new(daemon.port(), daemon.state_dir()))
+            .await
+            .map_err(|e| format!("reticle mcp did not start: {e:?}"))?;
+        Ok(Self {
+            daemon,
+            app,
+            agent,
+            project,
+        })
+    }
+
+    /// Saves a flow through the tool layer (`reticle_run`, as an agent on the default surface
+    /// reaches it); the tool's answer.
+    pub async fn save(&self, flow: Value) -> Result<Value, String> {
+        let result = self
+            .agent
+            .call_tool(
+                "reticle_run",
+                json!({"tool": "reticle_flow_save", "args": flow}),
+            )
+            .await
+            .map_err(|e| format!("reticle_flow_save failed: {e:?}"))?;
+        if result["isError"] == true {
+            return Err(format!("reticle_flow_save refused: {result}"));
+        }
+        Ok(result["structuredContent"].clone())
+    }
+
+    /// The fixture app's URL for this daemon, with `extra` query parameters.
+    pub fn url(&self, extra: &str) -> String {
+        self.app.url(&format!(
+            "/?reticlePort={}&reticleToken={}{extra}",
+            self.daemon.port(),
+            self.daemon.token()
+        ))
+    }
+
+    /// `<bin> verify <url> --port P <args>` for this project and state dir.
+    pub fn command(&self, bin: &Path, url: &str, args: &[&str]) -> Command {
+        let port = self.daemon.port().to_string();
+        let mut all = vec!["verify", url, "--port", &port];
+        all.extend_from_slice(args);
+        let mut command = harness::cli::command_with(bin, self.daemon.state_dir(), &all);
+        command
+            .env(env::PROJECT_DIR, self.project.path())
+            .current_dir(self.project.path());
+        command
+    }
+
+    /// Runs verify to completion (bounded).
+    pub async fn verify(&self, bin: &Path, url: &str, args: &[&str]) -> CliRan {
+        run_command(self.command(bin, url, args)).await
+    }
+
+    /// Runs verify, and SIGKILLs the Chromium it launched once the first flow's session is
+    /// connected (the flow is then replaying). What verify said, and whether the kill landed.
+    pub async fn verify_killing_browser(
+        &self,
+        bin: &Path,
+        url: &str,
+        args: &[&str],
+    ) -> (CliRan, Value) {
+        let mut command = self.command(bin, url, args);
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => return (spawn_failed(&e), json!({"killed": false})),
+        };
+        let (pid_tx, pid_rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().map(BufReader::new);
+        let stderr_reader = std::thread::spawn(move || {
+            let mut said = String::new();
+            for line in stderr
+                .into_iter()
+                .flat_map(|r| r.lines())
+                .map_while(Result::ok)
+            {
+                if let Some(rest) = line.split(CHROMIUM_STARTED).nth(1) {
+                    let _ = pid_tx.send(rest.trim_end_matches(')').parse::<i32>().ok());
+                }
+                said.push_str(&line);
+                said.push('\n');
+            }
+            said
+        });
+        let stdout = child.stdout.take();
+        let stdout_reader = std::thread::spawn(move || {
+            let mut said = String::new();
+            if let Some(mut out) = stdout {
+                let _ = std::io::Read::read_to_string(&mut out, &mut said);
+            }
+            said
+        });
+        let pid = tokio::task::spawn_blocking(move || pid_rx.recv_timeout(BOUND).ok().flatten())
+            .await
+            .ok()
+            .flatten();
+        let session_up = poll::within(BOUND, async || {
+            let status = self.daemon.status().await?;
+            status
+                .sessions
+                .iter()
+                .any(|s| s.id.ends_with("-j1-f1"))
+                .then_some(())
+        })
+        .await
+        .is_some();
+        let killed = match pid {
+            Some(pid) if session_up => kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok(),
+            _ => false,
+        };
+        let waited = tokio::task::spawn_blocking(move || {
+            let deadline = std::time::Instant::now() + BOUND;
+            loop {
+                match child.try_wait() {
+                    Ok(Some(status)) => return (status.code(), false),
+                    Ok(None) if std::time::Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    _ => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return (None, true);
+                    }
+                }
+            }
+        })
+        .await
+        .unwrap_or((None, true));
+        let ran = CliRan {
+            code: waited.0,
+            stdout: stdout_reader.join().unwrap_or_default(),
+            stderr: stderr_reader.join().unwrap_or_default(),
+            hung: waited.1,
+        };
+        (
+            ran,
+            json!({"killed": killed, "pid": pid, "sessionUp": session_up}),
+        )
+    }
+}
+
+fn spawn_failed(e: &std::io::Error) -> CliRan {
+    CliRan {
+        code: None,
+        stdout: String::new(),
+        stderr: format!("could not spawn verify: {e}"),
+        hung: false,
+    }
+}
+
+/// V1: verify replays a flow whose step waits long on the page; its Chromium is killed
+/// mid-flow. The run must exit 2 and say the browser died (control: the kill landed while the
+/// flow's session was connected).
+pub async fn browser_death_is_never_green(env: &GateEnv) -> Ran {
+    const FAULT: &str = "verify_browser_killed";
+    let history = History::new();
+    let rig = match VerifyRig::start().await {
+        Ok(rig) => rig,
+        Err(why) => return could_not_start(history, FAULT, &why),
+    };
+    // The signal never comes on an unbroken page either: the step waits out its bound, so the
+    // kill lands while the flow is replaying.
+    let slow = click_flow("slow", "counter-increment", "never.sent", 20_000);
+    if let Err(why) = rig.save(slow).await {
+        return could_not_start(history, FAULT, &why);
+    }
+    let url = rig.url("");
+    let (ran, kill) = rig.verify_killing_browser(&env.reticle, &url, &[]).await;
+    control(
+        &history,
+        "the browser verify launched was killed while its flow's session was connected",
+        kill["killed"] == true,
+        kill.clone(),
+    );
+    history.fault(FAULT, kill["killed"] == true, kill);
+    observe(
+        &history,
+        "verify",
+        json!({"code": ran.code, "stdout": ran.stdout, "stderr": ran.stderr, judge::HUNG: ran.hung}),
+    );
+    rig.daemon.shutdown().await;
+    judged(history, judge_browser_death)
+}
+
+/// V1's judge: exit 2 naming the dead browser is surfaced; any other exit (0 above all) silent.
+pub fn judge_browser_death(ops: &[Op]) -> Judgement {
+    settle(|| {
+        controls_held(ops)?;
+        judge::established_fault(ops)?;
+        let verify = ops
+            .iter()
+            .find(|o| o.actor == Actor::Harness && o.f == "verify")
+            .map(|o| &o.value)
+            .ok_or_else(|| Judgement::new(RowOutcome::Inconclusive, "verify was not run"))?;
+        let said = format!(
+            "{}{}",
+            verify["stdout"].as_str().unwrap_or(""),
+            verify["stderr"].as_str().unwrap_or("")
+        );
+        Ok(match verify["code"].as_i64() {
+            Some(2) if said.contains("browser") && said.contains("died") => Judgement::new(
+                RowOutcome::Surfaced,
+                "verify exited 2 and said the browser died",
+            ),
+            code => Judgement::new(
+                RowOutcome::Silent,
+                format!("verify's browser died mid-flow, and it exited {code:?}: {said}"),
+            ),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    //! Negative control of the judge: a history where verify exited 0 after its browser died
+    //! scores `silent`; exit 2 naming the death `surfaced`.
+    use super::*;
+
+    fn history(code: i64, stderr: &str) -> History {
+        let history = History::new();
+        control(&history, "killed", true, json!({}));
+        history.fault("verify_browser_killed", true, json!({}));
+        observe(
+            &history,
+            "verify",
+            json!({"code": code, "stdout": "", "stderr": stderr, judge::HUNG: false}),
+        );
+        history
+    }
+
+    #[test]
+    fn a_green_run_after_the_browser_died_is_silent() {
+        let green = history(0, "verified: 1 flow(s): 1 yes");
+        assert_eq!(
+            judge_browser_death(&green.ops()).outcome,
+            RowOutcome::Silent
+        );
+        let honest = history(2, "the browser of job 1 died during the flow");
+        assert_eq!(
+            judge_browser_death(&honest.ops()).outcome,
+            RowOutcome::Surfaced
+        );
+    }
+}

@@ -1,0 +1,574 @@
+//! `reticle verify <url>`: the saved flows as a CI job. It starts (or reuses) the daemon on the
+//! port, launches Chromium itself (one process and profile per job, [`browser`]), and for each
+//! flow opens the URL in a fresh browser context with a session id of its own, waits for that
+//! session, and has the daemon replay the flow on it through `reticle_flow_replay` ([`client`]):
+//! the one replay, the tool's. Flows are shared among `--jobs` workers; each finished flow
+//! prints a progress line ([`report`]); the suite is recorded as a run artifact and rendered to
+//! the files asked for.
+//!
+//! Exit codes ([`VerifyCode`]): 0 every flow `yes`; 1 a flow `no`; 2 a flow `unknown`, no flow
+//! ran, or the browser, daemon or transport failed; 3 usage. A run whose browser died is never
+//! a pass, and neither is a run where nothing ran.
+//!
+//! This module orchestrates; it must not replay a step or judge one.
+
+mod browser;
+mod client;
+mod diagnose;
+mod report;
+mod select;
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::exit::{Exit, VerifyCode};
+use super::serve::{Serving, ensure};
+use crate::config::env;
+use crate::daemon::log::now_rfc3339;
+use crate::probe::fetch_status;
+use crate::store::workspace::Workspace;
+use crate::tools::ToolName;
+use crate::tools::runs::{Run, RunKind, RunVerdict};
+use crate::tools::suite::{COULD_NOT_RUN, Verified, suite_verdict};
+use crate::wire::StatusReport;
+use browser::JobBrowser;
+use client::ToolClient;
+use report::{Outputs, Progress, table};
+
+/// The URL query parameter the SDK takes its session id from (`SESSION_URL_PARAM` in the SDK).
+const SESSION_URL_PARAM: &str = "__reticle_session";
+/// How often the daemon's `/status` is read while a session is awaited.
+const SESSION_POLL: Duration = Duration::from_millis(50);
+/// How long one `/status` read may take.
+const STATUS_BOUND: Duration = Duration::from_millis(1000);
+/// The longest one flow's replay may take before it is counted `unknown`.
+const FLOW_BOUND: Duration = Duration::from_secs(300);
+/// The most jobs at once.
+pub const MAX_JOBS: u16 = 16;
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The app's URL as a browser opens it (with whatever your app needs to load the Reticle
+    /// SDK and connect it to this port).
+    pub url: String,
+    /// Only these flows (comma-separated names); default every saved flow.
+    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+    pub flows: Option<Vec<String>>,
+    /// Only flows whose `paths` globs match a file `git diff --name-only GIT-REV` lists (a flow
+    /// without `paths` always runs); each skipped flow is named with why.
+    #[arg(long, value_name = "GIT-REV")]
+    pub changed: Option<String>,
+    /// Flows run in this many isolated browsers at once (each flow in a fresh context).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=MAX_JOBS as i64))]
+    pub jobs: u16,
+    /// Write the run as JUnit XML (one testcase per flow).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write the run artifact as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the run as Markdown (for a pull-request comment).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// How long a page gets to connect its session.
+    #[arg(long, value_name = "MS", default_value_t = 15_000)]
+    pub timeout_ms: u64,
+}
+
+/// What the jobs share: the queue, the daemon link, and what went wrong.
+struct Shared<'a> {
+    queue: Mutex<VecDeque<(usize, String)>>,
+    records: Mutex<Vec<Option<Value>>>,
+    progress: Mutex<Progress>,
+    client: &'a ToolClient,
+    port: u16,
+    url: &'a str,
+    bound: Duration,
+    run_tag: String,
+    began_at: String,
+    /// The first infrastructure failure (browser, daemon, transport, no session): the run can
+    /// no longer pass, and no further flow starts.
+    broken: Mutex<Option<String>>,
+    stop: AtomicBool,
+}
+
+impl Shared<'_> {
+    fn finish(&self, index: usize, record: Value) {
+        self.progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .finished(&record);
+        self.records.lock().unwrap_or_else(|p| p.into_inner())[index] = Some(record);
+    }
+
+    fn break_run(&self, why: String) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.broken
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(why);
+    }
+
+    fn next(&self) -> Option<(usize, String)> {
+        if self.stop.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.queue
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop_front()
+    }
+}
+
+/// A flow that did not run, as its record.
+fn not_run(name: &str, because: &str) -> Value {
+    json!({
+        "name": name,
+        "verified": Verified::Unknown,
+        "reason": COULD_NOT_RUN,
+        "because": because,
+        "steps": [],
+        "durationMs": 0,
+    })
+}
+
+/// `url` with the session id the SDK will take.
+fn with_session(url: &str, session: &str) -> String {
+    let (base, fragment) = match url.split_once('#') {
+        Some((base, fragment)) => (base, Some(fragment)),
+        None => (url, None),
+    };
+    let joiner = if base.contains('?') { '&' } else { '?' };
+    let mut out = format!("{base}{joiner}{SESSION_URL_PARAM}={session}");
+    if let Some(fragment) = fragment {
+        out.push('#');
+        out.push_str(fragment);
+    }
+    out
+}
+
+/// The project whose flows run: `RETICLE_PROJECT_DIR`, else the working directory.
+fn project_dir() -> Result<PathBuf, Exit> {
+    match std::env::var_os(env::PROJECT_DIR) {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => std::env::current_dir().map_err(|e| {
+            Exit::verify(
+                VerifyCode::Unproven,
+                format!("the working directory cannot be read: {e}"),
+            )
+        }),
+    }
+}
+
+/// The exit code a finished suite earns.
+fn outcome(verdicts: &[Verified], broken: bool) -> VerifyCode {
+    match suite_verdict(verdicts) {
+        Verified::No => VerifyCode::Regressed,
+        Verified::Yes if !broken => VerifyCode::Passed,
+        _ => VerifyCode::Unproven,
+    }
+}
+
+pub async fn verify(args: VerifyArgs, port: u16) -> Result<(), Exit> {
+    let launched = Instant::now();
+    if !(args.url.starts_with("http://") || args.url.starts_with("https://")) {
+        return Err(Exit::verify(
+            VerifyCode::Usage,
+            format!(
+                "'{}' is not an http(s) URL; pass the app's URL as a browser opens it",
+                args.url
+            ),
+        ));
+    }
+    let project = project_dir()?;
+    let workspace = Workspace::of_project(&project);
+    let changed = match &args.changed {
+        Some(rev) => Some(
+            select::changed_files(&project, rev)
+                .map_err(|why| Exit::verify(VerifyCode::Usage, why))?,
+        ),
+        None => None,
+    };
+    let selection = select::select(&workspace, args.flows.clone(), changed.as_deref());
+    for skipped in &selection.skipped {
+        println!("skipped {}: {}", skipped.name, skipped.why);
+    }
+    if selection.run.is_empty() {
+        let why = match &changed {
+            Some(files) => format!(
+                "no flow covers the {} file(s) changed since {}: every flow declares paths and none matches, so nothing ran and nothing was verified",
+                files.len(),
+                args.changed.as_deref().unwrap_or("")
+            ),
+            None => format!(
+                "no flow is saved in {}, so nothing ran and nothing was verified; save flows with reticle_flow_save",
+                workspace.root().display()
+            ),
+        };
+        return Err(Exit::verify(VerifyCode::Unproven, why));
+    }
+
+    let serving = ensure(port)
+        .await
+        .map_err(|exit| exit.into_verify(VerifyCode::Unproven))?;
+    if let Serving::Reused(status) = &serving {
+        check_workspace(status, &workspace, port)?;
+    }
+    let result = run_suite(&args, port, &workspace, selection.run, launched).await;
+    if matches!(serving, Serving::Started { .. }) {
+        // The daemon this run started ends with it; a reused one is left as it was.
+        let _ = super::stop::stop(port).await;
+    }
+    result
+}
+
+/// A reused daemon must serve this project: its flows are the ones replayed.
+fn check_workspace(status: &StatusReport, workspace: &Workspace, port: u16) -> Result<(), Exit> {
+    let ours = workspace.root().display().to_string();
+    match &status.workspace {
+        Some(theirs) if *theirs != ours => Err(Exit::verify(
+            VerifyCode::Unproven,
+            format!(
+                "the daemon on port {port} serves the project workspace {theirs}, not {ours}, so it would replay another project's flows; stop it (`reticle stop --port {port}`) or pass another --port"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+async fn run_suite(
+    args: &VerifyArgs,
+    port: u16,
+    workspace: &Workspace,
+    names: Vec<String>,
+    launched: Instant,
+) -> Result<(), Exit> {
+    let client = ToolClient::connect(port)
+        .await
+        .map_err(|why| Exit::verify(VerifyCode::Unproven, why))?;
+    let jobs = usize::from(args.jobs).min(names.len());
+    let launches = futures_util::future::join_all((1..=jobs).map(JobBrowser::launch)).await;
+    let mut browsers = Vec::new();
+    for launch in launches {
+        let browser = launch.map_err(|why| Exit::verify(VerifyCode::Unproven, why))?;
+        eprintln!(
+            "reticle verify: chromium started (job {}, pid {})",
+            browsers.len() + 1,
+            browser.pid().map_or("unknown".into(), |p| p.to_string())
+        );
+        browsers.push(browser);
+    }
+    let run = Run::begin(RunKind::Verify);
+    let total = names.len();
+    let shared = Shared {
+        queue: Mutex::new(names.iter().cloned().enumerate().collect()),
+        records: Mutex::new(vec![None; total]),
+        progress: Mutex::new(Progress::new(total)),
+        client: &client,
+        port,
+        url: &args.url,
+        bound: Duration::from_millis(args.timeout_ms),
+        run_tag: run.id().to_string(),
+        began_at: now_rfc3339(),
+        broken: Mutex::new(None),
+        stop: AtomicBool::new(false),
+    };
+    let first_replay = Mutex::new(None::<Duration>);
+    let workers = browsers
+        .iter_mut()
+        .enumerate()
+        .map(|(i, browser)| job(&shared, i + 1, browser, &first_replay, launched));
+    futures_util::future::join_all(workers).await;
+    for browser in browsers {
+        browser.close().await;
+    }
+
+    let broken = shared
+        .broken
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
+    let records: Vec<Value> = shared
+        .records
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .zip(&names)
+        .map(|(record, name)| {
+            record.unwrap_or_else(|| {
+                let why = broken.as_deref().unwrap_or("the run ended before it");
+                not_run(name, &format!("not run: {why}"))
+            })
+        })
+        .collect();
+    let verdicts: Vec<Verified> = records
+        .iter()
+        .map(|r| match r["verified"].as_str() {
+            Some("yes") => Verified::Yes,
+            Some("no") => Verified::No,
+            _ => Verified::Unknown,
+        })
+        .collect();
+    let code = outcome(&verdicts, broken.is_some());
+    let count = |v: Verified| verdicts.iter().filter(|x| **x == v).count();
+    let mut because = format!(
+        "{} flow(s): {} yes, {} no, {} unknown",
+        verdicts.len(),
+        count(Verified::Yes),
+        count(Verified::No),
+        count(Verified::Unknown)
+    );
+    if let Some(why) = &broken {
+        because.push_str(&format!("; the run broke: {why}"));
+    }
+    let verified = match code {
+        VerifyCode::Passed => Verified::Yes,
+        VerifyCode::Regressed => Verified::No,
+        _ => Verified::Unknown,
+    };
+    let outcome_record = RunVerdict {
+        verified,
+        because: &because,
+        flows: &records,
+    };
+    let mut document = Value::Object(run.document(&outcome_record));
+    if let Some(first) = *first_replay.lock().unwrap_or_else(|p| p.into_inner()) {
+        document["launchToFirstReplayMs"] = json!(first.as_millis() as u64);
+    }
+    print!("\n{}", table(&records));
+    match run.save(workspace, &outcome_record) {
+        Ok(path) => println!("run artifact: {path}"),
+        Err(why) => eprintln!("reticle verify: {why}"),
+    }
+    let outputs = Outputs {
+        junit: args.junit.clone(),
+        json: args.json.clone(),
+        markdown: args.markdown.clone(),
+    };
+    let unwritten = outputs.write(&document);
+    for why in &unwritten {
+        eprintln!("reticle verify: {why}");
+    }
+    match code {
+        VerifyCode::Passed if unwritten.is_empty() => {
+            println!("verified: {because}");
+            Ok(())
+        }
+        VerifyCode::Passed => Err(Exit::verify(
+            VerifyCode::Unproven,
+            "every flow passed, but a report file asked for could not be written",
+        )),
+        code => Err(Exit::verify(code, summary(code, &because, &records))),
+    }
+}
+
+/// The closing sentence of a run that did not pass: the verdict and each flow that is not yes.
+fn summary(code: VerifyCode, because: &str, records: &[Value]) -> String {
+    let head = match code {
+        VerifyCode::Regressed => "a flow is no: the app regressed",
+        _ => "nothing proven",
+    };
+    let flows: Vec<String> = records
+        .iter()
+        .filter(|r| r["verified"] != "yes")
+        .map(|r| {
+            let step = r["failingStep"]
+                .as_u64()
+                .map(|s| format!(" at step {s}"))
+                .unwrap_or_default();
+            format!(
+                "{} is {}{step}: {}",
+                r["name"].as_str().unwrap_or("(unnamed)"),
+                r["verified"].as_str().unwrap_or("unknown"),
+                r["because"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    format!("{head} ({because})\n  {}", flows.join("\n  "))
+}
+
+/// One job: takes flows off the queue until it is empty or the run broke.
+async fn job(
+    shared: &Shared<'_>,
+    number: usize,
+    browser: &mut JobBrowser,
+    first_replay: &Mutex<Option<Duration>>,
+    launched: Instant,
+) {
+    while let Some((index, name)) = shared.next() {
+        if browser.died() {
+            shared.break_run(format!("the browser of job {number} died"));
+            shared.finish(
+                index,
+                not_run(&name, &format!("not run: the browser of job {number} died")),
+            );
+            break;
+        }
+        let session = format!("{}-j{number}-f{}", shared.run_tag, index + 1);
+        let clock = Instant::now();
+        let page = match browser.open(&with_session(shared.url, &session)).await {
+            Ok(page) => page,
+            Err(why) => {
+                let why = if browser.died() {
+                    format!("the browser of job {number} died ({why})")
+                } else {
+                    why
+                };
+                shared.break_run(why.clone());
+                shared.finish(index, not_run(&name, &why));
+                break;
+            }
+        };
+        // The session is this job's alone from here on; this is where a lease on it is taken
+        // (`reticle_lease`), so no other agent drives it while the flow replays.
+        if let Err(why) = await_session(shared, browser, &session).await {
+            shared.break_run(why.clone());
+            shared.finish(index, not_run(&name, &why));
+            if !browser.died() {
+                browser.close_page(page).await;
+            }
+            break;
+        }
+        first_replay
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(|| launched.elapsed());
+        // A browser that dies mid-flow ends the flow at once: what the replay says after that
+        // is about a page that is gone.
+        let replayed = tokio::select! {
+            record = replay(shared.client, &name, &session) => Some(record),
+            () = death(browser) => None,
+        };
+        let Some(mut record) = replayed.filter(|_| !browser.died()) else {
+            let why = format!("the browser of job {number} died during the flow");
+            shared.break_run(why.clone());
+            shared.finish(index, not_run(&name, &why));
+            break;
+        };
+        record["openMs"] = json!(
+            (clock.elapsed().as_millis() as u64)
+                .saturating_sub(record["durationMs"].as_u64().unwrap_or(0))
+        );
+        shared.finish(index, record);
+        browser.close_page(page).await;
+    }
+}
+
+/// Resolves when the browser has died.
+async fn death(browser: &mut JobBrowser) {
+    while !browser.died() {
+        tokio::time::sleep(SESSION_POLL).await;
+    }
+}
+
+/// Waits until the daemon lists `session`; a sentence naming the likely cause when it does not
+/// within the bound, or when the browser dies first.
+async fn await_session(
+    shared: &Shared<'_>,
+    browser: &mut JobBrowser,
+    session: &str,
+) -> Result<(), String> {
+    let deadline = Instant::now() + shared.bound;
+    loop {
+        let status = match fetch_status(shared.port, STATUS_BOUND).await {
+            Some(status) if status.sessions.iter().any(|s| s.id == session) => return Ok(()),
+            Some(status) => status,
+            None => {
+                return Err(format!(
+                    "the daemon on port {} stopped answering /status while the page loaded",
+                    shared.port
+                ));
+            }
+        };
+        if browser.died() {
+            return Err("the browser died while the page loaded".into());
+        }
+        if Instant::now() >= deadline {
+            let refused: Vec<_> = status
+                .refused
+                .into_iter()
+                .filter(|r| r.at >= shared.began_at)
+                .collect();
+            let strangers: Vec<_> = status
+                .sessions
+                .into_iter()
+                .filter(|s| s.connected_at >= shared.began_at && !s.id.starts_with(&shared.run_tag))
+                .collect();
+            return Err(diagnose::no_session(&diagnose::Waited {
+                url: shared.url,
+                session,
+                port: shared.port,
+                bound: shared.bound,
+                refused: &refused,
+                strangers: &strangers,
+            }));
+        }
+        tokio::time::sleep(SESSION_POLL).await;
+    }
+}
+
+/// Has the daemon replay `name` on `session` (through `reticle_run`: the replay tool is on the
+/// extended surface); the flow's record (the tool's answer without the call's own fields), or
+/// an `unknown` record saying why the call failed.
+async fn replay(client: &ToolClient, name: &str, session: &str) -> Value {
+    let call = client.call(
+        ToolName::Run.as_str(),
+        json!({"tool": ToolName::FlowReplay.as_str(),
+               "args": {"name": name, "sessionId": session}}),
+    );
+    match tokio::time::timeout(FLOW_BOUND, call).await {
+        Ok(Ok((mut answer, false))) => {
+            if let Some(map) = answer.as_object_mut() {
+                for key in ["ok", "tool", "runId", "runSaved", "runError", "session"] {
+                    map.remove(key);
+                }
+            }
+            answer
+        }
+        Ok(Ok((refusal, true))) => {
+            let mut record = not_run(name, refusal["reason"].as_str().unwrap_or("refused"));
+            record["recovery"] = refusal["recovery"].clone();
+            record
+        }
+        Ok(Err(why)) => not_run(name, &format!("the replay call failed: {why}")),
+        Err(_) => not_run(
+            name,
+            &format!(
+                "the replay did not answer within {} s",
+                FLOW_BOUND.as_secs()
+            ),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Verified::{No, Unknown, Yes};
+
+    #[test]
+    fn only_a_whole_unbroken_yes_suite_passes() {
+        assert_eq!(outcome(&[Yes, Yes], false), VerifyCode::Passed);
+        assert_eq!(outcome(&[Yes, Yes], true), VerifyCode::Unproven);
+        assert_eq!(outcome(&[Yes, No, Unknown], true), VerifyCode::Regressed);
+        assert_eq!(outcome(&[Yes, Unknown], false), VerifyCode::Unproven);
+        assert_eq!(outcome(&[], false), VerifyCode::Unproven);
+    }
+
+    #[test]
+    fn the_session_id_rides_in_the_query_before_any_fragment() {
+        assert_eq!(
+            with_session("http://h:1/?a=1#top", "s1"),
+            "http://h:1/?a=1&__reticle_session=s1#top"
+        );
+        assert_eq!(
+            with_session("http://h:1/app", "s1"),
+            "http://h:1/app?__reticle_session=s1"
+        );
+    }
+}

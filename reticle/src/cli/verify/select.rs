@@ -1,0 +1,143 @@
+//! Which saved flows a `reticle verify` runs: every saved flow, or those `--flows` names (a name
+//! that is not saved still runs, and comes back `unknown` saying so); with `--changed REV`, only
+//! the flows whose `paths` globs match a file `git diff --name-only REV` lists, each other flow
+//! skipped with why. A flow without `paths` always runs. Globs match repository-relative paths:
+//! `*` and `?` within one segment, `**` across any number of segments, a leading `/` anchors
+//! nothing more (paths are already relative to the repository root).
+//!
+//! This module chooses flows; it must not replay anything or launch a browser.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::store::workspace::{Folder, Workspace};
+use crate::tools::flows::load_flow;
+
+/// A flow left out of the run, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub name: String,
+    pub why: String,
+}
+
+/// The flows to run, in order, and those skipped.
+#[derive(Debug, Default)]
+pub struct Selection {
+    pub run: Vec<String>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// The files `git diff --name-only rev` lists in the repository at `project`; a sentence when
+/// git cannot say (not a repository, an unknown revision, no git).
+pub fn changed_files(project: &Path, rev: &str) -> Result<Vec<String>, String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(project)
+        .args(["diff", "--name-only", rev, "--"])
+        .output()
+        .map_err(|e| format!("--changed needs git, which could not run: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "--changed {rev}: `git diff --name-only {rev}` failed in {}: {}",
+            project.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+/// Chooses the flows: `named` (else every saved flow), narrowed by `changed` files when given.
+pub fn select(
+    workspace: &Workspace,
+    named: Option<Vec<String>>,
+    changed: Option<&[String]>,
+) -> Selection {
+    let names = named.unwrap_or_else(|| {
+        workspace
+            .list(Folder::Flows)
+            .into_iter()
+            .map(|listed| listed.name)
+            .collect()
+    });
+    let Some(changed) = changed else {
+        return Selection {
+            run: names,
+            skipped: Vec::new(),
+        };
+    };
+    let mut selection = Selection::default();
+    for name in names {
+        // A flow that cannot be read runs anyway: its replay says why it is unknown.
+        let globs = load_flow(workspace, &name)
+            .map(|flow| flow.paths)
+            .unwrap_or_default();
+        if globs.is_empty()
+            || changed
+                .iter()
+                .any(|file| globs.iter().any(|g| glob_matches(g, file)))
+        {
+            selection.run.push(name);
+        } else {
+            selection.skipped.push(Skipped {
+                name,
+                why: format!(
+                    "none of its paths ({}) matches a changed file",
+                    globs.join(", ")
+                ),
+            });
+        }
+    }
+    selection
+}
+
+/// Whether `glob` matches the repository-relative `path`.
+pub fn glob_matches(glob: &str, path: &str) -> bool {
+    let glob: Vec<&str> = glob.trim_start_matches('/').split('/').collect();
+    let path: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    segments_match(&glob, &path)
+}
+
+fn segments_match(glob: &[&str], path: &[&str]) -> bool {
+    match glob.split_first() {
+        None => path.is_empty(),
+        Some((&"**", rest)) => (0..=path.len()).any(|skip| segments_match(rest, &path[skip..])),
+        Some((first, rest)) => match path.split_first() {
+            Some((segment, path_rest)) => {
+                segment_matches(first.as_bytes(), segment.as_bytes())
+                    && segments_match(rest, path_rest)
+            }
+            None => false,
+        },
+    }
+}
+
+fn segment_matches(glob: &[u8], text: &[u8]) -> bool {
+    match glob.split_first() {
+        None => text.is_empty(),
+        Some((b'*', rest)) => (0..=text.len()).any(|skip| segment_matches(rest, &text[skip..])),
+        Some((b'?', rest)) => !text.is_empty() && segment_matches(rest, &text[1..]),
+        Some((c, rest)) => text.first() == Some(c) && segment_matches(rest, &text[1..]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_matches;
+
+    #[test]
+    fn globs_match_within_and_across_segments() {
+        assert!(glob_matches("src/login/**", "src/login/form.tsx"));
+        assert!(glob_matches("src/login/**", "src/login/a/b/c.ts"));
+        assert!(glob_matches("/src/*.ts", "src/app.ts"));
+        assert!(!glob_matches("src/*.ts", "src/deep/app.ts"));
+        assert!(glob_matches("**/*.css", "styles.css"));
+        assert!(glob_matches("**/*.css", "a/b/styles.css"));
+        assert!(glob_matches("apps/e2e/app.?s", "apps/e2e/app.js"));
+        assert!(!glob_matches("apps/e2e/app.js", "apps/e2e/app.jsx"));
+        assert!(!glob_matches("docs/**", "src/docs/x.md"));
+    }
+}
