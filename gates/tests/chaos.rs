@@ -418,11 +418,14 @@ async fn restart_into(cut: ToxicSpec, cuts_the_stream: bool) -> (History, Judgem
             .filter(|e| e["daemonInstance"] == instance.as_str())
             .count()
     };
+    // The cut is held until the replay has met it: the new session's stream ended under it, or
+    // the proxy logged the replayed `initialize`'s POST as failed. A session merely opened is not
+    // enough: on a loaded machine the replay's POST can leave after the heal, and meet no cut.
     let met = poll::within(BOUND, async || {
         let seen = if cuts_the_stream {
             opened(&options) >= 1 && drops(&options) > before + 1
         } else {
-            opened(&options) >= 1
+            opened(&options) >= 1 && !events(&options, proxy_events::REPLAY_FAILED).is_empty()
         };
         seen.then_some(())
     })
