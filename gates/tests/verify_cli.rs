@@ -209,7 +209,6 @@ async fn a_missing_chromium_exits_2_and_a_usage_error_3() {
 }
 
 #[tokio::test]
-#[ignore = "verify does not exit after its Chromium is SIGKILLed mid-flow (the harness kills it at its bound, so it is never green, but it hangs); open"]
 async fn a_killed_chromium_is_never_green_and_a_stand_in_that_says_0_scores_silent() {
     let env = GateEnv { reticle: reticle() };
     let Ran { judgement, history } = browser_death_is_never_green(&env).await;
