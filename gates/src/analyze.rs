@@ -1,7 +1,7 @@
 //! `reticle gate analyze DIR`: Jepsen's re-check. Reads a finished run's `scorecard.json` and
 //! `histories/<row>.jsonl` and judges every stored history again, offline, with the row's own
-//! judge, so the scorecard can be reproduced (or disputed) from what was recorded alone: 44 of
-//! the 53 rows. A row whose judge still reads values its scenario kept outside the history
+//! judge, so the scorecard can be reproduced (or disputed) from what was recorded alone: 45 of
+//! the 54 rows. A row whose judge still reads values its scenario kept outside the history
 //! ([`history_judge`] has none for it: H1.3, H1.5, H2.1 to H2.6, H5.6) keeps its stored
 //! outcome, and its evidence says it was not re-judged. Controls
 //! are kept as stored (they need the real system). It runs nothing.
@@ -13,7 +13,7 @@ use crate::judge::Judgement;
 use crate::parts;
 use crate::scenarios::{
     bridge, cross_site, daemon, fuzz, kit, layers, leases, link, mcp_limits, perf, sdk, security,
-    shared_session, stdio, traces,
+    shared_session, stdio, traces, verify_cli,
 };
 use crate::scorecard::{Score, Scorecard};
 
@@ -60,6 +60,7 @@ pub fn history_judge(row: &str) -> Option<fn(&[Op]) -> Judgement> {
         "S10" => mcp_limits::judge_mcp_limits,
         "S11" => fuzz::judge_fuzz,
         "S12" => leases::judge_lease,
+        "V1" => verify_cli::judge_browser_death,
         "P1" | "P2" | "P3" | "P4" => perf::judge_figure,
         _ => return None,
     })

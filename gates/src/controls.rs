@@ -5,7 +5,8 @@
 //! an MCP server that swallows calls for H2.7, a proxy whose tools refuse after warm-up for the
 //! survival rows, a page that blames the app for H4.3, a page SDK without backoff for H5.1, a
 //! daemon with a broken trace for T1 to T4 (and behind H2.3's fault proxy, for the trace check
-//! under faults), a JUnit report missing a layer's tests for L1.
+//! under faults), a JUnit report missing a layer's tests for L1, a `verify` that exits 0 whatever
+//! happened for V1.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -301,6 +302,20 @@ pub async fn stand_in_daemon_ignores_leases() -> Control {
     )
 }
 
+/// A `verify` that runs the real one and then exits 0 whatever happened, run through V1's
+/// scenario (its Chromium killed mid-flow): the honesty judge must call it silent.
+pub async fn stand_in_verify_exits_0(real: &Path) -> Control {
+    const NAME: &str = "stand-in verify exits 0 after its browser died";
+    let dir = tempfile::tempdir().expect("a dir for the stand-in");
+    let script = format!("#!/bin/sh\n'{}' \"$@\"\nexit 0\n", real.display());
+    let path = match write_script(dir.path(), "reticle-stand-in-verify", &script) {
+        Ok(path) => path,
+        Err(err) => return unwritten(NAME, "V1", err),
+    };
+    let ran = scenarios::run("V1", &GateEnv { reticle: path }).await;
+    Control::of(NAME, "V1", ran.judgement)
+}
+
 /// Writes [`STAND_IN_MCP`] into `dir` as an executable, for a scenario's `GateEnv::reticle`.
 pub fn write_stand_in_mcp(dir: &Path) -> std::io::Result<PathBuf> {
     write_script(dir, "reticle-stand-in-mcp", STAND_IN_MCP)
@@ -332,7 +347,7 @@ pub const TRACE_ROWS: &[&str] = &["T1", "T2", "T3", "T4"];
 /// The rows that have a control, in the order the controls run.
 pub const CONTROLLED_ROWS: &[&str] = &[
     "H3.1", "H3.2", "H3.4", "H3.5", "H3.6", "H1.1", "H1.2", "H3.3", "H2.3", "H2.7", "H4.3", "H5.1",
-    "H5.3", "T1", "T2", "T3", "T4", "L1", "S9", "S12",
+    "H5.3", "T1", "T2", "T3", "T4", "L1", "S9", "S12", "V1",
 ];
 
 /// The controls of one row (none when it has none).
@@ -349,6 +364,7 @@ pub async fn of_row(row: &str) -> Vec<Control> {
         "L1" => controls.push(stand_in_report_without_a_layer().await),
         "S9" => controls.push(stand_in_bridge_swaps_sessions().await),
         "S12" => controls.push(stand_in_daemon_ignores_leases().await),
+        "V1" => controls.push(stand_in_verify_exits_0(&real).await),
         "H2.3" => controls.push(stand_in_broken_trace_under_a_fault(&real).await),
         _ => {}
     }

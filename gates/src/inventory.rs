@@ -506,6 +506,14 @@ pub const INVENTORY: &[Row] = &[
         Surfaced,
         "in Chromium, agent A leases the fixture page's session; agent B's act on it is refused naming A and the expiry (control: B's read of it answers)",
     ),
+    row(
+        "V1",
+        Invariant,
+        "`reticle verify` passes, or never exits, when the Chromium it launched dies mid-flow",
+        "no CI verify command",
+        Surfaced,
+        "a saved flow whose step waits on the fixture page; verify's Chromium SIGKILLed while the flow's session is connected: verify exits 2 within the bound saying the browser died (control: the kill landed while the session was connected)",
+    ),
 ];
 
 /// Looks a row up by id.

@@ -2,7 +2,7 @@
 //! records a history, and the judgement of that history. One module per hop (`stdio` hop 1,
 //! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `compat` the SDK compatibility matrix H5.6,
 //! `traces` T1 to T4, `layers` L1, `security` S1 to S7, `cross_site` S8, `shared_session` S9, `mcp_limits` S10, `fuzz` S11, `leases` S12;
-//! `verify_cli` the rig `reticle verify`'s tests share, and its honesty scenario (V1, not yet in the inventory);
+//! `verify_cli` the rig `reticle verify`'s tests share, and its honesty scenario V1;
 //! `perf` P1 to P4 (the release figures);
 //! `toxic_effect` the effect each of H2.7's toxics must leave in its history;
 //! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `proxied` a
@@ -122,6 +122,7 @@ scenario_table! {
     "P3" => perf::p3_proxy_memory,
     "P4" => perf::p4_daemon_memory,
     "S12" => leases::leased_session_refuses_other_agents,
+    "V1" => verify_cli::browser_death_is_never_green,
 }
 
 /// A row id with no scenario: every inventory row has one, so this is an id the table does not

@@ -1,10 +1,10 @@
-//! `reticle verify`'s honesty (V1, not yet an inventory row: verify still hangs once its browser
-//! is killed mid-flow): a run whose browser died is never green. The rig
+//! `reticle verify`'s honesty (V1): a run whose browser died is never green. The rig
 //! ([`VerifyRig`]: an owned daemon with a private project dir, the fixture app, flows saved
 //! through the tool layer by an agent's `reticle mcp`) runs `<env.reticle> verify` as CI would;
 //! the scenario kills the Chromium that verify launched while a flow is replaying, and the pure
 //! judge scores an exit 0 (or a non-zero exit that does not say the browser died) `silent`.
-//! Its negative control is a stand-in verify that exits 0 whatever happened.
+//! Its negative control is a stand-in verify that exits 0 whatever happened
+//! ([`crate::controls::stand_in_verify_exits_0`]).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

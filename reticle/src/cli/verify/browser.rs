@@ -1,14 +1,15 @@
 //! The browser `reticle verify` launches itself: Debian's Chromium (or `RETICLE_CHROMIUM`),
 //! headless over the DevTools protocol, one process per job with a fresh `--user-data-dir`, and
 //! for each flow a fresh browser context (its own storage) whose one tab opens the app with the
-//! session id the flow's replay will drive. A browser whose connection ends before it is closed
-//! has died, and says so.
+//! session id the flow's replay will drive. A browser whose connection ends or whose process
+//! exits before it is closed has died, and says so: a watcher notices either at once, and every
+//! DevTools await here is bounded and ends early when the browser dies (a request to a killed
+//! Chromium is otherwise never answered).
 //!
 //! This module launches and opens pages; it must not talk to the daemon.
 
+use std::future::Future;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use chromiumoxide::browser::BrowserConfig;
@@ -17,6 +18,8 @@ use chromiumoxide::cdp::browser_protocol::target::{
     CreateBrowserContextParams, CreateTargetParams,
 };
 use futures_util::StreamExt;
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
+use tokio::sync::watch;
 
 use crate::config::env;
 
@@ -41,6 +44,9 @@ const LAUNCH_BOUND: Duration = Duration::from_secs(30);
 /// How long a browser gets to close before it is killed.
 const CLOSE_BOUND: Duration = Duration::from_secs(5);
 
+/// How often the watcher looks whether the browser process has exited.
+const EXIT_POLL: Duration = Duration::from_millis(50);
+
 /// The Chromium binary: `RETICLE_CHROMIUM`, else Debian's.
 pub fn chromium_path() -> PathBuf {
     std::env::var_os(env::CHROMIUM)
@@ -52,8 +58,10 @@ pub fn chromium_path() -> PathBuf {
 pub struct JobBrowser {
     inner: chromiumoxide::Browser,
     handler: tokio::task::JoinHandle<()>,
-    /// Set when the DevTools connection ended: the browser is gone.
-    gone: Arc<AtomicBool>,
+    /// Watches the process and ends when it exited.
+    watcher: tokio::task::JoinHandle<()>,
+    /// Turns true when the DevTools connection ended or the process exited: the browser is gone.
+    gone: watch::Receiver<bool>,
     pid: Option<u32>,
     profile: PathBuf,
 }
@@ -96,15 +104,22 @@ impl JobBrowser {
         let pid = inner
             .get_mut_child()
             .and_then(|child| child.as_mut_inner().id());
-        let gone = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&gone);
+        let (mark_gone, gone) = watch::channel(false);
+        let disconnected = mark_gone.clone();
         let handler = tokio::spawn(async move {
             while handler.next().await.is_some() {}
-            flag.store(true, Ordering::SeqCst);
+            disconnected.send_replace(true);
+        });
+        let watcher = tokio::spawn(async move {
+            while pid.is_none_or(running) {
+                tokio::time::sleep(EXIT_POLL).await;
+            }
+            mark_gone.send_replace(true);
         });
         Ok(Self {
             inner,
             handler,
+            watcher,
             gone,
             pid,
             profile,
@@ -117,27 +132,54 @@ impl JobBrowser {
     }
 
     /// Whether the browser died (its process ended or its DevTools connection closed).
-    pub fn died(&mut self) -> bool {
-        self.gone.load(Ordering::SeqCst) || !matches!(self.inner.try_wait(), Ok(None))
+    pub fn died(&self) -> bool {
+        *self.gone.borrow()
+    }
+
+    /// Resolves when the browser has died.
+    pub async fn death(&self) {
+        let mut gone = self.gone.clone();
+        // An error means both senders are gone, which they only are once they marked it.
+        let _ = gone.wait_for(|gone| *gone).await;
+    }
+
+    /// `request`, given `bound` to answer and ended at once when the browser dies.
+    async fn answer<T>(
+        &self,
+        bound: Duration,
+        request: impl Future<Output = Result<T, String>>,
+    ) -> Result<T, String> {
+        tokio::select! {
+            answered = tokio::time::timeout(bound, request) => answered.unwrap_or_else(|_| {
+                Err(format!("Chromium did not answer within {} s", bound.as_secs()))
+            }),
+            () = self.death() => Err("Chromium exited or dropped its DevTools connection".into()),
+        }
     }
 
     /// Opens `url` in a fresh browser context: storage no other flow has seen.
     pub async fn open(&self, url: &str) -> Result<FlowPage, String> {
         let context = self
-            .inner
-            .create_browser_context(CreateBrowserContextParams::default())
-            .await
-            .map_err(|e| format!("Chromium refused a new browser context: {e}"))?;
+            .answer(LAUNCH_BOUND, async {
+                self.inner
+                    .create_browser_context(CreateBrowserContextParams::default())
+                    .await
+                    .map_err(|e| format!("Chromium refused a new browser context: {e}"))
+            })
+            .await?;
         let target = CreateTargetParams::builder()
             .url(url)
             .browser_context_id(context.clone())
             .build()
             .map_err(|e| format!("Chromium could not be asked for a tab: {e}"))?;
         let page = self
-            .inner
-            .new_page(target)
-            .await
-            .map_err(|e| format!("Chromium could not open {url}: {e}"))?;
+            .answer(LAUNCH_BOUND, async {
+                self.inner
+                    .new_page(target)
+                    .await
+                    .map_err(|e| format!("Chromium could not open {url}: {e}"))
+            })
+            .await?;
         Ok(FlowPage {
             context,
             _page: page,
@@ -146,27 +188,53 @@ impl JobBrowser {
 
     /// Ends a flow's context (its tab and storage go with it).
     pub async fn close_page(&self, page: FlowPage) {
-        let _ = self.inner.dispose_browser_context(page.context).await;
+        let _ = self
+            .answer(CLOSE_BOUND, async {
+                self.inner
+                    .dispose_browser_context(page.context)
+                    .await
+                    .map_err(|e| e.to_string())
+            })
+            .await;
     }
 
-    /// Closes the browser (a dead one is left to be reaped) and removes its profile.
+    /// Closes the browser (killing it when it does not close), reaps it, dead or not, and
+    /// removes its profile.
     pub async fn close(mut self) {
         if !self.died() {
-            let _ = tokio::time::timeout(CLOSE_BOUND, self.inner.close()).await;
-            if tokio::time::timeout(CLOSE_BOUND, self.inner.wait())
-                .await
-                .is_err()
-            {
-                let _ = tokio::time::timeout(CLOSE_BOUND, self.inner.kill()).await;
+            let mut gone = self.gone.clone();
+            tokio::select! {
+                _ = tokio::time::timeout(CLOSE_BOUND, self.inner.close()) => {}
+                _ = gone.wait_for(|gone| *gone) => {}
             }
         }
-        self.handler.abort();
+        if tokio::time::timeout(CLOSE_BOUND, self.inner.wait())
+            .await
+            .is_err()
+        {
+            let _ = tokio::time::timeout(CLOSE_BOUND, self.inner.kill()).await;
+        }
     }
+}
+
+/// Whether process `pid` has not exited (looked at without reaping it: its owner reaps it).
+fn running(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    matches!(
+        waitid(
+            Id::Pid(nix::unistd::Pid::from_raw(pid)),
+            WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT,
+        ),
+        Ok(WaitStatus::StillAlive)
+    )
 }
 
 impl Drop for JobBrowser {
     fn drop(&mut self) {
         self.handler.abort();
+        self.watcher.abort();
         let _ = std::fs::remove_dir_all(&self.profile);
     }
 }

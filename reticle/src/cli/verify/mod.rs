@@ -281,7 +281,7 @@ async fn run_suite(
     };
     let first_replay = Mutex::new(None::<Duration>);
     let workers = browsers
-        .iter_mut()
+        .iter()
         .enumerate()
         .map(|(i, browser)| job(&shared, i + 1, browser, &first_replay, launched));
     futures_util::future::join_all(workers).await;
@@ -363,15 +363,20 @@ async fn run_suite(
             VerifyCode::Unproven,
             "every flow passed, but a report file asked for could not be written",
         )),
-        code => Err(Exit::verify(code, summary(code, &because, &records))),
+        code => Err(Exit::verify(
+            code,
+            summary(code, broken.as_deref(), &because, &records),
+        )),
     }
 }
 
-/// The closing sentence of a run that did not pass: the verdict and each flow that is not yes.
-fn summary(code: VerifyCode, because: &str, records: &[Value]) -> String {
-    let head = match code {
-        VerifyCode::Regressed => "a flow is no: the app regressed",
-        _ => "nothing proven",
+/// The closing sentence of a run that did not pass: the verdict (an infrastructure failure
+/// named first) and each flow that is not yes.
+fn summary(code: VerifyCode, broken: Option<&str>, because: &str, records: &[Value]) -> String {
+    let head = match (code, broken) {
+        (VerifyCode::Regressed, _) => "a flow is no: the app regressed".to_string(),
+        (_, Some(why)) => format!("infrastructure failed: {why}; nothing proven"),
+        _ => "nothing proven".to_string(),
     };
     let flows: Vec<String> = records
         .iter()
@@ -396,7 +401,7 @@ fn summary(code: VerifyCode, because: &str, records: &[Value]) -> String {
 async fn job(
     shared: &Shared<'_>,
     number: usize,
-    browser: &mut JobBrowser,
+    browser: &JobBrowser,
     first_replay: &Mutex<Option<Duration>>,
     launched: Instant,
 ) {
@@ -442,7 +447,7 @@ async fn job(
         // is about a page that is gone.
         let replayed = tokio::select! {
             record = replay(shared.client, &name, &session) => Some(record),
-            () = death(browser) => None,
+            () = browser.death() => None,
         };
         let Some(mut record) = replayed.filter(|_| !browser.died()) else {
             let why = format!("the browser of job {number} died during the flow");
@@ -459,18 +464,11 @@ async fn job(
     }
 }
 
-/// Resolves when the browser has died.
-async fn death(browser: &mut JobBrowser) {
-    while !browser.died() {
-        tokio::time::sleep(SESSION_POLL).await;
-    }
-}
-
 /// Waits until the daemon lists `session`; a sentence naming the likely cause when it does not
 /// within the bound, or when the browser dies first.
 async fn await_session(
     shared: &Shared<'_>,
-    browser: &mut JobBrowser,
+    browser: &JobBrowser,
     session: &str,
 ) -> Result<(), String> {
     let deadline = Instant::now() + shared.bound;
