@@ -30,18 +30,8 @@ use crate::marker;
 /// Where Debian puts Chromium.
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 
-/// The flags every launch uses, beyond `--headless`, the profile and the debugging port.
-pub const FLAGS: &[&str] = &[
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-extensions",
-    "--mute-audio",
-];
+/// The flags the harness's launches add to the product's own (`reticle::config::CHROMIUM_FLAGS`).
+pub const EXTRA_FLAGS: &[&str] = &["--disable-extensions", "--mute-audio"];
 
 /// Why the browser could not do what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -87,7 +77,8 @@ impl Browser {
             .disable_default_args()
             // The builder's default headless mode adds `--headless`.
             .no_sandbox()
-            .args(FLAGS.iter().copied())
+            .args(reticle::config::CHROMIUM_FLAGS.iter().copied())
+            .args(EXTRA_FLAGS.iter().copied())
             .user_data_dir(profile.path())
             .env(marker::MARKER_VAR, marker::marker())
             .launch_timeout(Duration::from_secs(30))

@@ -1,5 +1,6 @@
 //! The environment vocabulary and port resolution: every `RETICLE_*` variable the product reads
-//! is named here once. This module parses and validates; it must not act on what it reads.
+//! is named here once, with the fixed flags of the Chromium it launches. This module parses and
+//! validates; it must not act on what it reads.
 
 use std::time::Duration;
 
@@ -7,6 +8,19 @@ use std::time::Duration;
 pub const DEFAULT_PORT: u16 = 4400;
 /// The only address the daemon binds without a token.
 pub const LOOPBACK_HOST: &str = "127.0.0.1";
+
+/// The flags every headless Chromium Reticle launches gets, beyond `--headless`, its profile and
+/// its debugging port (`reticle verify`, and the harness's browser): what Chromium needs to run as
+/// root, offline and without background traffic.
+pub const CHROMIUM_FLAGS: &[&str] = &[
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
 
 /// Names of every environment variable the product reads.
 pub mod env {

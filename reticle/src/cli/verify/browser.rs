@@ -26,18 +26,6 @@ use crate::config::env;
 /// Where Debian puts Chromium.
 pub const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";
 
-/// The flags every launch uses beyond `--headless` (which the launcher adds), the profile and
-/// the debugging port.
-const FLAGS: &[&str] = &[
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-];
-
 /// How long Chromium gets to start and each DevTools request to be answered.
 const LAUNCH_BOUND: Duration = Duration::from_secs(30);
 
@@ -91,7 +79,7 @@ impl JobBrowser {
             .chrome_executable(&binary)
             .disable_default_args()
             .no_sandbox()
-            .args(FLAGS.iter().copied())
+            .args(crate::config::CHROMIUM_FLAGS.iter().copied())
             .user_data_dir(&profile)
             .launch_timeout(LAUNCH_BOUND)
             .request_timeout(LAUNCH_BOUND)
