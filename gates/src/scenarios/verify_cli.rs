@@ -172,24 +172,15 @@ impl VerifyRig {
             Some(pid) if session_up => kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok(),
             _ => false,
         };
-        let waited = tokio::task::spawn_blocking(move || {
-            let deadline = std::time::Instant::now() + BOUND;
-            loop {
-                match child.try_wait() {
-                    Ok(Some(status)) => return (status.code(), false),
-                    Ok(None) if std::time::Instant::now() < deadline => {
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                    _ => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        return (None, true);
-                    }
-                }
+        // Polled with a bound: a verify that never exits is scored as hung, never waited on.
+        let waited = match poll::within(BOUND, async || child.try_wait().ok().flatten()).await {
+            Some(status) => (status.code(), false),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                (None, true)
             }
-        })
-        .await
-        .unwrap_or((None, true));
+        };
         let ran = CliRan {
             code: waited.0,
             stdout: stdout_reader.join().unwrap_or_default(),
