@@ -10,7 +10,6 @@
 mod common;
 mod support;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use common::row_meets_target;
@@ -221,17 +220,9 @@ async fn a_killed_chromium_is_never_green_and_a_stand_in_that_says_0_scores_sile
         history.ops()
     );
 
-    // Negative control: a verify that reports 0 whatever happened.
-    let dir = tempfile::tempdir().unwrap();
-    let stand_in = dir.path().join("reticle");
-    std::fs::write(
-        &stand_in,
-        format!("#!/bin/sh\n\"{}\" \"$@\"\nexit 0\n", reticle().display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let Ran { judgement, .. } = browser_death_is_never_green(&GateEnv { reticle: stand_in }).await;
-    assert_eq!(judgement.outcome, RowOutcome::Silent, "{judgement:?}");
+    // Negative control: a verify that reports 0 whatever happened (the gate's own stand-in).
+    let control = gates::controls::stand_in_verify_exits_0(&reticle()).await;
+    assert_eq!(control.outcome, RowOutcome::Silent, "{control:?}");
 }
 
 /// V1 as the gate scores it: at its target and its baseline.
