@@ -177,13 +177,7 @@ async fn the_gate_scores_every_trace_invariant_at_its_target() {
 /// `reticle gate analyze` does, gives the live judgement; with its first trace line torn in
 /// the history (its closing brace cut), the row is silent.
 fn rejudged_alike_and_an_edit_differs(row: &str, ran: &gates::scenarios::Ran) {
-    let mut ops = ran.history.ops();
-    let again = gates::analyze::judge_history(row, &ops);
-    assert_eq!(
-        again.as_ref(),
-        Some(&ran.judgement),
-        "{row} re-judged offline"
-    );
+    let mut ops = common::rejudged_alike(row, ran);
     let log = ops
         .iter_mut()
         .rfind(|o| o.f == "trace_log")

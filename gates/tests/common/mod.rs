@@ -50,3 +50,18 @@ pub async fn row_meets_target(id: &str) -> Ran {
     );
     ran
 }
+
+/// The history of the live run `ran` of row `id`, judged again offline as `reticle gate analyze`
+/// does, asserted to give the live judgement; returns that history for the caller to edit.
+// Compiled into every row test; only those whose rows `analyze` re-judges call it.
+#[allow(dead_code)]
+pub fn rejudged_alike(id: &str, ran: &Ran) -> Vec<gates::history::Op> {
+    let ops = ran.history.ops();
+    let again = gates::analyze::judge_history(id, &ops);
+    assert_eq!(
+        again.as_ref(),
+        Some(&ran.judgement),
+        "{id} re-judged offline"
+    );
+    ops
+}
