@@ -285,11 +285,13 @@ pub fn judged(history: History, judge: impl FnOnce(&[Op]) -> Judgement) -> Ran {
 pub fn judgement_of(ops: &[Op], judge: impl FnOnce(&[Op]) -> Judgement) -> Judgement {
     judge::hung_call(ops)
         .or_else(|| judge_trace_under_faults(ops))
-        .unwrap_or_else(|| judge(ops))
+        .unwrap_or_else(|| unless_the_trace_was_empty(ops, judge(ops)))
 }
 
 /// The harness observation of what the trace checker found in the log of a daemon a fault
-/// scenario ran (traced, `RETICLE_TRACE=1`): `{"spans", "calls", "violations"}`.
+/// scenario ran (traced, `RETICLE_TRACE=1`): `{"spans", "calls", "violations"}`, and
+/// `"toolCalls"` when the scenario made tool calls to it so that it has spans to check
+/// ([`record_trace_after_tool_calls`]).
 pub const TRACE_UNDER_FAULTS: &str = "trace_under_faults";
 
 /// How long the check waits for the spans still open to close (they are written as they close,
@@ -300,6 +302,21 @@ const TRACE_SETTLE: Duration = Duration::from_secs(5);
 /// (bounded), and records what was found as [`TRACE_UNDER_FAULTS`], for
 /// [`judge_trace_under_faults`].
 pub async fn record_trace_under_faults(history: &History, log: &Path) {
+    observe(history, TRACE_UNDER_FAULTS, checked_trace(log).await);
+}
+
+/// [`record_trace_under_faults`] after the scenario made `tool_calls` tool calls to the daemon
+/// (through a real agent), so a trace with no span proves nothing
+/// ([`unless_the_trace_was_empty`]).
+pub async fn record_trace_after_tool_calls(history: &History, log: &Path, tool_calls: usize) {
+    let mut found = checked_trace(log).await;
+    found["toolCalls"] = json!(tool_calls);
+    observe(history, TRACE_UNDER_FAULTS, found);
+}
+
+/// What the trace checker finds in the log at `log` once no call is left half-written
+/// (bounded): `{"spans", "calls", "violations"}`.
+async fn checked_trace(log: &Path) -> Value {
     let read = || std::fs::read_to_string(log).unwrap_or_default();
     let settled = harness::poll::within(TRACE_SETTLE, async || {
         let text = read();
@@ -311,11 +328,34 @@ pub async fn record_trace_under_faults(history: &History, log: &Path) {
     .await
     .unwrap_or_else(read);
     let report = trace::check_log(&settled);
-    observe(
-        history,
-        TRACE_UNDER_FAULTS,
-        json!({ "spans": report.spans, "calls": report.calls, "violations": report.violations }),
-    );
+    json!({ "spans": report.spans, "calls": report.calls, "violations": report.violations })
+}
+
+/// `verdict`, unless it passes (survived or surfaced) while a trace checked after tool calls
+/// went through its daemon held no span: the trace check then proved nothing, and the row is
+/// inconclusive. A red verdict stands.
+fn unless_the_trace_was_empty(ops: &[Op], verdict: Judgement) -> Judgement {
+    if !matches!(verdict.outcome, RowOutcome::Survived | RowOutcome::Surfaced) {
+        return verdict;
+    }
+    let empty = ops.iter().find(|o| {
+        o.actor == Actor::Harness
+            && o.f == TRACE_UNDER_FAULTS
+            && o.value["toolCalls"].as_u64().unwrap_or(0) > 0
+            && o.value["spans"].as_u64().unwrap_or(0) == 0
+    });
+    match empty {
+        None => verdict,
+        Some(found) => Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "the daemon's trace held no span after {} tool call(s) went through it, so T1 to T4 were not checked under the fault ({} {})",
+                found.value["toolCalls"],
+                verdict.outcome.word(),
+                verdict.evidence
+            ),
+        ),
+    }
 }
 
 /// Silent when the trace of a daemon a fault scenario ran, checked as it ended
@@ -464,6 +504,43 @@ pub fn first_invoke_after<'a>(ops: &'a [Op], mark: usize, f: &str) -> Option<&'a
     })
 }
 
+/// The harness's mark just before the call a row judges (`{}`): where the judge looks for it,
+/// so the position is in the history rather than kept by the scenario.
+pub const CALL_UNDER_FAULT: &str = "call_under_fault";
+
+/// Marks the next call as the one the row judges ([`CALL_UNDER_FAULT`]).
+pub fn mark_call_under_fault(history: &History) {
+    observe(history, CALL_UNDER_FAULT, json!({}));
+}
+
+/// The first client invoke of `f` after the last [`CALL_UNDER_FAULT`] mark: `None` when the
+/// scenario never marked one (it stopped before its call), `Some(None)` when it marked one and
+/// made no such call.
+pub fn call_under_fault<'a>(ops: &'a [Op], f: &str) -> Option<Option<&'a Op>> {
+    let mark = last_observed(ops, CALL_UNDER_FAULT)?;
+    Some(first_invoke_after(ops, mark.index, f))
+}
+
+/// The harness observation of whether the link served a call again once its fault went:
+/// `{"served"}`.
+pub const SERVED_AGAIN: &str = "served_again";
+
+/// Records whether the link served again ([`SERVED_AGAIN`]); returns it.
+pub fn record_served_again(history: &History, served: bool) -> bool {
+    observe(history, SERVED_AGAIN, json!({ "served": served }));
+    served
+}
+
+/// Whether the history records the link served again once its fault went ([`SERVED_AGAIN`]).
+pub fn served_again(ops: &[Op]) -> bool {
+    last_observed(ops, SERVED_AGAIN).is_some_and(|o| o.value["served"] == true)
+}
+
+/// The harness's last observation `f`.
+pub fn last_observed<'a>(ops: &'a [Op], f: &str) -> Option<&'a Op> {
+    ops.iter().rfind(|o| o.actor == Actor::Harness && o.f == f)
+}
+
 /// Milliseconds since `start`, for the record.
 pub fn ms_since(start: Instant) -> u64 {
     start.elapsed().as_millis() as u64
@@ -546,6 +623,31 @@ mod tests {
         let broken = judged(h, |_| Judgement::new(RowOutcome::Survived, "held")).judgement;
         assert_eq!(broken.outcome, RowOutcome::Silent, "{broken:?}");
         assert!(broken.evidence.contains("T2"), "{broken:?}");
+    }
+
+    #[test]
+    fn a_trace_with_no_span_after_tool_calls_proves_nothing_but_a_red_verdict_stands() {
+        let h = History::new();
+        h.fault("a", true, json!({}));
+        observe(
+            &h,
+            TRACE_UNDER_FAULTS,
+            json!({ "spans": 0, "calls": 0, "violations": [], "toolCalls": 1 }),
+        );
+        let held = judged(h.clone(), |_| Judgement::new(RowOutcome::Survived, "held")).judgement;
+        assert_eq!(held.outcome, RowOutcome::Inconclusive, "{held:?}");
+        assert!(held.evidence.contains("no span"), "{held:?}");
+        let hid = judged(h, |_| Judgement::new(RowOutcome::Silent, "hid it")).judgement;
+        assert_eq!(hid.outcome, RowOutcome::Silent, "{hid:?}");
+        // No tool call went through (a daemon that only had its status read): nothing to prove.
+        let quiet = History::new();
+        observe(
+            &quiet,
+            TRACE_UNDER_FAULTS,
+            json!({ "spans": 0, "calls": 0, "violations": [] }),
+        );
+        let quiet = judged(quiet, |_| Judgement::new(RowOutcome::Surfaced, "said so")).judgement;
+        assert_eq!(quiet.outcome, RowOutcome::Surfaced, "{quiet:?}");
     }
 
     #[test]
