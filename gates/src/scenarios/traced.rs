@@ -1,10 +1,11 @@
 //! The trace check of the bridge and SDK fault scenarios (hops 4 and 5). Their page sockets and
 //! bridge commands never pass through the tool handler, so their daemon's trace would hold no
 //! span: each runs its daemon traced ([`TRACED`]) and, once its fault has happened, makes a tool
-//! call through a real agent (`reticle mcp`, recorded in the row's history) to that daemon, then
-//! checks the daemon's trace for T1 to T4 ([`kit::record_trace_after_tool_calls`]), so a trace
-//! broken under the fault makes the row silent and one with no span is inconclusive, never a
-//! pass. It calls and records; it must not judge.
+//! call through a real agent (`reticle mcp`, its history kept in the row's as one observation,
+//! [`TRACED_CALL`], apart from the row's own calls) to that daemon, then checks the daemon's
+//! trace for T1 to T4 ([`kit::record_trace_after_tool_calls`]), so a trace broken under the
+//! fault makes the row silent and one with no span is inconclusive, never a pass. It calls and
+//! records; it must not judge.
 
 use std::path::PathBuf;
 
@@ -29,21 +30,33 @@ pub async fn call_then_check_trace(env: &GateEnv, history: &History, daemon: &Ow
     kit::record_trace_after_tool_calls(history, &log, calls).await;
 }
 
-/// Makes one tool call through a real agent to `daemon`, recorded in `history`, and closes the
-/// agent; the daemon's log and the tool calls made, for a trace check later (a scenario whose
-/// daemon stays down after its fault calls before it and checks after).
+/// Makes one tool call through a real agent to `daemon` and closes the agent; the agent's own
+/// history is recorded in `history` as one observation ([`TRACED_CALL`]), so the row's judge,
+/// which reads its own calls, never takes it for one of them. The daemon's log and the tool
+/// calls made, for a trace check later (a scenario whose daemon stays down after its fault
+/// calls before it and checks after).
 pub async fn call_through_an_agent(
     env: &GateEnv,
     history: &History,
     daemon: &OwnedDaemon,
 ) -> (PathBuf, usize) {
     let options = proxy_options(env, daemon.port(), daemon.state_dir());
-    if let Ok(agent) = Agent::start(history, options).await {
+    let calls = History::new();
+    if let Ok(agent) = Agent::start(&calls, options).await {
         let _ = agent.call(TOOL, json!({})).await;
         agent.close().await;
     }
+    kit::observe(
+        history,
+        TRACED_CALL,
+        json!({ "tool": TOOL, "ops": calls.ops() }),
+    );
     (daemon.log_path(), 1)
 }
+
+/// The observation of the tool call made so the daemon's trace has spans: `{"tool", "ops"}`,
+/// the agent's own history of it.
+pub const TRACED_CALL: &str = "traced_tool_call";
 
 /// [`call_then_check_trace`] on the rig's daemon, when it is running (a rig whose daemon is down
 /// has no trace to add to what its row's judge sees).
