@@ -118,7 +118,7 @@ fn rejudged(dir: &Path, stored: Score) -> Result<Score, String> {
         .ok_or_else(|| format!("row {} is not in this inventory", stored.id))?;
     let Some(judge) = history_judge(stored.id) else {
         let evidence = format!(
-            "(stored, not re-judged: its judge reads more than its history) {}",
+            "(stored, not re-judged: this build has no judge of its history alone) {}",
             stored.evidence
         );
         return Ok(Score::new(
