@@ -3,7 +3,8 @@
 //! a history, and judges that history. A client call here is a page's hello (`ok` when it became
 //! a session, `fail` with the close code and reason when refused), a bridge command (see
 //! [`kit::classify`]) or `reticle status` as a user runs it. Controls run inside the scenario;
-//! one that misbehaves makes the row inconclusive.
+//! one that misbehaves makes the row inconclusive. The daemon each fault hits is traced, served a
+//! tool call through an agent after the fault and its trace checked ([`super::traced`]).
 
 use std::time::Duration;
 

@@ -4,8 +4,12 @@
 //! [`unestablished`], [`could_not_start`], [`settle`]), the shared judges ([`judge_survival`],
 //! [`judge_surfacing`]) and the harness's records ([`observe`], [`control`]). For hops 1 to 3:
 //! the warm agent opening ([`warm_agent`]), whether the link [`serves`], the survival judge with
-//! a row's own conditions ([`judge_survival_then`]), judging past the shared preconditions
-//! ([`judged_answered_once_after_fault`]) and [`first_invoke_after`]. For hops 4 and 5:
+//! a row's own conditions ([`judge_survival_then`]), the shared preconditions
+//! ([`answered_once_after_fault`]), and what a judge reads from the history instead of the
+//! scenario: the call marked as under the fault ([`call_under_fault`]), whether the link served
+//! again ([`served_again`]), the harness's last observation ([`last_observed`]). A trace checked
+//! after tool calls that holds no span makes a passing row inconclusive
+//! ([`record_trace_after_tool_calls`]). For hops 4 and 5:
 //! recording bridge calls (a command's answer classified as Jepsen would: `ok` when the page did
 //! it, `fail` when something said it did not, `info` when nobody knows; [`query_buttons`] as the
 //! probe that a page answers), splitting a history into one segment per fault, and combining the
@@ -441,18 +445,6 @@ pub fn judge_survival_then(ops: &[Op], further: impl FnOnce(&str) -> Judgement) 
     further(&verdict.evidence)
 }
 
-/// A finished hop 1 to 3 scenario judged by `judge` once its preconditions hold
-/// ([`answered_once_after_fault`]); else by the precondition that failed.
-pub fn judged_answered_once_after_fault(
-    history: History,
-    judge: impl FnOnce(&[Op]) -> Judgement,
-) -> Ran {
-    judged(history, |ops| match answered_once_after_fault(ops) {
-        Ok(()) => judge(ops),
-        Err(unproven) => unproven,
-    })
-}
-
 /// The surfacing judge of hops 1 and 2 when a scenario could not get as far as its call: every
 /// call answered exactly once, the fault established, a `tools/call` after it failing.
 pub fn judge_surfacing(ops: &[Op]) -> Judgement {
@@ -498,7 +490,7 @@ pub async fn serves(agent: &Agent) -> bool {
 }
 
 /// The first client invoke of `f` recorded at or after position `mark`.
-pub fn first_invoke_after<'a>(ops: &'a [Op], mark: usize, f: &str) -> Option<&'a Op> {
+fn first_invoke_after<'a>(ops: &'a [Op], mark: usize, f: &str) -> Option<&'a Op> {
     ops.iter().find(|o| {
         o.index >= mark && o.actor == Actor::Client && o.op_type == OpType::Invoke && o.f == f
     })

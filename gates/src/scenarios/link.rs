@@ -4,6 +4,9 @@
 //! reading it back from the nemesis and by the harness's own probe of `/status` through it;
 //! only then is the fault `established`; H2.7's rounds count only once each toxic's effect shows
 //! in the calls under it ([`toxic_effect`]). H2.4 to H2.6 fault the port and the daemon itself.
+//! Every judge reads its history alone (`reticle gate analyze` judges it again): what a scenario
+//! learns elsewhere (the proxy's log, the call it marks as under the fault, whether the link
+//! served again, what the client received) it records there first.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

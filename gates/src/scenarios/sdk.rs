@@ -3,7 +3,8 @@
 //! client call (bridge commands, event reads, the page console a user reads) and what the harness
 //! observed in the page through its instrumented `WebSocket` (see [`harness::sdk_rig`]), then
 //! judges the history. Controls run inside the scenario; one that misbehaves makes the row
-//! inconclusive.
+//! inconclusive. Each daemon is traced, served a tool call through an agent after its fault and
+//! its trace checked ([`super::traced`]).
 
 use std::time::Duration;
 

@@ -2,7 +2,9 @@
 //! proxy, records the fault and every call in a history, and judges it. Calls go through a real
 //! MCP client ([`Agent`]) or, for what no client would send and for counting answers, line by
 //! line ([`RawAgent`]). Every judge first checks that every call was answered exactly once: a
-//! hang or a double answer is silent whatever else happened.
+//! hang or a double answer is silent whatever else happened. Every judge reads its history
+//! alone: what the proxy's log, its stdout or the harness's look at it said is recorded there
+//! first.
 
 use std::collections::BTreeSet;
 use std::process::Command;
