@@ -590,15 +590,17 @@ mod tests {
         assert!(established(&ops, "c").is_err());
     }
 
-    #[test]
-    fn a_trace_broken_under_faults_makes_the_row_silent() {
+    /// A history holding one fault and what the trace checker `found` after it.
+    fn trace_checked(found: Value) -> History {
         let h = History::new();
         h.fault("a", true, json!({}));
-        observe(
-            &h,
-            TRACE_UNDER_FAULTS,
-            json!({ "spans": 3, "calls": 1, "violations": [] }),
-        );
+        observe(&h, TRACE_UNDER_FAULTS, found);
+        h
+    }
+
+    #[test]
+    fn a_trace_broken_under_faults_makes_the_row_silent() {
+        let h = trace_checked(json!({ "spans": 3, "calls": 1, "violations": [] }));
         assert_eq!(
             judged(h.clone(), |_| Judgement::new(RowOutcome::Survived, "held"))
                 .judgement
@@ -619,25 +621,14 @@ mod tests {
 
     #[test]
     fn a_trace_with_no_span_after_tool_calls_proves_nothing_but_a_red_verdict_stands() {
-        let h = History::new();
-        h.fault("a", true, json!({}));
-        observe(
-            &h,
-            TRACE_UNDER_FAULTS,
-            json!({ "spans": 0, "calls": 0, "violations": [], "toolCalls": 1 }),
-        );
+        let h = trace_checked(json!({ "spans": 0, "calls": 0, "violations": [], "toolCalls": 1 }));
         let held = judged(h.clone(), |_| Judgement::new(RowOutcome::Survived, "held")).judgement;
         assert_eq!(held.outcome, RowOutcome::Inconclusive, "{held:?}");
         assert!(held.evidence.contains("no span"), "{held:?}");
         let hid = judged(h, |_| Judgement::new(RowOutcome::Silent, "hid it")).judgement;
         assert_eq!(hid.outcome, RowOutcome::Silent, "{hid:?}");
         // No tool call went through (a daemon that only had its status read): nothing to prove.
-        let quiet = History::new();
-        observe(
-            &quiet,
-            TRACE_UNDER_FAULTS,
-            json!({ "spans": 0, "calls": 0, "violations": [] }),
-        );
+        let quiet = trace_checked(json!({ "spans": 0, "calls": 0, "violations": [] }));
         let quiet = judged(quiet, |_| Judgement::new(RowOutcome::Surfaced, "said so")).judgement;
         assert_eq!(quiet.outcome, RowOutcome::Surfaced, "{quiet:?}");
     }
