@@ -743,19 +743,30 @@ pub async fn rounds_on_the_link(env: &GateEnv, rounds: &[Round], patience: Durat
     raw.close_stdin();
     raw.wait_exit(BOUND).await;
     raw.settle();
-    let nemesis = link.close(&history).await;
-    judged(history, move |ops| {
-        let verdict = judge_rounds(ops);
-        Judgement::new(
+    link.close(&history).await;
+    judged(history, judge_rounds)
+}
+
+/// Judges a history of rounds ([`judge_each_round`]), naming the nemesis the first toxic
+/// recorded, so the evidence read offline is the live run's.
+pub fn judge_rounds(ops: &[Op]) -> Judgement {
+    let verdict = judge_each_round(ops);
+    let nemesis = ops
+        .iter()
+        .find(|o| o.actor == Actor::Nemesis && o.f == fault::TOXIC)
+        .and_then(|o| o.value["nemesis"].as_str());
+    match nemesis {
+        Some(nemesis) => Judgement::new(
             verdict.outcome,
             format!("{} (nemesis: {nemesis})", verdict.evidence),
-        )
-    })
+        ),
+        None => verdict,
+    }
 }
 
 /// Judges a history of rounds: exactly once first, then each round by its toxic's effect, then
 /// the link serving again after each heal.
-pub fn judge_rounds(ops: &[Op]) -> Judgement {
+fn judge_each_round(ops: &[Op]) -> Judgement {
     let calls = match judge::exactly_once(ops) {
         Ok(calls) => calls,
         Err(hang) => return hang,
