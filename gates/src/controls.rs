@@ -4,8 +4,8 @@
 //! One family of stand-ins per judge family: `serve` and `status` for the daemon lifecycle rows,
 //! an MCP server that swallows calls for H2.7, a proxy whose tools refuse after warm-up for the
 //! survival rows, a page that blames the app for H4.3, a page SDK without backoff for H5.1, a
-//! daemon with a broken trace for T1 to T4 (and behind H2.3's fault proxy, for the trace check
-//! under faults), a JUnit report missing a layer's tests for L1, a `verify` that exits 0 whatever
+//! daemon with a broken trace for T1 to T4 (and behind H2.3's fault proxy and H4.3's bridge
+//! scenario, for the trace check under faults), a JUnit report missing a layer's tests for L1, a `verify` that exits 0 whatever
 //! happened for V1.
 
 use std::os::unix::fs::PermissionsExt;
@@ -170,6 +170,37 @@ pub async fn stand_in_broken_trace_under_a_fault(real: &Path) -> Control {
     )
 }
 
+/// A daemon whose trace is broken (the same test-only switch, traced) behind H4.3's bridge
+/// scenario, its tab closed mid-command: the trace check on the bridge must make the row silent,
+/// although the page and the command behaved as the row asks.
+pub async fn stand_in_broken_trace_on_the_bridge(real: &Path) -> Control {
+    let daemon_env: Vec<(&str, &str)> = scenarios::traced::TRACED
+        .iter()
+        .chain(scenarios::traces::BROKEN_TRACE)
+        .copied()
+        .collect();
+    let ran = scenarios::bridge::tab_closed_mid_command_with(
+        &GateEnv {
+            reticle: real.to_path_buf(),
+        },
+        &daemon_env,
+    )
+    .await;
+    Control::of(
+        "stand-in daemon writes a broken trace while a tab closes mid-command",
+        "H4.3",
+        ran.judgement,
+    )
+}
+
+/// The gate's environment with the real binary, for the controls whose stand-in is not the
+/// binary (their scenario's agent runs the real one).
+fn real_env() -> GateEnv {
+    GateEnv {
+        reticle: harness::binaries::reticle(),
+    }
+}
+
 /// A page SDK that reconnects without backoff: a copy of `sdk/` whose backoff returns its base
 /// delay every time. Run through H5.1's scenario, the backoff judge must call it silent.
 pub async fn stand_in_sdk_without_backoff() -> Control {
@@ -179,7 +210,7 @@ pub async fn stand_in_sdk_without_backoff() -> Control {
         return unwritten(NAME, "H5.1", err);
     }
     let rig = harness::SdkRig::launch_serving_sdk(dir.path()).await;
-    let ran = scenarios::sdk::backs_off_quietly_on(rig).await;
+    let ran = scenarios::sdk::backs_off_quietly_on(&real_env(), rig).await;
     Control::of(NAME, "H5.1", ran.judgement)
 }
 
@@ -192,7 +223,7 @@ pub async fn stand_in_sdk_without_gap_marker() -> Control {
         return unwritten(NAME, "H5.3", err);
     }
     let rig = harness::SdkRig::launch_serving_sdk(dir.path()).await;
-    let ran = scenarios::sdk::offline_overflow_on(rig).await;
+    let ran = scenarios::sdk::offline_overflow_on(&real_env(), rig).await;
     Control::of(NAME, "H5.3", ran.judgement)
 }
 
@@ -358,7 +389,10 @@ pub async fn of_row(row: &str) -> Vec<Control> {
     match row {
         "H3.1" => controls.push(stand_in_serve().await),
         "H2.7" => controls.push(stand_in_mcp_swallows_calls().await),
-        "H4.3" => controls.push(stand_in_page_blames_the_app().await),
+        "H4.3" => {
+            controls.push(stand_in_page_blames_the_app().await);
+            controls.push(stand_in_broken_trace_on_the_bridge(&real).await);
+        }
         "H5.1" => controls.push(stand_in_sdk_without_backoff().await),
         "H5.3" => controls.push(stand_in_sdk_without_gap_marker().await),
         "L1" => controls.push(stand_in_report_without_a_layer().await),

@@ -153,9 +153,17 @@ async fn two_tabs_are_two_sessions_and_closing_one_leaves_the_other_drivable() {
 
 /// H4.3 with a real tab, through its gate scenario (`bridge::tab_closed_mid_command`): closed
 /// while a command is in flight, the command resolves as `observation_lost`, never `ok:false`.
+/// Its daemon is traced and served a tool call after the fault, so its trace had spans to check.
 #[tokio::test]
 async fn h4_3_a_tab_closed_mid_command_is_observation_lost_never_a_failure() {
-    common::row_meets_target("H4.3").await;
+    let ran = common::row_meets_target("H4.3").await;
+    let ops = ran.history.ops();
+    let trace = ops
+        .iter()
+        .find(|op| op.actor == Actor::Harness && op.f == gates::scenarios::kit::TRACE_UNDER_FAULTS)
+        .expect("the daemon's trace was checked");
+    assert_eq!(trace.value["toolCalls"], 1, "{trace:?}");
+    assert!(trace.value["spans"].as_u64().unwrap_or(0) > 0, "{trace:?}");
 }
 
 /// H5.5 through its gate scenario (`sdk::stale_ref_is_refused`), on the fixture app's
@@ -276,8 +284,21 @@ async fn h5_3_an_offline_overflow_arrives_as_a_gap_marker_before_the_backlog() {
 
 /// H5.6 through its gate scenario (`compat::published_sdk_agrees`): the compatibility matrix with our
 /// SDK and the published 2.0.0 meets its target and its baseline (the matrix itself is checked
-/// by `sdk_compat.rs`).
+/// by `sdk_compat.rs`). Its judge reads the matrix as the history recorded it: judged again
+/// offline it gives the live judgement, and with one recorded row edited to differ it is silent.
 #[tokio::test]
 async fn h5_6_the_published_sdk_agrees_with_ours_through_the_gate() {
-    common::row_meets_target("H5.6").await;
+    let ran = common::row_meets_target("H5.6").await;
+    let mut ops = common::rejudged_alike("H5.6", &ran);
+    let row = ops
+        .iter_mut()
+        .find(|op| op.actor == Actor::Harness && op.f == "matrix_row")
+        .expect("a recorded matrix row");
+    row.value["holds"] = json!(false);
+    let edited = gates::analyze::judge_history("H5.6", &ops).expect("re-judged");
+    assert_eq!(
+        edited.outcome,
+        gates::judge::RowOutcome::Silent,
+        "an edited matrix: {edited:?}"
+    );
 }

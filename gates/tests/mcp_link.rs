@@ -21,17 +21,20 @@ use support::{BOUND, LogOnFailure, events};
 
 #[tokio::test]
 async fn h2_1_a_forwarded_call_whose_stream_drops_is_answered_at_once_naming_the_drop() {
-    common::row_meets_target("H2.1").await;
+    let ran = common::row_meets_target("H2.1").await;
+    rejudged_alike_and_unserved_is_silent("H2.1", &ran);
 }
 
 #[tokio::test]
 async fn h2_2_a_call_queued_while_the_daemon_is_blackholed_is_answered_never_sent() {
-    common::row_meets_target("H2.2").await;
+    let ran = common::row_meets_target("H2.2").await;
+    rejudged_alike_and_unserved_is_silent("H2.2", &ran);
 }
 
 #[tokio::test]
 async fn h2_3_a_post_reset_while_the_stream_is_healthy_is_answered_and_the_stream_stays() {
-    common::row_meets_target("H2.3").await;
+    let ran = common::row_meets_target("H2.3").await;
+    rejudged_alike_and_unserved_is_silent("H2.3", &ran);
 }
 
 /// The trace check under faults (every proxied daemon is traced): a daemon whose trace breaks
@@ -120,4 +123,24 @@ async fn a_call_queued_while_only_the_stream_is_blackholed_is_answered_at_the_qu
     client
         .call_until_ok("reticle_sessions", json!({}), BOUND)
         .await;
+}
+
+/// H2.1 to H2.3 are judged from their history alone (the marked call, the outages the proxy
+/// logged, whether the link served again, the nemesis the fault recorded): the live run's
+/// history judged again offline, as `reticle gate analyze` does, gives the live judgement; the
+/// same history recording that the link never served again once the fault went is silent.
+fn rejudged_alike_and_unserved_is_silent(row: &str, ran: &gates::scenarios::Ran) {
+    let mut ops = common::rejudged_alike(row, ran);
+    for op in ops.iter_mut() {
+        if op.f == gates::scenarios::kit::SERVED_AGAIN {
+            op.value["served"] = json!(false);
+        }
+    }
+    let edited = gates::analyze::judge_history(row, &ops).expect("re-judged");
+    assert_eq!(
+        edited.outcome,
+        gates::judge::RowOutcome::Silent,
+        "{row}: an edited history: {edited:?}"
+    );
+    assert!(edited.evidence.contains("never served again"), "{edited:?}");
 }

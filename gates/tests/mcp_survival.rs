@@ -45,7 +45,8 @@ async fn h1_2_a_panic_inside_request_handling_is_answered_and_the_next_call_succ
 
 #[tokio::test]
 async fn h1_3_a_wedged_port_past_the_reconnect_budget_leaves_the_proxy_up_and_it_recovers() {
-    common::row_meets_target("H1.3").await;
+    let ran = common::row_meets_target("H1.3").await;
+    rejudged_alike_and_an_edit_is_silent("H1.3", &ran);
 }
 
 #[tokio::test]
@@ -56,34 +57,47 @@ async fn h1_4_closing_stdin_with_calls_in_flight_answers_or_logs_every_id_before
 
 #[tokio::test]
 async fn h1_5_garbage_on_stdin_is_answered_per_json_rpc_and_never_fatal() {
-    common::row_meets_target("H1.5").await;
+    let ran = common::row_meets_target("H1.5").await;
+    rejudged_alike_and_an_edit_is_silent("H1.5", &ran);
 }
 
 #[tokio::test]
 async fn h2_4_a_squatter_is_answered_within_a_second_named_and_left_behind_once_it_leaves() {
-    common::row_meets_target("H2.4").await;
+    let ran = common::row_meets_target("H2.4").await;
+    rejudged_alike_and_an_edit_is_silent("H2.4", &ran);
 }
 
 #[tokio::test]
 async fn h2_5_a_daemon_restarted_with_another_catalogue_is_announced_before_its_tools() {
-    common::row_meets_target("H2.5").await;
+    let ran = common::row_meets_target("H2.5").await;
+    rejudged_alike_and_an_edit_is_silent("H2.5", &ran);
 }
 
 #[tokio::test]
 async fn h2_6_a_call_after_the_daemon_is_killed_and_restarted_reaches_an_initialized_session() {
-    common::row_meets_target("H2.6").await;
+    let ran = common::row_meets_target("H2.6").await;
+    rejudged_alike_and_an_edit_is_silent("H2.6", &ran);
 }
 
-/// H1.1's, H1.2's and H1.4's judges read the history alone (the harness's look at the
-/// supervisor, the proxy's exit as observed): the live run's history judged again offline, as
-/// `reticle gate analyze` does, gives the live judgement; with the supervisor recorded dead
-/// (H1.1, H1.2) or the proxy recorded exiting 0 with calls owed (H1.4), the row is silent.
+/// Every row here is judged from its history alone (the harness's look at the supervisor, the
+/// proxy's exit, its budget and dormancy as its log said them, the garbage's answers as counted,
+/// when `initialize` was answered, the notices received, the instance that served): the live
+/// run's history judged again offline, as `reticle gate analyze` does, gives the live judgement;
+/// with one recorded fact edited the row is silent: the supervisor dead (H1.1, H1.2), the proxy
+/// exiting 0 with calls owed (H1.4), never dormant (H1.3), tools/list not answering after the
+/// garbage (H1.5), `initialize` answered only once a daemon listened (H2.4), no `list_changed`
+/// (H2.5), a refusal in the daemon's log (H2.6).
 fn rejudged_alike_and_an_edit_is_silent(row: &str, ran: &gates::scenarios::Ran) {
     let mut ops = common::rejudged_alike(row, ran);
     for op in ops.iter_mut() {
         match (row, op.f.as_str()) {
             ("H1.1" | "H1.2", "supervisor") => op.value["alive"] = json!(false),
             ("H1.4", "proxy_exit") => op.value["code"] = json!(0),
+            ("H1.3", "budget") => op.value["dormant"] = json!(false),
+            ("H1.5", "garbage_answers") => op.value["listedAfter"] = json!(false),
+            ("H2.4", "initialize_answered") => op.value["daemonExisted"] = json!(true),
+            ("H2.5", "list_changed") => op.value["count"] = json!(0),
+            ("H2.6", "after_restart") => op.value["callRefusedLogged"] = json!(true),
             _ => {}
         }
     }

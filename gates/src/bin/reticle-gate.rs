@@ -55,8 +55,9 @@ enum GateCommand {
         out: Option<PathBuf>,
     },
     /// Re-judge the stored histories of a finished run (its --out folder) offline and print the
-    /// same scorecard, with the same exit rules; a row whose judge reads more than its history
-    /// keeps its stored outcome, marked as not re-judged. Runs nothing.
+    /// same scorecard, with the same exit rules: every row's judge reads its history alone (a
+    /// row this build has no such judge for keeps its stored outcome, marked as not re-judged).
+    /// Runs nothing.
     Analyze {
         /// The report folder of a finished run (scorecard.json and histories/).
         dir: PathBuf,

@@ -3,7 +3,8 @@
 //! a history, and judges that history. A client call here is a page's hello (`ok` when it became
 //! a session, `fail` with the close code and reason when refused), a bridge command (see
 //! [`kit::classify`]) or `reticle status` as a user runs it. Controls run inside the scenario;
-//! one that misbehaves makes the row inconclusive.
+//! one that misbehaves makes the row inconclusive. The daemon each fault hits is traced, served a
+//! tool call through an agent after the fault and its trace checked ([`super::traced`]).
 
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ use super::kit::{
     self, BOUND, Segment, control, controls_held, could_not_start, established, first_segment,
     judged, settle, worst,
 };
-use super::{GateEnv, Ran};
+use super::{GateEnv, Ran, traced};
 use crate::fault;
 use crate::history::{History, Op, OpType};
 use crate::judge::{Judgement, RowOutcome, one_line, text};
@@ -114,7 +115,7 @@ async fn connect_call(
 /// back off (not give up, not hammer). Control: the same hello at version 1 becomes a session.
 pub async fn version_mismatch(env: &GateEnv) -> Ran {
     let history = History::new();
-    let rig = match SdkRig::launch().await {
+    let rig = match SdkRig::launch_with(traced::TRACED).await {
         Ok(rig) => rig,
         Err(why) => return could_not_start(history, fault::HELLO_OTHER_VERSION, &why),
     };
@@ -213,6 +214,7 @@ pub async fn version_mismatch(env: &GateEnv) -> Ran {
         admitted.0 == OpType::Ok,
         admitted.1,
     );
+    traced::call_on_rig_then_check_trace(env, &history, &rig).await;
     judged(history, judge_version_mismatch)
 }
 
@@ -359,10 +361,10 @@ fn judge_sdk_refusal(segment: &Segment<'_>) -> Judgement {
 /// beta's page (with beta's real pairing token, taken from beta's own daemon) reaches alpha's
 /// port and must be refused naming both projects. Controls: alpha's page is admitted by alpha,
 /// beta's page by beta (so the refusal is about the project, not a bad hello).
-pub async fn another_projects_page(_env: &GateEnv) -> Ran {
+pub async fn another_projects_page(env: &GateEnv) -> Ran {
     let history = History::new();
     let ((alpha, alpha_token), (beta, beta_token)) = match (
-        kit::daemon(OwnedDaemon::builder()).await,
+        kit::daemon(traced::builder()).await,
         kit::daemon(OwnedDaemon::builder()).await,
     ) {
         (Ok(a), Ok(b)) => (a, b),
@@ -427,6 +429,7 @@ pub async fn another_projects_page(_env: &GateEnv) -> Ran {
         }
     }
     drop(pages);
+    traced::call_then_check_trace(env, &history, &alpha).await;
     judged(history, judge_another_project)
 }
 
@@ -511,9 +514,15 @@ pub async fn lose_page_mid_command(
 /// reaches the page and stays unanswered (the harness sees it held in the page) while the daemon
 /// shows it pending, and the tab is closed. The command must resolve as `observation_lost`,
 /// never as the app's `ok:false`.
-pub async fn tab_closed_mid_command(_env: &GateEnv) -> Ran {
+pub async fn tab_closed_mid_command(env: &GateEnv) -> Ran {
+    tab_closed_mid_command_with(env, traced::TRACED).await
+}
+
+/// H4.3's scenario with `daemon_env` set on its daemon (traced only when it says so): the
+/// negative control of the trace check on the bridge gives it the switch that breaks its trace.
+pub async fn tab_closed_mid_command_with(env: &GateEnv, daemon_env: &[(&str, &str)]) -> Ran {
     let history = History::new();
-    let rig = match SdkRig::launch().await {
+    let rig = match SdkRig::launch_with(daemon_env).await {
         Ok(rig) => rig,
         Err(why) => return could_not_start(history, fault::LOSE_PAGE_MID_COMMAND, &why),
     };
@@ -553,6 +562,7 @@ pub async fn tab_closed_mid_command(_env: &GateEnv) -> Ran {
         Ok(json!({ "closed": "the tab, through CDP", "heldByThePage": held }))
     })
     .await;
+    traced::call_on_rig_then_check_trace(env, &history, &rig).await;
     judged(history, judge_lost_page)
 }
 
@@ -661,15 +671,16 @@ fn daemon_stopped_answering(said: &str) -> Judgement {
 /// H4.4: the reaper marks a quiet session idle (bound 300 ms); the next command must revive it
 /// and be answered, or say why. Control: under the default bound a fresh session is not idle and
 /// its command revives nothing (so `idle` and `revived` are not always on).
-pub async fn reaped_session_is_revived(_env: &GateEnv) -> Ran {
+pub async fn reaped_session_is_revived(env: &GateEnv) -> Ran {
     let history = History::new();
-    let (daemon, token) =
-        match kit::daemon(OwnedDaemon::builder().env(reticle::config::env::SESSION_IDLE_MS, "300"))
-            .await
-        {
-            Ok(started) => started,
-            Err(why) => return could_not_start(history, fault::IDLE_PAST_REAPER_BOUND, &why),
-        };
+    let (daemon, token) = match kit::daemon(
+        traced::builder().env(reticle::config::env::SESSION_IDLE_MS, "300"),
+    )
+    .await
+    {
+        Ok(started) => started,
+        Err(why) => return could_not_start(history, fault::IDLE_PAST_REAPER_BOUND, &why),
+    };
     let client = BridgeClient::new(daemon.port());
     let page = match WirePage::open_with(daemon.port(), ORIGIN, Some(echo_responder())).await {
         Ok(page) => page,
@@ -729,6 +740,7 @@ pub async fn reaped_session_is_revived(_env: &GateEnv) -> Ran {
         held.1,
     );
     drop(page);
+    traced::call_then_check_trace(env, &history, &daemon).await;
     judged(history, judge_reaper)
 }
 
@@ -771,10 +783,10 @@ const OPAQUE: [(&str, &str); 2] = [("tauri://localhost", "tauri"), ("file://", "
 /// admits a page from each (with the token) and the page is drivable; an unlisted opaque origin
 /// (`tauri://other`) is still refused, so the list is compared verbatim. Control: a daemon
 /// without the list refuses both origins at the upgrade (so they really are not loopback).
-pub async fn opaque_origins_accepted(_env: &GateEnv) -> Ran {
+pub async fn opaque_origins_accepted(env: &GateEnv) -> Ran {
     let history = History::new();
     let started = (
-        kit::daemon(OwnedDaemon::builder().env(
+        kit::daemon(traced::builder().env(
             reticle::config::env::ALLOWED_ORIGINS,
             "tauri://localhost,file://",
         ))
@@ -821,6 +833,7 @@ pub async fn opaque_origins_accepted(_env: &GateEnv) -> Ran {
     )
     .await;
     drop(pages);
+    traced::call_then_check_trace(env, &history, &listed).await;
     judged(history, judge_opaque_origins)
 }
 
@@ -913,10 +926,10 @@ enum Hostile {
 /// Each malformed frame (not JSON, an unknown kind, binary) must close its socket 1008, a frame
 /// of 1 MiB + 1 byte 1009, and a flood of 5000 events over a 100/s cap must be dropped and
 /// counted, never closed; after each, the bystander must still answer a command.
-pub async fn hostile_frames(_env: &GateEnv) -> Ran {
+pub async fn hostile_frames(env: &GateEnv) -> Ran {
     let history = History::new();
     let (daemon, token) = match kit::daemon(
-        OwnedDaemon::builder().env(reticle::config::env::MAX_EVENTS_PER_SECOND, "100"),
+        traced::builder().env(reticle::config::env::MAX_EVENTS_PER_SECOND, "100"),
     )
     .await
     {
@@ -1071,6 +1084,7 @@ pub async fn hostile_frames(_env: &GateEnv) -> Ran {
         }
     }
     drop(bystander);
+    traced::call_then_check_trace(env, &history, &daemon).await;
     judged(history, judge_hostile_frames)
 }
 

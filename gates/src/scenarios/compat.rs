@@ -4,18 +4,19 @@
 //! difference that is not a documented 2.0.0 limitation is silent: an agent would get a wrong
 //! answer and nothing would say why.
 //!
-//! This module runs the two stacks and judges the matrix; the probes and the comparison live in
-//! [`crate::compat`].
+//! This module runs the two stacks and judges the matrix as the history recorded it (one
+//! observation per row, so `reticle gate analyze` judges it again); the probes and the
+//! comparison live in [`crate::compat`].
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::kit::{control, controls_held, could_not_start, judged, observe};
 use super::{GateEnv, Ran};
 use crate::compat::stack::Stack;
 use crate::compat::{Cell, Matrix, Sdk, probes};
 use crate::fault;
-use crate::history::{History, Op};
-use crate::judge::{Judgement, RowOutcome};
+use crate::history::{Actor, History, Op};
+use crate::judge::{self, Judgement, RowOutcome};
 
 /// The row: ours against the published 2.0.0.
 pub async fn published_sdk_agrees(env: &GateEnv) -> Ran {
@@ -45,14 +46,14 @@ pub async fn agrees(env: &GateEnv, other: Sdk) -> (Ran, Option<Matrix>) {
     for row in &matrix.rows {
         observe(
             &history,
-            "matrix_row",
+            MATRIX_ROW,
             json!({
                 "probe": row.probe, "ours": row.reference, "other": row.other,
                 "holds": row.outcome.holds(),
             }),
         );
     }
-    let ran = judged(history, |ops| judge_matrix(ops, &matrix));
+    let ran = judged(history, judge_matrix);
     (ran, Some(matrix))
 }
 
@@ -61,34 +62,54 @@ async fn probe_with(sdk: Sdk, env: &GateEnv) -> Result<Vec<Cell>, String> {
     Ok(probes::run(&stack).await)
 }
 
-/// Survived when every row holds; silent, naming the rows, when one does not.
-pub fn judge_matrix(ops: &[Op], matrix: &Matrix) -> Judgement {
+/// The observation of one row of the matrix: `{"probe", "ours", "other", "holds"}`.
+const MATRIX_ROW: &str = "matrix_row";
+
+/// Survived when every row of the matrix the history recorded holds; silent, naming the rows,
+/// when one does not. Read from the history alone: the other SDK as the fault names it, each
+/// row as observed.
+pub fn judge_matrix(ops: &[Op]) -> Judgement {
     if let Err(inconclusive) = controls_held(ops) {
         return inconclusive;
     }
-    let failures = matrix.failures();
+    let other = match judge::established_fault(ops) {
+        Ok(fault) => fault.value["sdk"].as_str().unwrap_or("?"),
+        Err(inconclusive) => return inconclusive,
+    };
+    let rows: Vec<&Value> = ops
+        .iter()
+        .filter(|o| o.actor == Actor::Harness && o.f == MATRIX_ROW)
+        .map(|o| &o.value)
+        .collect();
+    let failures: Vec<&&Value> = rows.iter().filter(|r| r["holds"] != true).collect();
     if failures.is_empty() {
         return Judgement::new(
             RowOutcome::Survived,
             format!(
-                "{} probes: {} agrees with {} on each or the difference is a documented limitation",
-                matrix.rows.len(),
-                matrix.other.label(),
-                matrix.reference.label()
+                "{} probes: {other} agrees with {} on each or the difference is a documented limitation",
+                rows.len(),
+                Sdk::Ours.label()
             ),
         );
     }
+    let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
     let named: Vec<String> = failures
         .iter()
-        .map(|r| format!("{} ({} vs {})", r.probe, r.reference, r.other))
+        .map(|r| {
+            format!(
+                "{} ({} vs {})",
+                text(&r["probe"]),
+                text(&r["ours"]),
+                text(&r["other"])
+            )
+        })
         .collect();
     Judgement::new(
         RowOutcome::Silent,
         format!(
-            "{} of {} probes differ under {}: {}",
+            "{} of {} probes differ under {other}: {}",
             failures.len(),
-            matrix.rows.len(),
-            matrix.other.label(),
+            rows.len(),
             named.join("; ")
         ),
     )

@@ -4,8 +4,12 @@
 //! [`unestablished`], [`could_not_start`], [`settle`]), the shared judges ([`judge_survival`],
 //! [`judge_surfacing`]) and the harness's records ([`observe`], [`control`]). For hops 1 to 3:
 //! the warm agent opening ([`warm_agent`]), whether the link [`serves`], the survival judge with
-//! a row's own conditions ([`judge_survival_then`]), judging past the shared preconditions
-//! ([`judged_answered_once_after_fault`]) and [`first_invoke_after`]. For hops 4 and 5:
+//! a row's own conditions ([`judge_survival_then`]), the shared preconditions
+//! ([`answered_once_after_fault`]), and what a judge reads from the history instead of the
+//! scenario: the call marked as under the fault ([`call_under_fault`]), whether the link served
+//! again ([`served_again`]), the harness's last observation ([`last_observed`]). A trace checked
+//! after tool calls that holds no span makes a passing row inconclusive
+//! ([`record_trace_after_tool_calls`]). For hops 4 and 5:
 //! recording bridge calls (a command's answer classified as Jepsen would: `ok` when the page did
 //! it, `fail` when something said it did not, `info` when nobody knows; [`query_buttons`] as the
 //! probe that a page answers), splitting a history into one segment per fault, and combining the
@@ -285,11 +289,13 @@ pub fn judged(history: History, judge: impl FnOnce(&[Op]) -> Judgement) -> Ran {
 pub fn judgement_of(ops: &[Op], judge: impl FnOnce(&[Op]) -> Judgement) -> Judgement {
     judge::hung_call(ops)
         .or_else(|| judge_trace_under_faults(ops))
-        .unwrap_or_else(|| judge(ops))
+        .unwrap_or_else(|| unless_the_trace_was_empty(ops, judge(ops)))
 }
 
 /// The harness observation of what the trace checker found in the log of a daemon a fault
-/// scenario ran (traced, `RETICLE_TRACE=1`): `{"spans", "calls", "violations"}`.
+/// scenario ran (traced, `RETICLE_TRACE=1`): `{"spans", "calls", "violations"}`, and
+/// `"toolCalls"` when the scenario made tool calls to it so that it has spans to check
+/// ([`record_trace_after_tool_calls`]).
 pub const TRACE_UNDER_FAULTS: &str = "trace_under_faults";
 
 /// How long the check waits for the spans still open to close (they are written as they close,
@@ -300,6 +306,21 @@ const TRACE_SETTLE: Duration = Duration::from_secs(5);
 /// (bounded), and records what was found as [`TRACE_UNDER_FAULTS`], for
 /// [`judge_trace_under_faults`].
 pub async fn record_trace_under_faults(history: &History, log: &Path) {
+    observe(history, TRACE_UNDER_FAULTS, checked_trace(log).await);
+}
+
+/// [`record_trace_under_faults`] after the scenario made `tool_calls` tool calls to the daemon
+/// (through a real agent), so a trace with no span proves nothing
+/// ([`unless_the_trace_was_empty`]).
+pub async fn record_trace_after_tool_calls(history: &History, log: &Path, tool_calls: usize) {
+    let mut found = checked_trace(log).await;
+    found["toolCalls"] = json!(tool_calls);
+    observe(history, TRACE_UNDER_FAULTS, found);
+}
+
+/// What the trace checker finds in the log at `log` once no call is left half-written
+/// (bounded): `{"spans", "calls", "violations"}`.
+async fn checked_trace(log: &Path) -> Value {
     let read = || std::fs::read_to_string(log).unwrap_or_default();
     let settled = harness::poll::within(TRACE_SETTLE, async || {
         let text = read();
@@ -311,11 +332,34 @@ pub async fn record_trace_under_faults(history: &History, log: &Path) {
     .await
     .unwrap_or_else(read);
     let report = trace::check_log(&settled);
-    observe(
-        history,
-        TRACE_UNDER_FAULTS,
-        json!({ "spans": report.spans, "calls": report.calls, "violations": report.violations }),
-    );
+    json!({ "spans": report.spans, "calls": report.calls, "violations": report.violations })
+}
+
+/// `verdict`, unless it passes (survived or surfaced) while a trace checked after tool calls
+/// went through its daemon held no span: the trace check then proved nothing, and the row is
+/// inconclusive. A red verdict stands.
+fn unless_the_trace_was_empty(ops: &[Op], verdict: Judgement) -> Judgement {
+    if !matches!(verdict.outcome, RowOutcome::Survived | RowOutcome::Surfaced) {
+        return verdict;
+    }
+    let empty = ops.iter().find(|o| {
+        o.actor == Actor::Harness
+            && o.f == TRACE_UNDER_FAULTS
+            && o.value["toolCalls"].as_u64().unwrap_or(0) > 0
+            && o.value["spans"].as_u64().unwrap_or(0) == 0
+    });
+    match empty {
+        None => verdict,
+        Some(found) => Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "the daemon's trace held no span after {} tool call(s) went through it, so T1 to T4 were not checked under the fault ({} {})",
+                found.value["toolCalls"],
+                verdict.outcome.word(),
+                verdict.evidence
+            ),
+        ),
+    }
 }
 
 /// Silent when the trace of a daemon a fault scenario ran, checked as it ended
@@ -401,18 +445,6 @@ pub fn judge_survival_then(ops: &[Op], further: impl FnOnce(&str) -> Judgement) 
     further(&verdict.evidence)
 }
 
-/// A finished hop 1 to 3 scenario judged by `judge` once its preconditions hold
-/// ([`answered_once_after_fault`]); else by the precondition that failed.
-pub fn judged_answered_once_after_fault(
-    history: History,
-    judge: impl FnOnce(&[Op]) -> Judgement,
-) -> Ran {
-    judged(history, |ops| match answered_once_after_fault(ops) {
-        Ok(()) => judge(ops),
-        Err(unproven) => unproven,
-    })
-}
-
 /// The surfacing judge of hops 1 and 2 when a scenario could not get as far as its call: every
 /// call answered exactly once, the fault established, a `tools/call` after it failing.
 pub fn judge_surfacing(ops: &[Op]) -> Judgement {
@@ -458,10 +490,47 @@ pub async fn serves(agent: &Agent) -> bool {
 }
 
 /// The first client invoke of `f` recorded at or after position `mark`.
-pub fn first_invoke_after<'a>(ops: &'a [Op], mark: usize, f: &str) -> Option<&'a Op> {
+fn first_invoke_after<'a>(ops: &'a [Op], mark: usize, f: &str) -> Option<&'a Op> {
     ops.iter().find(|o| {
         o.index >= mark && o.actor == Actor::Client && o.op_type == OpType::Invoke && o.f == f
     })
+}
+
+/// The harness's mark just before the call a row judges (`{}`): where the judge looks for it,
+/// so the position is in the history rather than kept by the scenario.
+pub const CALL_UNDER_FAULT: &str = "call_under_fault";
+
+/// Marks the next call as the one the row judges ([`CALL_UNDER_FAULT`]).
+pub fn mark_call_under_fault(history: &History) {
+    observe(history, CALL_UNDER_FAULT, json!({}));
+}
+
+/// The first client invoke of `f` after the last [`CALL_UNDER_FAULT`] mark: `None` when the
+/// scenario never marked one (it stopped before its call), `Some(None)` when it marked one and
+/// made no such call.
+pub fn call_under_fault<'a>(ops: &'a [Op], f: &str) -> Option<Option<&'a Op>> {
+    let mark = last_observed(ops, CALL_UNDER_FAULT)?;
+    Some(first_invoke_after(ops, mark.index, f))
+}
+
+/// The harness observation of whether the link served a call again once its fault went:
+/// `{"served"}`.
+pub const SERVED_AGAIN: &str = "served_again";
+
+/// Records whether the link served again ([`SERVED_AGAIN`]); returns it.
+pub fn record_served_again(history: &History, served: bool) -> bool {
+    observe(history, SERVED_AGAIN, json!({ "served": served }));
+    served
+}
+
+/// Whether the history records the link served again once its fault went ([`SERVED_AGAIN`]).
+pub fn served_again(ops: &[Op]) -> bool {
+    last_observed(ops, SERVED_AGAIN).is_some_and(|o| o.value["served"] == true)
+}
+
+/// The harness's last observation `f`.
+pub fn last_observed<'a>(ops: &'a [Op], f: &str) -> Option<&'a Op> {
+    ops.iter().rfind(|o| o.actor == Actor::Harness && o.f == f)
 }
 
 /// Milliseconds since `start`, for the record.
@@ -521,15 +590,17 @@ mod tests {
         assert!(established(&ops, "c").is_err());
     }
 
-    #[test]
-    fn a_trace_broken_under_faults_makes_the_row_silent() {
+    /// A history holding one fault and what the trace checker `found` after it.
+    fn trace_checked(found: Value) -> History {
         let h = History::new();
         h.fault("a", true, json!({}));
-        observe(
-            &h,
-            TRACE_UNDER_FAULTS,
-            json!({ "spans": 3, "calls": 1, "violations": [] }),
-        );
+        observe(&h, TRACE_UNDER_FAULTS, found);
+        h
+    }
+
+    #[test]
+    fn a_trace_broken_under_faults_makes_the_row_silent() {
+        let h = trace_checked(json!({ "spans": 3, "calls": 1, "violations": [] }));
         assert_eq!(
             judged(h.clone(), |_| Judgement::new(RowOutcome::Survived, "held"))
                 .judgement
@@ -546,6 +617,20 @@ mod tests {
         let broken = judged(h, |_| Judgement::new(RowOutcome::Survived, "held")).judgement;
         assert_eq!(broken.outcome, RowOutcome::Silent, "{broken:?}");
         assert!(broken.evidence.contains("T2"), "{broken:?}");
+    }
+
+    #[test]
+    fn a_trace_with_no_span_after_tool_calls_proves_nothing_but_a_red_verdict_stands() {
+        let h = trace_checked(json!({ "spans": 0, "calls": 0, "violations": [], "toolCalls": 1 }));
+        let held = judged(h.clone(), |_| Judgement::new(RowOutcome::Survived, "held")).judgement;
+        assert_eq!(held.outcome, RowOutcome::Inconclusive, "{held:?}");
+        assert!(held.evidence.contains("no span"), "{held:?}");
+        let hid = judged(h, |_| Judgement::new(RowOutcome::Silent, "hid it")).judgement;
+        assert_eq!(hid.outcome, RowOutcome::Silent, "{hid:?}");
+        // No tool call went through (a daemon that only had its status read): nothing to prove.
+        let quiet = trace_checked(json!({ "spans": 0, "calls": 0, "violations": [] }));
+        let quiet = judged(quiet, |_| Judgement::new(RowOutcome::Surfaced, "said so")).judgement;
+        assert_eq!(quiet.outcome, RowOutcome::Surfaced, "{quiet:?}");
     }
 
     #[test]

@@ -4,6 +4,9 @@
 //! reading it back from the nemesis and by the harness's own probe of `/status` through it;
 //! only then is the fault `established`; H2.7's rounds count only once each toxic's effect shows
 //! in the calls under it ([`toxic_effect`]). H2.4 to H2.6 fault the port and the daemon itself.
+//! Every judge reads its history alone (`reticle gate analyze` judges it again): what a scenario
+//! learns elsewhere (the proxy's log, the call it marks as under the fault, whether the link
+//! served again, what the client received) it records there first.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,9 +19,9 @@ use toxics::{Direction, ToxicSpec};
 
 use super::agent::{Agent, CALL_BOUND, RawAgent, events};
 use super::kit::{
-    BOUND, answered_once_after_fault, first_invoke_after, judge_surfacing, judge_survival,
-    judge_survival_then, judged, judged_answered_once_after_fault, ms_since, observe, serves,
-    unestablished, warm_agent,
+    self, BOUND, answered_once_after_fault, call_under_fault, judge_surfacing, judge_survival,
+    judge_survival_then, judged, mark_call_under_fault, ms_since, observe, record_served_again,
+    served_again, serves, unestablished, warm_agent,
 };
 use super::proxied::{PROBE, ProxiedDaemon};
 use super::toxic_effect;
@@ -60,7 +63,7 @@ pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
         Ok(agent) => Arc::new(agent),
         Err(ran) => return ran,
     };
-    let mark = history.ops().len();
+    mark_call_under_fault(&history);
     let caller = agent.clone();
     let slow = tokio::spawn(async move {
         caller
@@ -89,13 +92,20 @@ pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
         );
     }
     let _ = slow.await;
-    let recovered = heal_and_serve(&link, &history, &agent, injected).await;
+    heal_and_serve(&link, &history, &agent, injected).await;
     if let Ok(agent) = Arc::try_unwrap(agent) {
         agent.close().await;
     }
+    link.close(&history).await;
+    judged(history, judge_stream_reset)
+}
+
+/// H2.1's judge, from the history alone: the marked call answered -32001 `in_flight_lost`
+/// saying the link dropped and that it may or may not have run, then the link served again.
+pub fn judge_stream_reset(ops: &[Op]) -> Judgement {
     let in_flight_lost =
         Surfacing::answered("in_flight_lost", &["dropped", "may or may not have run"]);
-    close_and_judge(history, link, mark, in_flight_lost, recovered).await
+    judge_surfaced_then_recovered(ops, &in_flight_lost)
 }
 
 /// H2.2: the daemon blackholed (`timeout` 0 downstream on the fault proxy: connections are
@@ -131,12 +141,19 @@ pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
             return judged(history, judge_surfacing);
         }
     };
-    let mark = history.ops().len();
+    mark_call_under_fault(&history);
     let _ = agent.call("reticle_sessions", json!({})).await;
-    let recovered = heal_and_serve(&link, &history, &agent, injected).await;
+    heal_and_serve(&link, &history, &agent, injected).await;
     agent.close().await;
+    link.close(&history).await;
+    judged(history, judge_blackholed_queue)
+}
+
+/// H2.2's judge, from the history alone: the marked call answered -32001 `never_sent` saying it
+/// did not run, then the link served again.
+pub fn judge_blackholed_queue(ops: &[Op]) -> Judgement {
     let never_sent = Surfacing::answered("never_sent", &["did not run"]);
-    close_and_judge(history, link, mark, never_sent, recovered).await
+    judge_surfaced_then_recovered(ops, &never_sent)
 }
 
 /// H2.3: `reset_peer` upstream: every new connection is reset at its first byte, which leaves
@@ -187,21 +204,36 @@ pub async fn post_leg_reset_with(env: &GateEnv, daemon_env: &[(&str, &str)]) -> 
             ToxicSpec::new(ResetPeer { timeout: 0 }).upstream(),
         )
         .await;
-    let mark = history.ops().len();
+    mark_call_under_fault(&history);
     let _ = agent.call("reticle_sessions", json!({})).await;
     link.heal(&history).await;
     let next = agent.call("reticle_sessions", json!({})).await;
     let outages = events(&options, proxy_events::CONNECTION_LOST).len() - outages_before;
-    observe(&history, "outages", json!({ "during": outages }));
+    observe(&history, OUTAGES, json!({ "during": outages }));
+    record_served_again(&history, injected && next.is_ok());
     agent.close().await;
-    let recovered = injected && next.is_ok();
+    link.close(&history).await;
+    judged(history, judge_post_leg_reset)
+}
+
+/// The observation of the link outages the proxy logged while the POST leg was reset:
+/// `{"during"}`.
+const OUTAGES: &str = "outages";
+
+/// H2.3's judge, from the history alone: the marked call answered -32001 `post_failed` saying
+/// the link is still up, belied by any outage the proxy logged meanwhile (observed), then the
+/// link served again.
+pub fn judge_post_leg_reset(ops: &[Op]) -> Judgement {
+    let outages = kit::last_observed(ops, OUTAGES)
+        .and_then(|o| o.value["during"].as_u64())
+        .unwrap_or(0);
     let post_failed =
         Surfacing::answered("post_failed", &["still up"]).belied_by((outages > 0).then(|| {
             format!(
                 "the answer said the link was still up, but the proxy logged {outages} outage(s)"
             )
         }));
-    close_and_judge(history, link, mark, post_failed, recovered).await
+    judge_surfaced_then_recovered(ops, &post_failed)
 }
 
 /// H2.4: a squatter on the port that accepts and never serves. `initialize` must be answered
@@ -234,20 +266,41 @@ pub async fn squatter_on_the_port(env: &GateEnv) -> Ran {
     let daemon_existed = holders.iter().any(|holder| *holder != pid);
     observe(
         &history,
-        "initialize_answered",
+        INITIALIZE_ANSWERED,
         json!({ "ms": ms_since(started), "listeners": holders, "daemonExisted": daemon_existed }),
     );
     let Ok(Ok(agent)) = agent else {
         return judged(history, judge_surfacing);
     };
-    let mark = history.ops().len();
+    mark_call_under_fault(&history);
     let _ = agent.call("reticle_sessions", json!({})).await;
     squatter.leave();
     let left = poll::within(BOUND, async || listeners(port).is_empty().then_some(()))
         .await
         .is_some();
-    let recovered = left && serves(&agent).await;
+    record_served_again(&history, left && serves(&agent).await);
     agent.close().await;
+    judged(history, judge_squatter)
+}
+
+/// The observation of when `initialize` was answered: `{"ms", "listeners", "daemonExisted"}`.
+const INITIALIZE_ANSWERED: &str = "initialize_answered";
+
+/// H2.4's judge, from the history alone: the marked call answered -32001 `never_sent` naming the
+/// squatted port and the squatter's pid (as the fault recorded them) and saying it did not run,
+/// belied when `initialize` was answered only once a daemon listened (observed), then the link
+/// served again.
+pub fn judge_squatter(ops: &[Op]) -> Judgement {
+    let squat = judge::established_fault(ops).map(|f| &f.value);
+    let (port, pid) = match squat {
+        Ok(value) => (value["port"].clone(), value["pid"].clone()),
+        Err(_) => (Value::Null, Value::Null),
+    };
+    let initialize = kit::last_observed(ops, INITIALIZE_ANSWERED).map(|o| &o.value);
+    let daemon_existed = initialize.is_some_and(|v| v["daemonExisted"] == true);
+    let holders = initialize
+        .map(|v| v["listeners"].clone())
+        .unwrap_or_default();
     let never_sent = Surfacing::answered(
         "never_sent",
         &[
@@ -258,19 +311,15 @@ pub async fn squatter_on_the_port(env: &GateEnv) -> Ran {
     )
     .belied_by(daemon_existed.then(|| {
         format!(
-            "initialize was answered only once another process listened on port {port} (pids {holders:?}): it waited for a daemon"
+            "initialize was answered only once another process listened on port {port} (pids {holders}): it waited for a daemon"
         )
-    }));
-    judged(history, move |ops| {
-        judge_surfaced_then_recovered(
-            ops,
-            mark,
-            &never_sent,
-            recovered,
-            "the gate's own listener, which accepts and never answers",
-        )
-    })
+    }))
+    .by(SQUATTER);
+    judge_surfaced_then_recovered(ops, &never_sent)
 }
+
+/// H2.4's nemesis, as its evidence names it.
+const SQUATTER: &str = "the gate's own listener, which accepts and never answers";
 
 /// H2.5: the daemon restarted with another catalogue. The client must receive
 /// `notifications/tools/list_changed` before anything from the new daemon, and the listing it
@@ -349,36 +398,73 @@ pub async fn catalogue_changes_across_a_restart(env: &GateEnv) -> Ran {
     let count = notices(&raw);
     observe(
         &history,
-        "list_changed",
+        LIST_CHANGED,
         json!({ "count": count, "noticeAt": notice_at, "listingAt": listed_at, "controlNotices": control_notices,
                 "controlListing": control, "listing": after, "newToolServed": echoed }),
     );
-    let mut edited = before.clone();
+    judged(history, judge_catalogue_change)
+}
+
+/// The observation of the notices and listings the client received across the restarts:
+/// `{"count", "noticeAt", "listingAt", "controlNotices", "controlListing", "listing",
+/// "newToolServed"}`.
+const LIST_CHANGED: &str = "list_changed";
+
+/// H2.5's judge, from the history alone: the control (same catalogue) announced nothing and
+/// listed the catalogue the fault recorded before; then exactly one `list_changed`, received
+/// before the new listing, which is the old catalogue plus the new tool, and the new tool served
+/// (observed).
+pub fn judge_catalogue_change(ops: &[Op]) -> Judgement {
+    if let Err(unproven) = answered_once_after_fault(ops) {
+        return unproven;
+    }
+    let names = |value: &Value| -> Vec<String> {
+        value
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|n| n.as_str().map(str::to_string))
+            .collect()
+    };
+    let before = judge::established_fault(ops)
+        .map(|f| names(&f.value["catalogueBefore"]))
+        .unwrap_or_default();
+    let seen = kit::last_observed(ops, LIST_CHANGED)
+        .map(|o| o.value.clone())
+        .unwrap_or_default();
+    let control_notices = seen["controlNotices"].as_u64().unwrap_or(0);
+    let control = names(&seen["controlListing"]);
+    if control_notices != 0 || control != before {
+        return Judgement::new(
+            RowOutcome::Inconclusive,
+            format!(
+                "the control (same catalogue) got {control_notices} notice(s) and {control:?}: the check proves nothing"
+            ),
+        );
+    }
+    let count = seen["count"].as_u64().unwrap_or(0);
+    let after = names(&seen["listing"]);
+    let echoed = seen["newToolServed"] == true;
+    let first = matches!(
+        (seen["noticeAt"].as_u64(), seen["listingAt"].as_u64()),
+        (Some(n), Some(l)) if n < l
+    );
+    let mut edited = before;
     edited.push("reticle_test_echo".to_string());
-    judged_answered_once_after_fault(history, move |_| {
-        if control_notices != 0 || control != before {
-            return Judgement::new(
-                RowOutcome::Inconclusive,
-                format!(
-                    "the control (same catalogue) got {control_notices} notice(s) and {control:?}: the check proves nothing"
-                ),
-            );
-        }
-        let first = matches!((notice_at, listed_at), (Some(n), Some(l)) if n < l);
-        if count == 1 && first && after == edited && echoed {
-            Judgement::new(
-                RowOutcome::Surfaced,
-                "list_changed arrived before the new daemon's catalogue, which is served; the control (same catalogue) announced nothing",
-            )
-        } else {
-            Judgement::new(
-                RowOutcome::Silent,
-                format!(
-                    "{count} list_changed (first: {first}) for a changed catalogue; listing {after:?}; new tool served: {echoed}"
-                ),
-            )
-        }
-    })
+    if count == 1 && first && after == edited && echoed {
+        Judgement::new(
+            RowOutcome::Surfaced,
+            "list_changed arrived before the new daemon's catalogue, which is served; the control (same catalogue) announced nothing",
+        )
+    } else {
+        Judgement::new(
+            RowOutcome::Silent,
+            format!(
+                "{count} list_changed (first: {first}) for a changed catalogue; listing {after:?}; new tool served: {echoed}"
+            ),
+        )
+    }
 }
 
 /// H2.6: the daemon SIGKILLed and replaced (the proxy starts a new one); the next call must reach
@@ -435,32 +521,49 @@ pub async fn handshake_replayed_after_restart(env: &GateEnv) -> Ran {
         .as_ref()
         .ok()
         .map(|r| r["structuredContent"]["daemon"]["instance"].clone());
-    let new_instance = after.map(|s| s.instance);
-    let old_instance = before.map(|s| s.instance);
-    judged(history, move |ops| {
-        judge_survival_then(ops, |_| {
-            if refused {
-                return Judgement::new(
-                    RowOutcome::Silent,
-                    "a call reached an uninitialized session (the daemon logged mcp_call_refused)",
-                );
-            }
-            if new_instance.is_none()
-                || new_instance == old_instance
-                || served_by != new_instance.clone().map(Value::String)
-            {
-                return Judgement::new(
-                    RowOutcome::Inconclusive,
-                    format!(
-                        "the call was not shown to reach a new daemon: served by {served_by:?}, now {new_instance:?}"
-                    ),
-                );
-            }
-            Judgement::new(
-                RowOutcome::Survived,
-                "the call after SIGKILL and restart reached the new daemon's initialized session; no refusal logged",
-            )
-        })
+    observe(
+        &history,
+        AFTER_RESTART,
+        json!({ "servedBy": served_by, "instanceNow": after.map(|s| s.instance), "callRefusedLogged": refused }),
+    );
+    judged(history, judge_handshake_replayed)
+}
+
+/// The observation of the daemon after the restart: the instance that served the call, the
+/// instance `/status` then named, and whether the daemon's log holds `mcp_call_refused`:
+/// `{"servedBy", "instanceNow", "callRefusedLogged"}`.
+const AFTER_RESTART: &str = "after_restart";
+
+/// H2.6's judge, from the history alone: every call after the SIGKILL survived, no refusal in
+/// the daemon's log (observed), and the call served by the new instance, not the killed one
+/// (as the fault recorded it).
+pub fn judge_handshake_replayed(ops: &[Op]) -> Judgement {
+    judge_survival_then(ops, |_| {
+        let seen = kit::last_observed(ops, AFTER_RESTART)
+            .map(|o| o.value.clone())
+            .unwrap_or_default();
+        if seen["callRefusedLogged"] == true {
+            return Judgement::new(
+                RowOutcome::Silent,
+                "a call reached an uninitialized session (the daemon logged mcp_call_refused)",
+            );
+        }
+        let old_instance = judge::established_fault(ops)
+            .map(|f| f.value["instance"].clone())
+            .unwrap_or_default();
+        let (served_by, new_instance) = (&seen["servedBy"], &seen["instanceNow"]);
+        if new_instance.is_null() || *new_instance == old_instance || served_by != new_instance {
+            return Judgement::new(
+                RowOutcome::Inconclusive,
+                format!(
+                    "the call was not shown to reach a new daemon: served by {served_by}, now {new_instance}"
+                ),
+            );
+        }
+        Judgement::new(
+            RowOutcome::Survived,
+            "the call after SIGKILL and restart reached the new daemon's initialized session; no refusal logged",
+        )
     })
 }
 
@@ -640,19 +743,30 @@ pub async fn rounds_on_the_link(env: &GateEnv, rounds: &[Round], patience: Durat
     raw.close_stdin();
     raw.wait_exit(BOUND).await;
     raw.settle();
-    let nemesis = link.close(&history).await;
-    judged(history, move |ops| {
-        let verdict = judge_rounds(ops);
-        Judgement::new(
+    link.close(&history).await;
+    judged(history, judge_rounds)
+}
+
+/// Judges a history of rounds ([`judge_each_round`]), naming the nemesis the first toxic
+/// recorded, so the evidence read offline is the live run's.
+pub fn judge_rounds(ops: &[Op]) -> Judgement {
+    let verdict = judge_each_round(ops);
+    let nemesis = ops
+        .iter()
+        .find(|o| o.actor == Actor::Nemesis && o.f == fault::TOXIC)
+        .and_then(|o| o.value["nemesis"].as_str());
+    match nemesis {
+        Some(nemesis) => Judgement::new(
             verdict.outcome,
             format!("{} (nemesis: {nemesis})", verdict.evidence),
-        )
-    })
+        ),
+        None => verdict,
+    }
 }
 
 /// Judges a history of rounds: exactly once first, then each round by its toxic's effect, then
 /// the link serving again after each heal.
-pub fn judge_rounds(ops: &[Op]) -> Judgement {
+fn judge_each_round(ops: &[Op]) -> Judgement {
     let calls = match judge::exactly_once(ops) {
         Ok(calls) => calls,
         Err(hang) => return hang,
@@ -819,7 +933,7 @@ pub fn cuts_per_toxic(ops: &[Op]) -> Vec<(String, usize, usize)> {
     cuts
 }
 
-/// How the first call after a hop 2 fault must be answered, and what else can belie it.
+/// How the marked call of a hop 1 or 2 row must be answered, and what else can belie it.
 struct Surfacing {
     /// The -32001 population it must be answered as.
     population: &'static str,
@@ -827,6 +941,8 @@ struct Surfacing {
     names: Vec<String>,
     /// What the harness saw that belies a surfaced answer, if anything: the row is then silent.
     belied: Option<String>,
+    /// The nemesis the evidence names, when it is not the fault proxy the fault recorded.
+    nemesis: Option<&'static str>,
 }
 
 impl Surfacing {
@@ -836,12 +952,21 @@ impl Surfacing {
             population,
             names: names.iter().map(|n| n.to_string()).collect(),
             belied: None,
+            nemesis: None,
         }
     }
 
     /// The same, belied by what `belied` says when the harness saw it.
     fn belied_by(self, belied: Option<String>) -> Self {
         Self { belied, ..self }
+    }
+
+    /// The same, its fault made by `nemesis` rather than a fault proxy.
+    fn by(self, nemesis: &'static str) -> Self {
+        Self {
+            nemesis: Some(nemesis),
+            ..self
+        }
     }
 
     /// `verdict`, unless it is surfaced and the harness saw it belied: then silent.
@@ -855,47 +980,26 @@ impl Surfacing {
     }
 }
 
-/// Heals the link; whether it then serves `agent` again (asked only when the fault was
-/// established).
-async fn heal_and_serve(
-    link: &ProxiedDaemon,
-    history: &History,
-    agent: &Agent,
-    injected: bool,
-) -> bool {
+/// Heals the link and records whether it then serves `agent` again (asked only when the fault
+/// was established), as [`kit::SERVED_AGAIN`].
+async fn heal_and_serve(link: &ProxiedDaemon, history: &History, agent: &Agent, injected: bool) {
     link.heal(history).await;
-    injected && serves(agent).await
+    record_served_again(history, injected && serves(agent).await);
 }
 
-/// The end of a hop 2 row over a fault proxy: closes the proxy and judges the call made at
-/// `mark` by [`judge_surfaced_then_recovered`], naming the nemesis.
-async fn close_and_judge(
-    history: History,
-    link: ProxiedDaemon,
-    mark: usize,
-    surfacing: Surfacing,
-    recovered: bool,
-) -> Ran {
-    let nemesis = link.close(&history).await;
-    judged(history, move |ops| {
-        judge_surfaced_then_recovered(ops, mark, &surfacing, recovered, &nemesis)
-    })
-}
-
-/// The first call made at or after `mark` must be answered as `surfacing` says; then the link
-/// must serve again. With no call made there, the row could not get as far as its call
-/// ([`judge_surfacing`]). A surfaced verdict that the harness saw belied is silent.
-fn judge_surfaced_then_recovered(
-    ops: &[Op],
-    mark: usize,
-    surfacing: &Surfacing,
-    recovered: bool,
-    nemesis: &str,
-) -> Judgement {
+/// The call marked as under the fault ([`kit::CALL_UNDER_FAULT`]) must be answered as
+/// `surfacing` says; then the link must have served again ([`kit::SERVED_AGAIN`]). With no call
+/// marked, or none made there, the row could not get as far as its call ([`judge_surfacing`]).
+/// A surfaced verdict that the harness saw belied is silent. The evidence names the nemesis
+/// (the fault proxy the fault recorded, unless `surfacing` names another).
+fn judge_surfaced_then_recovered(ops: &[Op], surfacing: &Surfacing) -> Judgement {
+    let Some(marked) = call_under_fault(ops, "tools/call") else {
+        return judge_surfacing(ops);
+    };
     if let Err(unproven) = answered_once_after_fault(ops) {
         return unproven;
     }
-    let Some(call) = first_invoke_after(ops, mark, "tools/call") else {
+    let Some(call) = marked else {
         return surfacing.belie(judge_surfacing(ops));
     };
     let names: Vec<&str> = surfacing.names.iter().map(String::as_str).collect();
@@ -918,12 +1022,19 @@ fn judge_surfaced_then_recovered(
             ),
         );
     }
-    if !recovered {
+    if !served_again(ops) {
         return Judgement::new(
             RowOutcome::Silent,
             "the link never served again once the fault went",
         );
     }
+    let nemesis = match surfacing.nemesis {
+        Some(named) => named,
+        None => judge::established_fault(ops)
+            .ok()
+            .and_then(|f| f.value["nemesis"].as_str())
+            .unwrap_or("?"),
+    };
     surfacing.belie(Judgement::new(
         RowOutcome::Surfaced,
         format!(

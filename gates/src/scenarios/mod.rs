@@ -4,7 +4,8 @@
 //! `traces` T1 to T4, `layers` L1, `security` S1 to S7, `cross_site` S8, `shared_session` S9, `mcp_limits` S10, `fuzz` S11, `leases` S12;
 //! `verify_cli` the rig `reticle verify`'s tests share, and its honesty scenario V1;
 //! `perf` P1 to P4 (the release figures);
-//! `toxic_effect` the effect each of H2.7's toxics must leave in its history;
+//! `toxic_effect` the effect each of H2.7's toxics must leave in its history; `traced` the tool
+//! call and trace check of the hop 4 and 5 fault scenarios;
 //! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `proxied` a
 //! daemon behind a fault proxy, `kit` what every scenario shares); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
 //! from one table, so they cannot drift).
@@ -27,6 +28,7 @@ pub mod security;
 pub mod shared_session;
 pub mod stdio;
 pub mod toxic_effect;
+pub mod traced;
 pub mod traces;
 pub mod verify_cli;
 

@@ -3,7 +3,8 @@
 //! client call (bridge commands, event reads, the page console a user reads) and what the harness
 //! observed in the page through its instrumented `WebSocket` (see [`harness::sdk_rig`]), then
 //! judges the history. Controls run inside the scenario; one that misbehaves makes the row
-//! inconclusive.
+//! inconclusive. Each daemon is traced, served a tool call through an agent after its fault and
+//! its trace checked ([`super::traced`]).
 
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use super::kit::{
     self, BOUND, control, controls_held, could_not_start, established, first_segment, judged,
     observe, settle, worst,
 };
-use super::{GateEnv, Ran};
+use super::{GateEnv, Ran, traced};
 use crate::fault;
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{Judgement, RowOutcome, one_line, text};
@@ -95,13 +96,13 @@ async fn read_events(history: &History, rig: &SdkRig, session: &str) -> Vec<Valu
 /// agent as console events. Controls: the SDK did speak in the page console during the outage
 /// (so there was noise to leak) and the app's own warning during the outage did reach the agent
 /// (so the console channel works).
-pub async fn reconnect_backs_off_quietly(_env: &GateEnv) -> Ran {
-    backs_off_quietly_on(SdkRig::launch().await).await
+pub async fn reconnect_backs_off_quietly(env: &GateEnv) -> Ran {
+    backs_off_quietly_on(env, SdkRig::launch_with(traced::TRACED).await).await
 }
 
 /// H5.1's scenario and judge on `rig` (whose pages load our SDK, or the stand-in SDK of the
-/// row's negative control).
-pub async fn backs_off_quietly_on(rig: Result<SdkRig, String>) -> Ran {
+/// row's negative control), its tool call made by `env`'s agent.
+pub async fn backs_off_quietly_on(env: &GateEnv, rig: Result<SdkRig, String>) -> Ran {
     let history = History::new();
     let mut rig = match rig {
         Ok(rig) => rig,
@@ -204,6 +205,7 @@ pub async fn backs_off_quietly_on(rig: Result<SdkRig, String>) -> Ran {
         }
     }
     observe(&history, "console_events", json!({ "events": console }));
+    traced::call_on_rig_then_check_trace(env, &history, &rig).await;
     judged(history, judge_backoff)
 }
 
@@ -361,9 +363,9 @@ pub fn judge_backoff(ops: &[Op]) -> Judgement {
 /// H5.2: connect, then stop the daemon. The page console (what the app's developer reads) must
 /// carry one warning naming the daemon it lost, and only one while the SDK keeps retrying.
 /// Control: there was no such warning before the outage.
-pub async fn outage_warns_once(_env: &GateEnv) -> Ran {
+pub async fn outage_warns_once(env: &GateEnv) -> Ran {
     let history = History::new();
-    let mut rig = match SdkRig::launch().await {
+    let mut rig = match SdkRig::launch_with(traced::TRACED).await {
         Ok(rig) => rig,
         Err(why) => return could_not_start(history, fault::STOP_DAEMON, &why),
     };
@@ -380,6 +382,12 @@ pub async fn outage_warns_once(_env: &GateEnv) -> Ran {
     );
     let record = gate_record(&tab).await;
     let (opens, closes) = (count(&record, "opens"), count(&record, "closes"));
+    // The daemon stays down through the outage: its tool call is made before, and its trace,
+    // across the stop, checked at the end.
+    let log = match rig.daemon() {
+        Some(daemon) => Some(traced::call_through_an_agent(env, &history, daemon).await),
+        None => None,
+    };
     let stopped = rig.stop_daemon(BOUND).await;
     let noticed = saw_close(&tab, closes).await;
     history.fault(
@@ -418,6 +426,9 @@ pub async fn outage_warns_once(_env: &GateEnv) -> Ran {
             "daemon": format!("ws://127.0.0.1:{}/reticle", rig.port()),
         }),
     );
+    if let Some((log, calls)) = log {
+        kit::record_trace_after_tool_calls(&history, &log, calls).await;
+    }
     judged(history, judge_outage_warning)
 }
 
@@ -636,12 +647,13 @@ fn unknown_for_the_gap(verdict: &Value) -> bool {
 /// (`unclean_capture`, `transport_gap`), never `no`. Control: a first outage with 100 signals
 /// delivers all 100 and no marker (so a marker means overflow, not "there was an outage"), and
 /// the same claim over that intact window is `no` (so the verdict can say no).
-pub async fn offline_overflow_marks_the_gap(_env: &GateEnv) -> Ran {
-    offline_overflow_on(SdkRig::launch().await).await
+pub async fn offline_overflow_marks_the_gap(env: &GateEnv) -> Ran {
+    offline_overflow_on(env, SdkRig::launch_with(traced::TRACED).await).await
 }
 
-/// H5.3's scenario on a given rig (the control runs it on a stand-in SDK).
-pub async fn offline_overflow_on(rig: Result<SdkRig, String>) -> Ran {
+/// H5.3's scenario on a given rig (the control runs it on a stand-in SDK), its tool call made by
+/// `env`'s agent.
+pub async fn offline_overflow_on(env: &GateEnv, rig: Result<SdkRig, String>) -> Ran {
     const QUEUE: u64 = 500;
     const EMITTED: u64 = 700;
     let history = History::new();
@@ -694,6 +706,7 @@ pub async fn offline_overflow_on(rig: Result<SdkRig, String>) -> Ran {
     } else {
         verdict_over(&history, &rig, "overflow").await;
     }
+    traced::call_on_rig_then_check_trace(env, &history, &rig).await;
     judged(history, judge_overflow)
 }
 
@@ -808,10 +821,10 @@ pub const FRAMED: &str = r#"<!doctype html><title>framed</title><button>In the f
 /// H5.4: our SDK inside `<iframe sandbox="allow-scripts">`, where reading `sessionStorage`
 /// throws, must still start a session that answers a command. The fault is established by the
 /// frame's own probe, reported to the parent page and read by the harness.
-pub async fn sandboxed_iframe_starts(_env: &GateEnv) -> Ran {
+pub async fn sandboxed_iframe_starts(env: &GateEnv) -> Ran {
     let history = History::new();
     let fault = fault::STORAGE_THROWS_IN_SANDBOXED_FRAME;
-    let rig = match SdkRig::launch().await {
+    let rig = match SdkRig::launch_with(traced::TRACED).await {
         Ok(rig) => rig,
         Err(why) => return could_not_start(history, fault, &why),
     };
@@ -851,6 +864,7 @@ pub async fn sandboxed_iframe_starts(_env: &GateEnv) -> Ran {
         )
         .await;
     }
+    traced::call_on_rig_then_check_trace(env, &history, &rig).await;
     judged(history, judge_sandboxed_frame)
 }
 
@@ -942,10 +956,10 @@ async fn act_on(history: &History, rig: &SdkRig, tab: &Tab, session: &str, stale
 /// Acting on the stale ref must be refused naming the ref, and the new occupant must not be
 /// clicked (its click count, read from the page, stays 0). Control: a fresh ref to the new element
 /// clicks it (count 1), so "not clicked" means refused, not broken.
-pub async fn stale_ref_is_refused(_env: &GateEnv) -> Ran {
+pub async fn stale_ref_is_refused(env: &GateEnv) -> Ran {
     let history = History::new();
     let session = "refs";
-    let rig = match SdkRig::launch().await {
+    let rig = match SdkRig::launch_with(traced::TRACED).await {
         Ok(rig) => rig,
         Err(why) => return could_not_start(history, fault::RERENDER, &why),
     };
@@ -1015,6 +1029,7 @@ pub async fn stale_ref_is_refused(_env: &GateEnv) -> Ran {
         .is_some();
     history.fault(fault::RELOAD, reloaded, json!({ "heldRef": held }));
     act_on(&history, &rig, &tab, session, &held).await;
+    traced::call_on_rig_then_check_trace(env, &history, &rig).await;
     judged(history, judge_stale_refs)
 }
 

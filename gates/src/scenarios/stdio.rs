@@ -2,7 +2,9 @@
 //! proxy, records the fault and every call in a history, and judges it. Calls go through a real
 //! MCP client ([`Agent`]) or, for what no client would send and for counting answers, line by
 //! line ([`RawAgent`]). Every judge first checks that every call was answered exactly once: a
-//! hang or a double answer is silent whatever else happened.
+//! hang or a double answer is silent whatever else happened. Every judge reads its history
+//! alone: what the proxy's log, its stdout or the harness's look at it said is recorded there
+//! first.
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -16,9 +18,9 @@ use toxics::toxic::ResetPeer;
 
 use super::agent::{RawAgent, events};
 use super::kit::{
-    BOUND, answered_once_after_fault, first_invoke_after, judge_surfacing, judge_survival,
-    judge_survival_then, judged, judged_answered_once_after_fault, observe, serves, unestablished,
-    warm_agent,
+    BOUND, answered_once_after_fault, call_under_fault, judge_surfacing, judge_survival,
+    judge_survival_then, judged, last_observed, mark_call_under_fault, observe,
+    record_served_again, served_again, serves, unestablished, warm_agent,
 };
 use super::proxied::ProxiedDaemon;
 use super::{GateEnv, Ran, proxy_options};
@@ -91,7 +93,7 @@ pub async fn lsof_recipe_mid_session(env: &GateEnv) -> Ran {
 /// history recorded them: the fault's killed pids, the harness's last look at the supervisor).
 pub fn judge_lsof_recipe(ops: &[Op]) -> Judgement {
     judge_survival_then(ops, |survived| {
-        let Some(seen) = last_observed(ops, SUPERVISOR) else {
+        let Some(seen) = observed_value(ops, SUPERVISOR) else {
             return Judgement::new(
                 RowOutcome::Inconclusive,
                 "the supervisor was never looked at after the recipe",
@@ -159,7 +161,7 @@ pub fn judge_panic_in_request_handling(ops: &[Op]) -> Judgement {
             .iter()
             .find(|o| o.actor == Actor::Client && o.f == "ping" && o.op_type != OpType::Invoke)
             .and_then(|o| o.value["code"].as_i64());
-        let alive = last_observed(ops, SUPERVISOR).is_some_and(|seen| seen["alive"] == true);
+        let alive = observed_value(ops, SUPERVISOR).is_some_and(|seen| seen["alive"] == true);
         if code != Some(reticle::mcp::jsonrpc::INTERNAL_ERROR.into()) || !alive {
             return Judgement::new(
                 RowOutcome::Silent,
@@ -220,60 +222,78 @@ pub async fn wedge_past_the_budget(env: &GateEnv) -> Ran {
     })
     .await;
     let (spent, dormant) = budget();
-    let alive_dormant = pid_alive(agent.pid());
     observe(
         &history,
-        "budget",
-        json!({ "spent": spent.is_some(), "dormant": dormant, "alive": alive_dormant, "event": spent }),
+        BUDGET,
+        json!({ "spent": spent.is_some(), "dormant": dormant, "alive": pid_alive(agent.pid()), "event": spent }),
     );
     let _ = agent.ping().await;
-    let mark = history.ops().len();
+    mark_call_under_fault(&history);
     let _ = agent.call("reticle_sessions", json!({})).await;
     link.heal(&history).await;
-    let recovered = serves(&agent).await;
-    let alive = supervisor_alive(&history, agent.pid());
+    record_served_again(&history, serves(&agent).await);
+    supervisor_alive(&history, agent.pid());
     agent.close().await;
-    let nemesis = link.close(&history).await;
-    let port = options.port.to_string();
-    judged_answered_once_after_fault(history, move |ops| {
-        if spent.is_none() {
-            return Judgement::new(
-                RowOutcome::Inconclusive,
-                "the reconnect budget was never spent, so the row's condition was not reached",
-            );
-        }
-        if !alive_dormant || !alive {
-            return Judgement::new(
-                RowOutcome::Silent,
-                "the proxy exited once its budget was spent",
-            );
-        }
-        if !dormant {
-            return Judgement::new(
-                RowOutcome::Silent,
-                "the budget was spent but the proxy never said it went dormant",
-            );
-        }
-        let refused = match first_invoke_after(ops, mark, "tools/call") {
-            Some(call) => judge::answer_names(ops, call, &[&port]),
-            None => Judgement::new(RowOutcome::Inconclusive, "no call was made in the wedge"),
-        };
-        if refused.outcome != RowOutcome::Surfaced {
-            return refused;
-        }
-        if !recovered {
-            return Judgement::new(
-                RowOutcome::Silent,
-                "the proxy never served a call again after the wedge went",
-            );
-        }
-        Judgement::new(
-            RowOutcome::Survived,
-            format!(
-                "budget of 2 spent, dormant and alive; the call in the wedge was refused naming port {port}; served again once it went (nemesis: {nemesis})"
-            ),
-        )
-    })
+    link.close(&history).await;
+    judged(history, judge_wedge)
+}
+
+/// The observation of the reconnect budget once the wedge went on, as the proxy's log said it:
+/// `{"spent", "dormant", "alive", "event"}`.
+const BUDGET: &str = "budget";
+
+/// H1.3's judge, from the history alone: the budget as the proxy's log said it and the proxy's
+/// liveness (observed), the marked call in the wedge refused naming the port the wedge was put
+/// on, and the link served again once it went (observed). A scenario that stopped before the
+/// wedge is judged by the survival judge.
+pub fn judge_wedge(ops: &[Op]) -> Judgement {
+    let Some(budget) = observed_value(ops, BUDGET) else {
+        return judge_survival(ops);
+    };
+    let wedge = match answered_once_after_fault(ops).and_then(|()| judge::established_fault(ops)) {
+        Ok(wedge) => wedge,
+        Err(unproven) => return unproven,
+    };
+    if budget["spent"] != true {
+        return Judgement::new(
+            RowOutcome::Inconclusive,
+            "the reconnect budget was never spent, so the row's condition was not reached",
+        );
+    }
+    let alive = observed_value(ops, SUPERVISOR).is_some_and(|seen| seen["alive"] == true);
+    if budget["alive"] != true || !alive {
+        return Judgement::new(
+            RowOutcome::Silent,
+            "the proxy exited once its budget was spent",
+        );
+    }
+    if budget["dormant"] != true {
+        return Judgement::new(
+            RowOutcome::Silent,
+            "the budget was spent but the proxy never said it went dormant",
+        );
+    }
+    let port = wedge.value["port"].to_string();
+    let refused = match call_under_fault(ops, "tools/call").flatten() {
+        Some(call) => judge::answer_names(ops, call, &[&port]),
+        None => Judgement::new(RowOutcome::Inconclusive, "no call was made in the wedge"),
+    };
+    if refused.outcome != RowOutcome::Surfaced {
+        return refused;
+    }
+    if !served_again(ops) {
+        return Judgement::new(
+            RowOutcome::Silent,
+            "the proxy never served a call again after the wedge went",
+        );
+    }
+    Judgement::new(
+        RowOutcome::Survived,
+        format!(
+            "budget of 2 spent, dormant and alive; the call in the wedge was refused naming port {port}; served again once it went (nemesis: {})",
+            wedge.value["nemesis"].as_str().unwrap_or("?")
+        ),
+    )
 }
 
 /// H1.4: stdin closed with six calls in flight at the daemon: three that end inside the 5 s
@@ -364,11 +384,11 @@ pub fn judge_stdin_closed(ops: &[Op]) -> Judgement {
     if let Err(unproven) = answered_once_after_fault(ops) {
         return unproven;
     }
-    let proxy_exit = last_observed(ops, PROXY_EXIT)
+    let proxy_exit = observed_value(ops, PROXY_EXIT)
         .cloned()
         .unwrap_or(Value::Null);
     let code = proxy_exit["code"].as_i64();
-    let idle_code = last_observed(ops, IDLE_EXIT).and_then(|v| v["code"].as_i64());
+    let idle_code = observed_value(ops, IDLE_EXIT).and_then(|v| v["code"].as_i64());
     let logged: Vec<Value> = proxy_exit["loggedUnanswered"]
         .as_array()
         .cloned()
@@ -448,10 +468,8 @@ fn supervisor_alive(history: &History, pid: u32) -> bool {
 }
 
 /// The value of the harness's last observation `f`.
-fn last_observed<'a>(ops: &'a [Op], f: &str) -> Option<&'a Value> {
-    ops.iter()
-        .rfind(|o| o.actor == Actor::Harness && o.f == f)
-        .map(|o| &o.value)
+fn observed_value<'a>(ops: &'a [Op], f: &str) -> Option<&'a Value> {
+    last_observed(ops, f).map(|o| &o.value)
 }
 
 /// H1.5: garbage on stdin (not JSON, a half object, 200 KB and 5 MB lines, a batch, a request
@@ -502,7 +520,6 @@ pub async fn garbage_on_stdin(env: &GateEnv) -> Ran {
         ("a blank line", String::new()),
         ("control bytes", "\u{1}\u{2}\u{3}".into()),
     ];
-    let mut written = 0;
     for (what, line) in &lines {
         if *what == "a valid 200 KB ping" {
             raw.expect_answer("ping", json!(78));
@@ -516,12 +533,10 @@ pub async fn garbage_on_stdin(env: &GateEnv) -> Ran {
         if !ok {
             break;
         }
-        written += 1;
     }
     let after = raw.call("tools/list", json!({}), BOUND).await;
     raw.answer(&json!(78), BOUND).await;
     raw.settle();
-    let alive = pid_alive(raw.pid());
     let errors: Vec<(i64, Value)> = raw
         .received()
         .iter()
@@ -529,44 +544,66 @@ pub async fn garbage_on_stdin(env: &GateEnv) -> Ran {
         .collect();
     observe(
         &history,
-        "garbage_answers",
-        json!({ "errors": errors, "alive": alive }),
+        GARBAGE_ANSWERS,
+        json!({ "errors": errors, "alive": pid_alive(raw.pid()), "lines": lines.len(), "listedAfter": listed(&after) }),
     );
-    let total = lines.len();
-    let still_listed = listed(&after);
-    judged(history, move |ops| {
-        if let Err(hang) = judge::exactly_once(ops) {
-            return hang;
-        }
-        if written < total || !alive {
-            return Judgement::new(
-                RowOutcome::Silent,
-                format!("the proxy died in the garbage ({written} of {total} lines taken)"),
-            );
-        }
-        if !still_listed {
-            return Judgement::new(
-                RowOutcome::Silent,
-                "tools/list did not answer after the garbage",
-            );
-        }
-        let count = |code: i64| errors.iter().filter(|(c, _)| *c == code).count();
-        let echoed = errors.iter().any(|(_, id)| id == 79);
-        if count(-32700) != 4 || count(-32600) != 3 || !echoed {
-            return Judgement::new(
-                RowOutcome::Silent,
-                format!(
-                    "garbage was not answered per JSON-RPC: {} × -32700 (want 4), {} × -32600 (want 3), id 79 echoed: {echoed}",
-                    count(-32700),
-                    count(-32600)
-                ),
-            );
-        }
-        Judgement::new(
-            RowOutcome::Survived,
+    judged(history, judge_garbage)
+}
+
+/// The observation of what the proxy answered to the garbage, as counted on its stdout:
+/// `{"errors": [[code, id]...], "alive", "lines", "listedAfter"}`.
+const GARBAGE_ANSWERS: &str = "garbage_answers";
+
+/// H1.5's judge, from the history alone: every garbage line taken (its fault recorded
+/// established), the proxy alive, the errors it answered as counted, and `tools/list` listing
+/// after (observed). A scenario that stopped before the garbage is judged by the survival judge.
+pub fn judge_garbage(ops: &[Op]) -> Judgement {
+    let Some(answers) = observed_value(ops, GARBAGE_ANSWERS) else {
+        return judge_survival(ops);
+    };
+    if let Err(hang) = judge::exactly_once(ops) {
+        return hang;
+    }
+    let total = answers["lines"].as_u64().unwrap_or(0);
+    let written = ops
+        .iter()
+        .filter(|o| o.actor == Actor::Nemesis && o.f == fault::GARBAGE && o.op_type == OpType::Ok)
+        .count() as u64;
+    if written < total || answers["alive"] != true {
+        return Judgement::new(
+            RowOutcome::Silent,
+            format!("the proxy died in the garbage ({written} of {total} lines taken)"),
+        );
+    }
+    if answers["listedAfter"] != true {
+        return Judgement::new(
+            RowOutcome::Silent,
+            "tools/list did not answer after the garbage",
+        );
+    }
+    let errors: Vec<(i64, Value)> = answers["errors"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|pair| Some((pair[0].as_i64()?, pair[1].clone())))
+        .collect();
+    let count = |code: i64| errors.iter().filter(|(c, _)| *c == code).count();
+    let echoed = errors.iter().any(|(_, id)| id == 79);
+    if count(-32700) != 4 || count(-32600) != 3 || !echoed {
+        return Judgement::new(
+            RowOutcome::Silent,
             format!(
-                "{total} garbage lines: 4 × -32700, 3 × -32600 (a readable id echoed), the rest ignored; the 200 KB ping and tools/list answered"
+                "garbage was not answered per JSON-RPC: {} × -32700 (want 4), {} × -32600 (want 3), id 79 echoed: {echoed}",
+                count(-32700),
+                count(-32600)
             ),
-        )
-    })
+        );
+    }
+    Judgement::new(
+        RowOutcome::Survived,
+        format!(
+            "{total} garbage lines: 4 × -32700, 3 × -32600 (a readable id echoed), the rest ignored; the 200 KB ping and tools/list answered"
+        ),
+    )
 }
