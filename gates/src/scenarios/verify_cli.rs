@@ -52,14 +52,20 @@ pub struct VerifyRig {
 
 impl VerifyRig {
     pub async fn start() -> Result<Self, String> {
+        Self::start_with(&[]).await
+    }
+
+    /// [`VerifyRig::start`] with `daemon_env` in the daemon's environment (a stand-in switch).
+    pub async fn start_with(daemon_env: &[(&str, &str)]) -> Result<Self, String> {
         let project = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let daemon = OwnedDaemon::builder()
-            .env(
-                env::PROJECT_DIR,
-                project.path().to_string_lossy().to_string(),
-            )
-            .try_start()
-            .await?;
+        let mut daemon = OwnedDaemon::builder().env(
+            env::PROJECT_DIR,
+            project.path().to_string_lossy().to_string(),
+        );
+        for &(key, value) in daemon_env {
+            daemon = daemon.env(key, value);
+        }
+        let daemon = daemon.try_start().await?;
         let app = FixtureApp::start().await;
         let agent = McpClient::start(ProxyOptions::new(daemon.port(), daemon.state_dir()))
             .await
@@ -112,7 +118,20 @@ impl VerifyRig {
 
     /// Runs verify to completion (bounded).
     pub async fn verify(&self, bin: &Path, url: &str, args: &[&str]) -> CliRan {
-        run_command(self.command(bin, url, args)).await
+        self.verify_with(bin, url, args, &[]).await
+    }
+
+    /// [`VerifyRig::verify`] with `verify_env` added to verify's environment.
+    pub async fn verify_with(
+        &self,
+        bin: &Path,
+        url: &str,
+        args: &[&str],
+        verify_env: &[(&str, &str)],
+    ) -> CliRan {
+        let mut command = self.command(bin, url, args);
+        command.envs(verify_env.iter().copied());
+        run_command(command).await
     }
 
     /// Runs verify, and SIGKILLs the Chromium it launched once the first flow's session is
