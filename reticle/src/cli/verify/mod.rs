@@ -78,7 +78,8 @@ pub struct VerifyArgs {
     /// Write the run as Markdown (for a pull-request comment).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
-    /// How long a page gets to connect its session.
+    /// How long a page gets to connect its session: when it opens, and again after each flow's
+    /// replay reloads it to the flow's start path.
     #[arg(long, value_name = "MS", default_value_t = 15_000)]
     pub timeout_ms: u64,
 }
@@ -468,7 +469,7 @@ async fn job(
         // A browser that dies mid-flow ends the flow at once: what the replay says after that
         // is about a page that is gone.
         let replayed = tokio::select! {
-            record = replay(client, &name, &session) => Some(record),
+            record = replay(client, &name, &session, shared.bound) => Some(record),
             () = browser.death() => None,
         };
         let Some(mut record) = replayed.filter(|_| !browser.died()) else {
@@ -534,13 +535,15 @@ async fn await_session(
 }
 
 /// Has the daemon replay `name` on `session` (through `reticle_run`: the replay tool is on the
-/// extended surface); the flow's record (the tool's answer without the call's own fields), or
-/// an `unknown` record saying why the call failed.
-async fn replay(client: &ToolClient, name: &str, session: &str) -> Value {
+/// extended surface), giving the page `arrival` to come back on the flow's start path after the
+/// replay reloads it: the same bound its first load had; the flow's record (the tool's answer
+/// without the call's own fields), or an `unknown` record saying why the call failed.
+async fn replay(client: &ToolClient, name: &str, session: &str, arrival: Duration) -> Value {
     let call = client.call(
         ToolName::Run.as_str(),
         json!({"tool": ToolName::FlowReplay.as_str(),
-               "args": {"name": name, "sessionId": session}}),
+               "args": {"name": name, "sessionId": session,
+                        "arrivalTimeoutMs": arrival.as_millis() as u64}}),
     );
     match tokio::time::timeout(FLOW_BOUND, call).await {
         Ok(Ok((mut answer, false))) => {
