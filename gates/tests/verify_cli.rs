@@ -413,20 +413,12 @@ async fn verify_meets_a_leased_tab(rig: &VerifyRig, verify_env: &[(&str, &str)])
             .open(&rig.app.url(&target))
             .await
             .expect("the tab opens");
-        harness::poll::until("the person's tab connected", BOUND, async || {
-            let status = rig.daemon.status().await?;
-            status
-                .sessions
-                .iter()
-                .any(|s| s.id == session)
-                .then_some(())
-        })
-        .await;
+        rig.await_session("the person's tab connected", &session)
+            .await;
         let leased = rig
-            .agent
-            .call_tool(
-                "reticle_run",
-                json!({"tool": "reticle_lease", "args": {"action": "acquire", "sessionId": session}}),
+            .run_tool(
+                "reticle_lease",
+                json!({"action": "acquire", "sessionId": session}),
             )
             .await
             .expect("reticle_lease answers");

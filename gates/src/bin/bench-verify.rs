@@ -258,24 +258,11 @@ async fn suite_figures() {
         .open(&rig.url(&format!("&__reticle_session={session}")))
         .await
         .expect("the tab opens");
-    harness::poll::until(
-        "the tab connected",
-        gates::scenarios::verify_cli::BOUND,
-        async || {
-            let status = rig.daemon.status().await?;
-            status
-                .sessions
-                .iter()
-                .any(|s| s.id == session)
-                .then_some(())
-        },
-    )
-    .await;
+    rig.await_session("the tab connected", session).await;
     let answer = rig
-        .agent
-        .call_tool(
-            "reticle_run",
-            json!({"tool": "reticle_verify", "args": {"action": "flows", "sessionId": session}}),
+        .run_tool(
+            "reticle_verify",
+            json!({"action": "flows", "sessionId": session}),
         )
         .await
         .expect("reticle_verify answers");
@@ -289,7 +276,7 @@ async fn suite_figures() {
             .find(|s| s.depth == 0 && s.span == span::TOOL_HANDLER)?;
         let commands = spans.iter().filter(|s| s.span == span::BROWSER_COMMAND);
         let first = commands.clone().next()?;
-        (commands.count() >= SUITE_FLOWS).then(|| first.start - root.start)
+        (commands.count() >= SUITE_FLOWS).then_some(first.start - root.start)
     });
     println!(
         "| flows saved | flows answered | suite verdict | call start to the first flow's first page command |"

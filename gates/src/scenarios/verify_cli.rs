@@ -78,21 +78,35 @@ impl VerifyRig {
         })
     }
 
-    /// Saves a flow through the tool layer (`reticle_run`, as an agent on the default surface
-    /// reaches it); the tool's answer.
-    pub async fn save(&self, flow: Value) -> Result<Value, String> {
-        let result = self
-            .agent
-            .call_tool(
-                "reticle_run",
-                json!({"tool": "reticle_flow_save", "args": flow}),
-            )
+    /// Calls `tool` through `reticle_run` as the rig's agent (a tool on the extended surface,
+    /// as an agent on the default surface reaches it); the whole result.
+    pub async fn run_tool(&self, tool: &str, args: Value) -> Result<Value, String> {
+        self.agent
+            .call_tool("reticle_run", json!({"tool": tool, "args": args}))
             .await
-            .map_err(|e| format!("reticle_flow_save failed: {e:?}"))?;
+            .map_err(|e| format!("{tool} failed: {e:?}"))
+    }
+
+    /// Saves a flow through the tool layer; the tool's answer.
+    pub async fn save(&self, flow: Value) -> Result<Value, String> {
+        let result = self.run_tool("reticle_flow_save", flow).await?;
         if result["isError"] == true {
             return Err(format!("reticle_flow_save refused: {result}"));
         }
         Ok(result["structuredContent"].clone())
+    }
+
+    /// Waits (polled, bounded) until the daemon lists `session`; panics naming `what` when not.
+    pub async fn await_session(&self, what: &str, session: &str) {
+        poll::until(what, BOUND, async || {
+            let status = self.daemon.status().await?;
+            status
+                .sessions
+                .iter()
+                .any(|s| s.id == session)
+                .then_some(())
+        })
+        .await;
     }
 
     /// The fixture app's URL for this daemon, with `extra` query parameters.
