@@ -5,7 +5,10 @@
 //! the bound naming the cause (and a wrong token is told apart from it); a missing or killed
 //! Chromium exits 2, never 0 (V1, with its stand-in control); `--changed` runs the flows whose
 //! `paths` match a changed file and says which it skipped (control: a change no flow declares
-//! runs nothing and says so).
+//! runs nothing and says so). Leases: a person's tab their agent leased, under the very session
+//! id verify chose, is never driven (control: a verify that takes no lease on a daemon that
+//! ignores leases drives it); each session verify drives is leased by its job while the flow
+//! replays and let go after (control: a verify that takes no lease is caught).
 
 mod common;
 mod support;
@@ -14,9 +17,10 @@ use std::path::{Path, PathBuf};
 
 use common::row_meets_target;
 use gates::judge::RowOutcome;
-use gates::scenarios::verify_cli::{VerifyRig, browser_death_is_never_green, click_flow};
+use gates::scenarios::verify_cli::{BOUND, VerifyRig, browser_death_is_never_green, click_flow};
 use gates::scenarios::{GateEnv, Ran};
 use harness::binaries;
+use reticle::config::env;
 use serde_json::{Value, json};
 
 fn reticle() -> PathBuf {
@@ -293,4 +297,284 @@ async fn changed_runs_the_flows_whose_paths_match_and_says_which_it_skipped() {
         "{}",
         said(&ran)
     );
+}
+
+/// The door verify's browser is sent to: it holds every page request (the first carries the
+/// session id verify chose for its first flow) unanswered until the test lets them in, then
+/// answers a plain page, so the test knows that id before any page connects under it, and
+/// verify (whose tab is still loading) waits meanwhile.
+struct Door {
+    port: u16,
+    knocks: tokio::sync::mpsc::UnboundedReceiver<String>,
+    open: tokio::sync::watch::Sender<bool>,
+    _listener: tokio::task::JoinHandle<()>,
+}
+
+impl Door {
+    async fn new() -> Self {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let port = harness::ports::free_port();
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .expect("the door binds");
+        let (tx, knocks) = tokio::sync::mpsc::unbounded_channel();
+        let (open, opened) = tokio::sync::watch::channel(false);
+        let listener = tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let tx = tx.clone();
+                let mut opened = opened.clone();
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match stream.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let head = String::from_utf8_lossy(&head).into_owned();
+                    if let Some(target) = head.lines().next().and_then(|l| l.split(' ').nth(1)) {
+                        let _ = tx.send(target.to_string());
+                    }
+                    if opened.wait_for(|open| *open).await.is_ok() {
+                        let page = "<!doctype html><title>door</title>";
+                        let answer = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                            page.len()
+                        );
+                        let _ = stream.write_all(answer.as_bytes()).await;
+                    }
+                });
+            }
+        });
+        Self {
+            port,
+            knocks,
+            open,
+            _listener: listener,
+        }
+    }
+
+    fn url(&self, path_and_query: &str) -> String {
+        format!("http://127.0.0.1:{}{path_and_query}", self.port)
+    }
+
+    /// The path and query of the first page request naming a session, and that session id.
+    async fn knock(&mut self) -> (String, String) {
+        loop {
+            let target = tokio::time::timeout(BOUND, self.knocks.recv())
+                .await
+                .ok()
+                .flatten()
+                .expect("verify's browser came to the door");
+            let session = target
+                .split(['?', '&'])
+                .find_map(|p| p.strip_prefix("__reticle_session="));
+            if let Some(session) = session {
+                return (target.clone(), session.to_string());
+            }
+        }
+    }
+
+    /// Answers every request held, and every later one.
+    fn let_in(&self) {
+        self.open.send_replace(true);
+    }
+}
+
+/// What a person's tab went through while verify ran.
+struct PersonsTab {
+    ran: harness::cli::Ran,
+    /// The agent that leased it.
+    holder: String,
+    /// Its counter after verify ran (it starts at `Count: 0`).
+    counter: String,
+}
+
+/// A person's tab (the fixture app in the test's own Chromium) that their agent (the rig's) has
+/// leased, under the very session id verify chose for its first flow: verify's page request is
+/// held at the door while the tab connects and is leased, then answered with a page without
+/// the SDK. Verify thus finds that session connected, and leased by someone else.
+async fn verify_meets_a_leased_tab(rig: &VerifyRig, verify_env: &[(&str, &str)]) -> PersonsTab {
+    let mut door = Door::new().await;
+    let path = format!(
+        "/?reticlePort={}&reticleToken={}",
+        rig.daemon.port(),
+        rig.daemon.token()
+    );
+    let url = door.url(&path);
+    let bin = reticle();
+    let args = ["--timeout-ms", "30000"];
+    let verify = rig.verify_with(&bin, &url, &args, verify_env);
+    let person = async {
+        let (target, session) = door.knock().await;
+        let browser = harness::Browser::launch().await.expect("chromium starts");
+        let tab = browser
+            .open(&rig.app.url(&target))
+            .await
+            .expect("the tab opens");
+        rig.await_session("the person's tab connected", &session)
+            .await;
+        let leased = rig
+            .run_tool(
+                "reticle_lease",
+                json!({"action": "acquire", "sessionId": session}),
+            )
+            .await
+            .expect("reticle_lease answers");
+        let holder = leased["structuredContent"]["lease"]["holder"]["agent"]
+            .as_str()
+            .unwrap_or_else(|| panic!("the person's agent leased the tab: {leased}"))
+            .to_string();
+        door.let_in();
+        (browser, tab, holder)
+    };
+    let (ran, (browser, tab, holder)) = tokio::join!(verify, person);
+    let counter: String = tab
+        .eval("document.querySelector('[data-testid=counter-value]').textContent")
+        .await
+        .expect("the tab answers");
+    browser.close().await;
+    PersonsTab {
+        ran,
+        holder,
+        counter,
+    }
+}
+
+/// The person's tab was left alone: verify did not drive it (its counter is untouched), said
+/// which agent holds it, and did not pass.
+fn verify_left_the_tab_alone(tab: &PersonsTab) -> Result<(), String> {
+    let said = tab.ran.said();
+    if tab.counter != "Count: 0" {
+        return Err(format!(
+            "verify drove a tab leased by another agent (its counter reads {}): {said}",
+            tab.counter
+        ));
+    }
+    if tab.ran.code != Some(2) || !said.contains(&format!("leased by agent {}", tab.holder)) {
+        return Err(format!(
+            "verify did not exit 2 naming the lease's holder {} (exit {:?}): {said}",
+            tab.holder, tab.ran.code
+        ));
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn verify_never_drives_a_session_another_agent_leased() {
+    let rig = rig_with_flows(&[count()]).await;
+    let tab = verify_meets_a_leased_tab(&rig, &[]).await;
+    verify_left_the_tab_alone(&tab).unwrap_or_else(|why| panic!("{why}"));
+
+    // Negative control: a verify that takes no lease, on a daemon that ignores leases, drives
+    // the person's tab, and the check goes red.
+    let rig = VerifyRig::start_with(&[(env::TEST_STAND_IN_IGNORE_LEASES, "1")])
+        .await
+        .expect("the rig starts");
+    rig.save(count()).await.expect("the flow is saved");
+    let tab =
+        verify_meets_a_leased_tab(&rig, &[(env::TEST_STAND_IN_VERIFY_SKIPS_LEASES, "1")]).await;
+    assert!(
+        verify_left_the_tab_alone(&tab).is_err(),
+        "the control drove nothing: {}",
+        tab.ran.said()
+    );
+}
+
+/// The session of verify's first flow and the agent that has leased it, if it is leased now.
+async fn first_flow_lease(rig: &VerifyRig) -> Option<(String, String)> {
+    let listed = rig
+        .agent
+        .call_tool("reticle_sessions", json!({}))
+        .await
+        .ok()?;
+    let sessions = listed["structuredContent"]["sessions"].as_array()?.clone();
+    let first = sessions.iter().find(|s| {
+        s["sessionId"]
+            .as_str()
+            .is_some_and(|id| id.ends_with("-j1-f1"))
+    })?;
+    Some((
+        first["sessionId"].as_str()?.to_string(),
+        first["lease"]["holder"]["agent"].as_str()?.to_string(),
+    ))
+}
+
+/// Verify runs a flow whose step waits long on the page: while it replays, its session is
+/// leased by the job's own agent (`verify-...`), and another agent's act on it is refused naming
+/// that agent; when the flow is done the job let its lease go (the lease book's answer, in the
+/// run's JSON). Why not, when it is not so.
+async fn verify_holds_and_releases_its_lease(
+    rig: &VerifyRig,
+    verify_env: &[(&str, &str)],
+) -> Result<(), String> {
+    let json_out = rig.project.path().join("leases.json");
+    let json_arg = json_out.to_string_lossy().to_string();
+    let url = rig.url("");
+    let bin = reticle();
+    let args = ["--json", json_arg.as_str()];
+    let verify = rig.verify_with(&bin, &url, &args, verify_env);
+    let watch = async {
+        // Until the lease shows, or verify is done (its JSON is written last).
+        let seen = harness::poll::within(BOUND, async || match first_flow_lease(rig).await {
+            Some(found) => Some(Some(found)),
+            None => json_out.exists().then_some(None),
+        })
+        .await
+        .flatten();
+        match seen {
+            Some((session, holder)) if holder.starts_with("verify-") => {
+                let act = rig
+                    .agent
+                    .call_tool(
+                        "reticle_run",
+                        json!({"tool": "reticle_act", "args": {
+                        "sessionId": session,
+                        "target": {"testid": "counter-increment"}, "action": "click"}}),
+                    )
+                    .await
+                    .map_err(|e| format!("reticle_act: {e:?}"));
+                act.and_then(|act| {
+                    gates::scenarios::leases::refusal_names_the_holder(&act, &holder)
+                })
+                .map(|()| (session, holder))
+            }
+            Some((session, holder)) => Err(format!(
+                "session {session} is leased by {holder}, not by a verify job"
+            )),
+            None => Err("verify replayed its flow on a session it never leased".to_string()),
+        }
+    };
+    let (ran, held) = tokio::join!(verify, watch);
+    let (session, holder) = held.map_err(|why| format!("{why}: {}", ran.said()))?;
+    let run: Value = std::fs::read_to_string(&json_out)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .ok_or_else(|| format!("no run JSON: {}", ran.said()))?;
+    let lease = &run["flows"][0]["lease"];
+    if lease["held"]["holder"]["agent"] != holder.as_str() || lease["released"] != json!([session])
+    {
+        return Err(format!(
+            "the job did not let its lease on {session} go: {lease}"
+        ));
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn verify_holds_a_lease_on_each_session_it_drives_and_lets_it_go() {
+    // The signal never comes: the step waits out its bound, so the replay lasts that long.
+    let slow = click_flow("slow", "counter-increment", "never.sent", 6000);
+    let rig = rig_with_flows(&[slow]).await;
+    verify_holds_and_releases_its_lease(&rig, &[])
+        .await
+        .unwrap_or_else(|why| panic!("{why}"));
+
+    // Negative control: a verify that takes no lease drives its session unleased, and the
+    // check goes red.
+    let control =
+        verify_holds_and_releases_its_lease(&rig, &[(env::TEST_STAND_IN_VERIFY_SKIPS_LEASES, "1")])
+            .await;
+    assert!(control.is_err(), "the stand-in was seen to hold a lease");
 }

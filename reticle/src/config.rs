@@ -74,6 +74,9 @@ pub mod env {
     /// Test only, a stand-in: the daemon records leases but admits every caller to a leased
     /// session (the negative control of the lease refusal).
     pub const TEST_STAND_IN_IGNORE_LEASES: &str = "RETICLE_TEST_STAND_IN_IGNORE_LEASES";
+    /// Test only, a stand-in: `reticle verify` drives its sessions without leasing them (the
+    /// negative control of its leases; `1`, `true`, `on`, `yes`).
+    pub const TEST_STAND_IN_VERIFY_SKIPS_LEASES: &str = "RETICLE_TEST_STAND_IN_VERIFY_SKIPS_LEASES";
     /// Test only: a JSON-RPC method whose handling panics inside `reticle mcp`.
     pub const TEST_PANIC_METHOD: &str = "RETICLE_TEST_PANIC_METHOD";
     /// Test only, a stand-in for the gate's trace controls: the daemon's trace breaks every

@@ -52,14 +52,20 @@ pub struct VerifyRig {
 
 impl VerifyRig {
     pub async fn start() -> Result<Self, String> {
+        Self::start_with(&[]).await
+    }
+
+    /// [`VerifyRig::start`] with `daemon_env` in the daemon's environment (a stand-in switch).
+    pub async fn start_with(daemon_env: &[(&str, &str)]) -> Result<Self, String> {
         let project = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let daemon = OwnedDaemon::builder()
-            .env(
-                env::PROJECT_DIR,
-                project.path().to_string_lossy().to_string(),
-            )
-            .try_start()
-            .await?;
+        let mut daemon = OwnedDaemon::builder().env(
+            env::PROJECT_DIR,
+            project.path().to_string_lossy().to_string(),
+        );
+        for &(key, value) in daemon_env {
+            daemon = daemon.env(key, value);
+        }
+        let daemon = daemon.try_start().await?;
         let app = FixtureApp::start().await;
         let agent = McpClient::start(ProxyOptions::new(daemon.port(), daemon.state_dir()))
             .await
@@ -72,21 +78,35 @@ impl VerifyRig {
         })
     }
 
-    /// Saves a flow through the tool layer (`reticle_run`, as an agent on the default surface
-    /// reaches it); the tool's answer.
-    pub async fn save(&self, flow: Value) -> Result<Value, String> {
-        let result = self
-            .agent
-            .call_tool(
-                "reticle_run",
-                json!({"tool": "reticle_flow_save", "args": flow}),
-            )
+    /// Calls `tool` through `reticle_run` as the rig's agent (a tool on the extended surface,
+    /// as an agent on the default surface reaches it); the whole result.
+    pub async fn run_tool(&self, tool: &str, args: Value) -> Result<Value, String> {
+        self.agent
+            .call_tool("reticle_run", json!({"tool": tool, "args": args}))
             .await
-            .map_err(|e| format!("reticle_flow_save failed: {e:?}"))?;
+            .map_err(|e| format!("{tool} failed: {e:?}"))
+    }
+
+    /// Saves a flow through the tool layer; the tool's answer.
+    pub async fn save(&self, flow: Value) -> Result<Value, String> {
+        let result = self.run_tool("reticle_flow_save", flow).await?;
         if result["isError"] == true {
             return Err(format!("reticle_flow_save refused: {result}"));
         }
         Ok(result["structuredContent"].clone())
+    }
+
+    /// Waits (polled, bounded) until the daemon lists `session`; panics naming `what` when not.
+    pub async fn await_session(&self, what: &str, session: &str) {
+        poll::until(what, BOUND, async || {
+            let status = self.daemon.status().await?;
+            status
+                .sessions
+                .iter()
+                .any(|s| s.id == session)
+                .then_some(())
+        })
+        .await;
     }
 
     /// The fixture app's URL for this daemon, with `extra` query parameters.
@@ -112,7 +132,20 @@ impl VerifyRig {
 
     /// Runs verify to completion (bounded).
     pub async fn verify(&self, bin: &Path, url: &str, args: &[&str]) -> CliRan {
-        run_command(self.command(bin, url, args)).await
+        self.verify_with(bin, url, args, &[]).await
+    }
+
+    /// [`VerifyRig::verify`] with `verify_env` added to verify's environment.
+    pub async fn verify_with(
+        &self,
+        bin: &Path,
+        url: &str,
+        args: &[&str],
+        verify_env: &[(&str, &str)],
+    ) -> CliRan {
+        let mut command = self.command(bin, url, args);
+        command.envs(verify_env.iter().copied());
+        run_command(command).await
     }
 
     /// Runs verify, and SIGKILLs the Chromium it launched once the first flow's session is

@@ -608,6 +608,10 @@ pub struct FlowReplayArgs {
     /// Values for the flow's secret placeholders, by the variable each names; a placeholder not
     /// given here is read from the daemon's environment.
     pub secrets: Option<BTreeMap<String, String>>,
+    /// How long the page gets to come back on the flow's start path after the replay reloads
+    /// or navigates it (default 5000).
+    #[schemars(range(min = 1, max = 300000))]
+    pub arrival_timeout_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -19,6 +19,7 @@ use super::args::{FlowHealArgs, FlowStep};
 use super::chokepoint::Call;
 use super::flow_model::Flow;
 use super::flows::store_refusal;
+use super::look::ARRIVAL_BOUND;
 use super::page::ask;
 use super::rebind::{CONTROLS, Ranking, rank};
 use super::refusal::Refusal;
@@ -124,7 +125,7 @@ async fn walk(call: &Call<'_>, session: &Arc<Session>, flow: &Flow, steps: Vec<F
         candidates: Vec::new(),
         steps: Vec::new(),
     };
-    let page = match go_to_start(call, session, flow).await {
+    let page = match go_to_start(call, session, flow, ARRIVAL_BOUND).await {
         Ok(page) => page,
         Err(why) => {
             walk.outcome = HealOutcome::StartNotReached;

@@ -13,9 +13,11 @@
 //! reconnects and handshake replays stay the same agent; a raw MCP client that names none is
 //! its one stream. A job is a holder inside the daemon with no link.
 //!
-//! # The API for jobs (`reticle verify --jobs`)
-//! A CI job leases the session its own browser context opened before it drives it, so a person's
-//! tab (leased by nobody, or by their agent) is never driven by CI, and two jobs never share one:
+//! # Jobs
+//! `reticle verify --jobs` runs each job as an agent of its own: one MCP stream named
+//! `verify-<run>-j<N>` that leases its session through `reticle_lease` before it drives it, so
+//! a person's tab (leased by their agent) is never driven by CI, and two jobs never share one.
+//! A job run inside the daemon, with no link, would hold as [`Holder::Job`]:
 //! ```text
 //! let job = Holder::job("verify-2");                    // one per job
 //! book.acquire(&session_id, &job)?;                     // Err(Held) names who has it

@@ -18,7 +18,8 @@ use super::refusal::Refusal;
 use crate::bridge::Session;
 use crate::wire::CommandName;
 
-/// How long navigate waits for the page to come back on its new document.
+/// How long navigate (and a flow replay, unless its caller gives a bound of its own) waits for
+/// the page to come back on its new document.
 pub const ARRIVAL_BOUND: Duration = Duration::from_secs(5);
 
 fn put(map: &mut Map<String, Value>, key: &str, value: Option<impl Into<Value>>) {
@@ -185,21 +186,22 @@ fn origin_and_path(url: &str) -> &str {
 }
 
 /// Where a navigation ended: the page as it arrived on its new document (`None` when it did
-/// not reconnect within [`ARRIVAL_BOUND`]) and the URL it went to.
+/// not reconnect within the bound) and the URL it went to.
 pub(super) struct Arrival {
     pub page: Option<Arc<Session>>,
     pub url: Option<String>,
 }
 
-/// Sends `command` (navigate or refresh) and waits for the page to reconnect on its new
-/// document under the same session id, at `target` when one is given; the window of later
-/// checks starts at the arrival.
+/// Sends `command` (navigate or refresh) and waits up to `bound` for the page to reconnect on
+/// its new document under the same session id, at `target` when one is given; the window of
+/// later checks starts at the arrival.
 pub(super) async fn arrive(
     call: &Call<'_>,
     session: &Arc<Session>,
     command: CommandName,
     args: Value,
     target: Option<String>,
+    bound: Duration,
 ) -> Result<Arrival, Refusal> {
     let id = session.id().to_string();
     let old_life = session.life();
@@ -216,7 +218,7 @@ pub(super) async fn arrive(
     let arrived = call
         .ctx
         .bridge
-        .wait_for_session(ARRIVAL_BOUND, |s| {
+        .wait_for_session(bound, |s| {
             s.id() == id
                 && (s.life() != old_life || s.counters().links > old_links)
                 && target
@@ -261,7 +263,7 @@ pub(super) async fn navigate(call: &Call<'_>, a: NavigateArgs) -> Result<Value, 
     let Arrival {
         page: arrived,
         url: target,
-    } = arrive(call, session, command, args, a.url.clone()).await?;
+    } = arrive(call, session, command, args, a.url.clone(), ARRIVAL_BOUND).await?;
     if let Some(url) = &a.url {
         super::recording::note_navigation(call, session, url);
     }

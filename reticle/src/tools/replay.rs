@@ -2,7 +2,8 @@
 //! argument, else the daemon's environment; a missing one is a refusal naming it before
 //! anything runs), loads its start path afresh (a reload when the page is there, which keeps the
 //! page's own URL and so the SDK settings an app may carry in it; else a navigation to the
-//! start path on the page's origin), then runs each step through the same
+//! start path on the page's origin; the page gets the caller's `arrivalTimeoutMs` to come back,
+//! else [`ARRIVAL_BOUND`]), then runs each step through the same
 //! resolve-act-judge core as `reticle_act_and_wait` ([`super::act::resolve_act_judge`]): the
 //! target resolved afresh, never a stale ref; a target matching none or several elements fails
 //! the step (`no`, naming the candidates; nothing is guessed). It stops at the first step that
@@ -14,7 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -27,7 +28,7 @@ use super::capsules;
 use super::chokepoint::{Call, bound};
 use super::flow_model::{Flow, Grade, placeholder_env};
 use super::flows::load_flow;
-use super::look::{Arrival, arrive};
+use super::look::{ARRIVAL_BOUND, Arrival, arrive};
 use super::refusal::Refusal;
 use super::runs::{Run, RunKind, RunVerdict};
 use crate::bridge::Session;
@@ -150,11 +151,13 @@ fn start_of(page_url: &str, start_path: &str) -> Start {
     }
 }
 
-/// Brings `session` to `flow`'s start path: the page there, or why it did not arrive.
+/// Brings `session` to `flow`'s start path, giving the page `bound` to come back there: the
+/// page there, or why it did not arrive.
 pub(super) async fn go_to_start(
     call: &Call<'_>,
     session: &Arc<Session>,
     flow: &Flow,
+    bound: Duration,
 ) -> Result<Arc<Session>, String> {
     let arrival = match start_of(&session.identity().url, &flow.start_path) {
         Start::Reload => {
@@ -164,6 +167,7 @@ pub(super) async fn go_to_start(
                 CommandName::Refresh,
                 json!({ "hard": false }),
                 None,
+                bound,
             )
             .await
         }
@@ -174,6 +178,7 @@ pub(super) async fn go_to_start(
                 CommandName::Navigate,
                 json!({ "url": url }),
                 Some(url.clone()),
+                bound,
             )
             .await
         }
@@ -183,16 +188,21 @@ pub(super) async fn go_to_start(
             page: Some(page), ..
         }) => Ok(page),
         Err(refusal) => Err(refusal.reason),
-        Ok(_) => Err("the page did not reconnect there in time (it may not load the Reticle SDK at that path)".into()),
+        Ok(_) => Err(format!(
+            "the page did not reconnect there within {} ms (it may not load the Reticle SDK at that path)",
+            bound.as_millis()
+        )),
     }
 }
 
-/// Replays `steps` of `flow` on `session` from its start path.
+/// Replays `steps` of `flow` on `session` from its start path (the page given `arrival` to get
+/// there).
 pub(super) async fn replay(
     call: &Call<'_>,
     session: &Arc<Session>,
     flow: &Flow,
     steps: Vec<FlowStep>,
+    arrival: Duration,
 ) -> Replayed {
     let clock = Instant::now();
     let grading = flow.grading();
@@ -201,7 +211,7 @@ pub(super) async fn replay(
         "startPath": flow.start_path,
         "grade": grading,
     });
-    let page = match go_to_start(call, session, flow).await {
+    let page = match go_to_start(call, session, flow, arrival).await {
         Ok(page) => page,
         Err(why) => {
             record["verified"] = json!(Verified::Unknown);
@@ -401,7 +411,8 @@ pub(super) async fn flow_replay(call: &Call<'_>, a: FlowReplayArgs) -> Result<Va
     let workspace = &call.ctx.host.workspace;
     let (flow, steps) = flow_to_run(call, &a.name, a.secrets, a.confirm_dangerous)?;
     let run = Run::begin(RunKind::FlowReplay);
-    let replayed = replay(call, session, &flow, steps).await;
+    let arrival = bound(a.arrival_timeout_ms, ARRIVAL_BOUND);
+    let replayed = replay(call, session, &flow, steps, arrival).await;
     let mut answer = replayed.record.clone();
     answer["ok"] = json!(true);
     if replayed.verified != Verified::Yes {

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use super::args::VerifyArgs;
 use super::chokepoint::Call;
 use super::flows::load_flow;
+use super::look::ARRIVAL_BOUND;
 use super::refusal::Refusal;
 use super::replay::{Replayed, leave_capsule, replay, steps_to_run};
 use super::runs::{Run, RunKind, RunVerdict};
@@ -105,7 +106,7 @@ pub(super) async fn verify(call: &Call<'_>, a: VerifyArgs) -> Result<Value, Refu
         };
         let mut replays: Vec<Replayed> = Vec::new();
         for _ in 0..repeat {
-            let replayed = replay(call, &page, &flow, steps.clone()).await;
+            let replayed = replay(call, &page, &flow, steps.clone(), ARRIVAL_BOUND).await;
             page = Arc::clone(&replayed.page);
             replays.push(replayed);
         }

@@ -1,6 +1,8 @@
-//! `reticle verify`'s link to the daemon's tool layer: one MCP stream (`GET /mcp/sse`, the
-//! endpoint frame, `initialize`), then tool calls POSTed concurrently (one per job) and matched
-//! to their answers by JSON-RPC id. A stream that ends answers every call still owed with why.
+//! `reticle verify`'s link to the daemon's tool layer: one MCP stream per job (`GET
+//! /mcp/sse?agent=<job's id>`, the endpoint frame, `initialize`), so each job is an agent of its
+//! own to the lease book, then tool calls POSTed on it and matched to their answers by JSON-RPC
+//! id. A stream that ends answers every call still owed with why (and its job's leases end
+//! with it, after the daemon's link grace).
 //!
 //! This module carries tool calls; it must not interpret what a tool answers.
 
@@ -13,7 +15,7 @@ use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use crate::mcp::{ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SSE_PATH};
+use crate::mcp::{AGENT_PARAM, ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SSE_PATH};
 use crate::proxy::sse::SseParser;
 
 /// How long the stream gets to open and answer `initialize`.
@@ -22,7 +24,7 @@ const HANDSHAKE_BOUND: Duration = Duration::from_secs(10);
 /// Answers owed, by request id.
 type Owed = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
 
-/// One MCP session on the daemon.
+/// One MCP session on the daemon, as one agent.
 pub struct ToolClient {
     posts: reqwest::Client,
     post_url: String,
@@ -42,9 +44,10 @@ fn lock(owed: &Owed) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<V
 }
 
 impl ToolClient {
-    /// Opens the stream on the daemon at `port` and initializes the session.
-    pub async fn connect(port: u16) -> Result<Self, String> {
-        let opened = tokio::time::timeout(HANDSHAKE_BOUND, Self::open(port)).await;
+    /// Opens a stream on the daemon at `port` as agent `agent` (1 to 64 letters, digits, `-`
+    /// or `_`) and initializes the session.
+    pub async fn connect(port: u16, agent: &str) -> Result<Self, String> {
+        let opened = tokio::time::timeout(HANDSHAKE_BOUND, Self::open(port, agent)).await;
         let client = opened.map_err(|_| {
             format!(
                 "the daemon on port {port} did not open an MCP stream within {} ms",
@@ -65,10 +68,10 @@ impl ToolClient {
         Ok(client)
     }
 
-    async fn open(port: u16) -> Result<Self, String> {
+    async fn open(port: u16, agent: &str) -> Result<Self, String> {
         let origin = format!("http://127.0.0.1:{port}");
         let mut stream = reqwest::Client::new()
-            .get(format!("{origin}{SSE_PATH}"))
+            .get(format!("{origin}{SSE_PATH}?{AGENT_PARAM}={agent}"))
             .send()
             .await
             .map_err(|e| format!("GET {SSE_PATH} failed: {e}"))?;

@@ -1,8 +1,9 @@
 //! `reticle verify <url>`: the saved flows as a CI job. It starts (or reuses) the daemon on the
 //! port, launches Chromium itself (one process and profile per job, [`browser`]), and for each
 //! flow opens the URL in a fresh browser context with a session id of its own, waits for that
-//! session, and has the daemon replay the flow on it through `reticle_flow_replay` ([`client`]):
-//! the one replay, the tool's. Flows are shared among `--jobs` workers; each finished flow
+//! session, leases it ([`lease`]: a session another holder leased is never driven), and has the
+//! daemon replay the flow on it through `reticle_flow_replay` ([`client`], one MCP stream and so
+//! one agent per job): the one replay, the tool's. Flows are shared among `--jobs` workers; each finished flow
 //! prints a progress line ([`report`]); the suite is recorded as a run artifact and rendered to
 //! the files asked for.
 //!
@@ -15,6 +16,7 @@
 mod browser;
 mod client;
 mod diagnose;
+mod lease;
 mod report;
 mod select;
 
@@ -76,7 +78,8 @@ pub struct VerifyArgs {
     /// Write the run as Markdown (for a pull-request comment).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
-    /// How long a page gets to connect its session.
+    /// How long a page gets to connect its session: when it opens, and again after each flow's
+    /// replay reloads it to the flow's start path.
     #[arg(long, value_name = "MS", default_value_t = 15_000)]
     pub timeout_ms: u64,
 }
@@ -86,7 +89,6 @@ struct Shared<'a> {
     queue: Mutex<VecDeque<(usize, String)>>,
     records: Mutex<Vec<Option<Value>>>,
     progress: Mutex<Progress>,
-    client: &'a ToolClient,
     port: u16,
     url: &'a str,
     bound: Duration,
@@ -249,11 +251,20 @@ async fn run_suite(
     names: Vec<String>,
     launched: Instant,
 ) -> Result<(), Exit> {
-    let client = ToolClient::connect(port)
-        .await
-        .map_err(|why| Exit::verify(VerifyCode::Unproven, why))?;
+    let run = Run::begin(RunKind::Verify);
     let jobs = usize::from(args.jobs).min(names.len());
-    let launches = futures_util::future::join_all((1..=jobs).map(JobBrowser::launch)).await;
+    let agents: Vec<String> = (1..=jobs)
+        .map(|job| lease::job_agent(run.id(), job))
+        .collect();
+    let (links, launches) = futures_util::future::join(
+        futures_util::future::join_all(agents.iter().map(|agent| ToolClient::connect(port, agent))),
+        futures_util::future::join_all((1..=jobs).map(JobBrowser::launch)),
+    )
+    .await;
+    let clients = links
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|why| Exit::verify(VerifyCode::Unproven, why))?;
     let mut browsers = Vec::new();
     for launch in launches {
         let browser = launch.map_err(|why| Exit::verify(VerifyCode::Unproven, why))?;
@@ -264,13 +275,11 @@ async fn run_suite(
         );
         browsers.push(browser);
     }
-    let run = Run::begin(RunKind::Verify);
     let total = names.len();
     let shared = Shared {
         queue: Mutex::new(names.iter().cloned().enumerate().collect()),
         records: Mutex::new(vec![None; total]),
         progress: Mutex::new(Progress::new(total)),
-        client: &client,
         port,
         url: &args.url,
         bound: Duration::from_millis(args.timeout_ms),
@@ -282,8 +291,11 @@ async fn run_suite(
     let first_replay = Mutex::new(None::<Duration>);
     let workers = browsers
         .iter()
+        .zip(&clients)
         .enumerate()
-        .map(|(i, browser)| job(&shared, i + 1, browser, &first_replay, launched));
+        .map(|(i, (browser, client))| {
+            job(&shared, i + 1, browser, client, &first_replay, launched)
+        });
     futures_util::future::join_all(workers).await;
     for browser in browsers {
         browser.close().await;
@@ -397,11 +409,13 @@ fn summary(code: VerifyCode, broken: Option<&str>, because: &str, records: &[Val
     format!("{head} ({because})\n  {}", flows.join("\n  "))
 }
 
-/// One job: takes flows off the queue until it is empty or the run broke.
+/// One job: takes flows off the queue until it is empty or the run broke. `client` is the job's
+/// own link (its own agent, for the lease book).
 async fn job(
     shared: &Shared<'_>,
     number: usize,
     browser: &JobBrowser,
+    client: &ToolClient,
     first_replay: &Mutex<Option<Duration>>,
     launched: Instant,
 ) {
@@ -429,8 +443,6 @@ async fn job(
                 break;
             }
         };
-        // The session is this job's alone from here on; this is where a lease on it is taken
-        // (`reticle_lease`), so no other agent drives it while the flow replays.
         if let Err(why) = await_session(shared, browser, &session).await {
             shared.break_run(why.clone());
             shared.finish(index, not_run(&name, &why));
@@ -439,6 +451,17 @@ async fn job(
             }
             break;
         }
+        // The session is this job's alone from here on: leased, so no other agent (or job)
+        // drives it while the flow replays, and never driven when another holder has it.
+        let held = match lease::acquire(client, &session).await {
+            Ok(held) => held,
+            Err(why) => {
+                let why = format!("not driven: the job could not lease session {session}: {why}");
+                shared.finish(index, not_run(&name, &why));
+                browser.close_page(page).await;
+                continue;
+            }
+        };
         first_replay
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -446,7 +469,7 @@ async fn job(
         // A browser that dies mid-flow ends the flow at once: what the replay says after that
         // is about a page that is gone.
         let replayed = tokio::select! {
-            record = replay(shared.client, &name, &session) => Some(record),
+            record = replay(client, &name, &session, shared.bound) => Some(record),
             () = browser.death() => None,
         };
         let Some(mut record) = replayed.filter(|_| !browser.died()) else {
@@ -459,6 +482,7 @@ async fn job(
             (clock.elapsed().as_millis() as u64)
                 .saturating_sub(record["durationMs"].as_u64().unwrap_or(0))
         );
+        record["lease"] = lease::release(client, &held).await;
         shared.finish(index, record);
         browser.close_page(page).await;
     }
@@ -511,13 +535,15 @@ async fn await_session(
 }
 
 /// Has the daemon replay `name` on `session` (through `reticle_run`: the replay tool is on the
-/// extended surface); the flow's record (the tool's answer without the call's own fields), or
-/// an `unknown` record saying why the call failed.
-async fn replay(client: &ToolClient, name: &str, session: &str) -> Value {
+/// extended surface), giving the page `arrival` to come back on the flow's start path after the
+/// replay reloads it: the same bound its first load had; the flow's record (the tool's answer
+/// without the call's own fields), or an `unknown` record saying why the call failed.
+async fn replay(client: &ToolClient, name: &str, session: &str, arrival: Duration) -> Value {
     let call = client.call(
         ToolName::Run.as_str(),
         json!({"tool": ToolName::FlowReplay.as_str(),
-               "args": {"name": name, "sessionId": session}}),
+               "args": {"name": name, "sessionId": session,
+                        "arrivalTimeoutMs": arrival.as_millis() as u64}}),
     );
     match tokio::time::timeout(FLOW_BOUND, call).await {
         Ok(Ok((mut answer, false))) => {
