@@ -167,13 +167,13 @@ mod tests {
         let schema = lean_of(json!({
             "type": "object",
             "properties": {"mode": {"description": "which", "$ref": "#/$defs/Mode"}},
-            "$defs": {"Mode": {"type": "string", "enum": ["a", "b"], "description": "long"}}
+            "$defs": {"Mode": {"type": "string", "pattern": "^[ab]$", "description": "long"}}
         }));
         assert_eq!(
             schema,
             json!({
                 "type": "object",
-                "properties": {"mode": {"description": "which", "type": "string", "enum": ["a", "b"]}}
+                "properties": {"mode": {"description": "which", "type": "string", "pattern": "^[ab]$"}}
             })
         );
     }
