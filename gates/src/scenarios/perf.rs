@@ -1,8 +1,11 @@
 //! P1 to P4, the release figures: each row measures its figure at a small size (a real daemon,
 //! one held-open `reticle mcp` link spoken to line by line) and compares it with the last
 //! release's figure committed in [`FIGURES_FILE`], as a ratio. A row fails (silent: a slowdown
-//! nobody is told of) only past its figure's factor (2× for latencies, 1.5× for memory), so a
-//! loaded machine does not flake it. The benches (`gates/benches/`) stay the source of truth for
+//! nobody is told of) only past its figure's factor (2× for latencies, 1.5× for memory). A
+//! latency row judges a figure load cancels: its round trip's median over the median of a
+//! reference round trip timed in the same run, interleaved call by call (`GET /status` on the
+//! same daemon over a fresh loopback TCP connection, the kind the proxy's worker posts on); the
+//! absolute medians go in the evidence beside it. The benches (`gates/benches/`) stay the source of truth for
 //! the figures `docs/benchmarks.md` reports; these rows only guard against falling back. The
 //! negative control: the judge's unit tests, and `gates/tests/perf_figures.rs` holding a real run
 //! against a release figure a third of ours (as a binary three times slower would measure).
@@ -12,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use harness::{OwnedDaemon, RawMcp};
 use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use super::kit::{could_not_start, judged, observe, settle};
 use super::security::resident_kb;
@@ -30,13 +35,37 @@ const ANSWER_BOUND: Duration = Duration::from_secs(10);
 /// The fault every P row records: the measurement itself.
 const FAULT: &str = "measured";
 
+/// One latency figure: a round trip's median and the median of the reference round trip timed
+/// beside it, call by call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Latency {
+    /// The measured round trip, median, milliseconds.
+    pub median_ms: f64,
+    /// The reference round trip (`GET /status` on the same daemon), median, milliseconds.
+    pub reference_ms: f64,
+}
+
+impl Latency {
+    /// The figure a latency row judges: how many reference round trips one round trip costs.
+    pub fn ratio(&self) -> f64 {
+        self.median_ms / self.reference_ms
+    }
+
+    fn evidence(&self) -> Value {
+        json!({ "ms": self.median_ms, "referenceMs": self.reference_ms })
+    }
+}
+
+/// The unit of a latency row's figure: reference round trips.
+pub const RATIO_UNIT: &str = "× reference";
+
 /// What the rows measure, in one run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Measured {
-    /// `tools/call reticle_sessions` round trip, median, milliseconds.
-    pub call_ms: f64,
-    /// `tools/list` round trip, median, milliseconds.
-    pub list_ms: f64,
+    /// `tools/call reticle_sessions` round trip.
+    pub call: Latency,
+    /// `tools/list` round trip.
+    pub list: Latency,
     /// `reticle mcp` (supervisor and worker) resident memory after the calls, MiB.
     pub proxy_mib: f64,
     /// The daemon's resident memory after the calls, MiB.
@@ -44,13 +73,22 @@ pub struct Measured {
 }
 
 impl Measured {
-    /// The figure row `id` guards, with its unit.
+    /// The figure row `id` judges, with its unit.
     pub fn figure(&self, id: &str) -> Option<(f64, &'static str)> {
         match id {
-            "P1" => Some((self.call_ms, "ms")),
-            "P2" => Some((self.list_ms, "ms")),
+            "P1" => Some((self.call.ratio(), RATIO_UNIT)),
+            "P2" => Some((self.list.ratio(), RATIO_UNIT)),
             "P3" => Some((self.proxy_mib, "MiB")),
             "P4" => Some((self.daemon_mib, "MiB")),
+            _ => None,
+        }
+    }
+
+    /// The absolute figures behind row `id`'s ratio (latency rows only).
+    fn absolute(&self, id: &str) -> Option<Value> {
+        match id {
+            "P1" => Some(self.call.evidence()),
+            "P2" => Some(self.list.evidence()),
             _ => None,
         }
     }
@@ -71,9 +109,41 @@ fn median(mut samples: Vec<f64>) -> f64 {
     samples[samples.len() / 2]
 }
 
-/// Times `CALLS` round trips of `method` on a held-open link.
-async fn round_trips(mcp: &mut RawMcp, method: &str, params: &Value) -> Result<f64, String> {
+/// One reference round trip: `GET /status` on the daemon at `port` over a fresh TCP connection.
+async fn status_round_trip(port: u16) -> Result<(), String> {
+    let exchange = async {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await?;
+        let request =
+            format!("GET /status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await?;
+        Ok::<_, std::io::Error>(answer)
+    };
+    let answer = tokio::time::timeout(ANSWER_BOUND, exchange)
+        .await
+        .map_err(|_| format!("GET /status was not answered within {ANSWER_BOUND:?}"))?
+        .map_err(|e| format!("GET /status: {e}"))?;
+    if answer.starts_with(b"HTTP/1.1 200") {
+        Ok(())
+    } else {
+        Err(format!(
+            "GET /status failed: {}",
+            String::from_utf8_lossy(&answer[..answer.len().min(80)])
+        ))
+    }
+}
+
+/// Times `CALLS` round trips of `method` on a held-open link, each followed by a reference
+/// round trip on the daemon at `port`, so both medians see the same load.
+async fn round_trips(
+    mcp: &mut RawMcp,
+    port: u16,
+    method: &str,
+    params: &Value,
+) -> Result<Latency, String> {
     let mut samples = Vec::with_capacity(CALLS);
+    let mut references = Vec::with_capacity(CALLS);
     for n in 0..WARM_UP + CALLS {
         let started = Instant::now();
         let id = mcp.request(method, params.clone()).await;
@@ -84,11 +154,19 @@ async fn round_trips(mcp: &mut RawMcp, method: &str, params: &Value) -> Result<f
         if answer.get("result").is_none() {
             return Err(format!("{method} failed: {answer}"));
         }
+        let took = started.elapsed();
+        let started = Instant::now();
+        status_round_trip(port).await?;
+        let reference = started.elapsed();
         if n >= WARM_UP {
-            samples.push(started.elapsed().as_secs_f64() * 1000.0);
+            samples.push(took.as_secs_f64() * 1000.0);
+            references.push(reference.as_secs_f64() * 1000.0);
         }
     }
-    Ok(median(samples))
+    Ok(Latency {
+        median_ms: median(samples),
+        reference_ms: median(references),
+    })
 }
 
 /// The resident memory of `pid` and its child processes (the proxy's worker), kB.
@@ -117,11 +195,11 @@ pub async fn measure(env: &GateEnv) -> Result<Measured, String> {
     mcp.initialize().await;
     let call = json!({ "name": "reticle_sessions", "arguments": {} });
     let measured = async {
-        let call_ms = round_trips(&mut mcp, "tools/call", &call).await?;
-        let list_ms = round_trips(&mut mcp, "tools/list", &json!({})).await?;
+        let call = round_trips(&mut mcp, daemon.port(), "tools/call", &call).await?;
+        let list = round_trips(&mut mcp, daemon.port(), "tools/list", &json!({})).await?;
         Ok::<_, String>(Measured {
-            call_ms,
-            list_ms,
+            call,
+            list,
             proxy_mib: mib(tree_resident_kb(mcp.pid()))?,
             daemon_mib: mib(resident_kb(daemon.pid()))?,
         })
@@ -157,12 +235,15 @@ pub fn record(history: &History, id: &str, measured: Result<Measured, String>, r
         measured.is_ok(),
         json!({ "row": id, "error": measured.as_ref().err() }),
     );
-    if let Some((value, unit)) = measured.ok().and_then(|m| m.figure(id)) {
-        observe(
-            history,
-            "figure",
-            json!({ "row": id, "value": value, "unit": unit, "release": release }),
-        );
+    let Ok(measured) = measured else {
+        return;
+    };
+    if let Some((value, unit)) = measured.figure(id) {
+        let mut figure = json!({ "row": id, "value": value, "unit": unit, "release": release });
+        if let Some(absolute) = measured.absolute(id) {
+            figure["absolute"] = absolute;
+        }
+        observe(history, "figure", figure);
     }
 }
 
@@ -197,6 +278,15 @@ pub fn judge_figure(ops: &[Op]) -> Judgement {
         };
         let ratio = value / was;
         let unit = figure["unit"].as_str().unwrap_or("");
+        let absolute = match (
+            figure["absolute"]["ms"].as_f64(),
+            figure["absolute"]["referenceMs"].as_f64(),
+        ) {
+            (Some(ms), Some(reference)) => {
+                format!(" ({ms:.3} ms over a {reference:.3} ms reference round trip)")
+            }
+            _ => String::new(),
+        };
         let within = ratio <= factor;
         Ok(Judgement::new(
             if within {
@@ -205,7 +295,7 @@ pub fn judge_figure(ops: &[Op]) -> Judgement {
                 RowOutcome::Silent
             },
             format!(
-                "{value:.3} {unit} against the release's {was:.3} {unit}: {ratio:.2}× (fails past {factor}×)"
+                "{value:.3} {unit}{absolute} against the release's {was:.3} {unit}: {ratio:.2}× (fails past {factor}×)"
             ),
         ))
     })
@@ -233,9 +323,13 @@ mod tests {
 
     fn judged_with(value: f64, was: f64, factor: f64) -> RowOutcome {
         let history = History::new();
+        let latency = Latency {
+            median_ms: value,
+            reference_ms: 1.0,
+        };
         let measured = Measured {
-            call_ms: value,
-            list_ms: value,
+            call: latency,
+            list: latency,
             proxy_mib: value,
             daemon_mib: value,
         };
@@ -246,6 +340,39 @@ mod tests {
             &json!({ "value": was, "factor": factor }),
         );
         judge_figure(&history.ops()).outcome
+    }
+
+    fn call_judged(median_ms: f64, reference_ms: f64, release_ratio: f64) -> Judgement {
+        let latency = Latency {
+            median_ms,
+            reference_ms,
+        };
+        let measured = Measured {
+            call: latency,
+            list: latency,
+            proxy_mib: 1.0,
+            daemon_mib: 1.0,
+        };
+        let history = History::new();
+        record(
+            &history,
+            "P1",
+            Ok(measured),
+            &json!({ "value": release_ratio, "factor": 2.0 }),
+        );
+        judge_figure(&history.ops())
+    }
+
+    #[test]
+    fn a_load_that_slows_the_call_and_its_reference_alike_cancels_out() {
+        // Quiet: 1 ms over a 0.5 ms reference, the release's ratio. Loaded: both four times slower.
+        assert_eq!(call_judged(1.0, 0.5, 2.0).outcome, RowOutcome::Survived);
+        let loaded = call_judged(4.0, 2.0, 2.0);
+        assert_eq!(loaded.outcome, RowOutcome::Survived, "{loaded:?}");
+        assert!(loaded.evidence.contains("4.000 ms"), "{loaded:?}");
+        assert!(loaded.evidence.contains("2.000 ms"), "{loaded:?}");
+        // The call alone four times slower, its reference not: a regression, silent.
+        assert_eq!(call_judged(4.0, 0.5, 2.0).outcome, RowOutcome::Silent);
     }
 
     #[test]
@@ -278,6 +405,13 @@ mod tests {
                 figure["command"].is_string(),
                 "{id}: the command that made it"
             );
+            if id == "P1" || id == "P2" {
+                assert_eq!(figure["unit"], RATIO_UNIT, "{id}: judged as a ratio");
+                assert!(
+                    figure["absolute"]["ms"].as_f64().is_some_and(|v| v > 0.0),
+                    "{id}: the absolute figure kept as information"
+                );
+            }
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The argument types of every tool. Each is parsed strictly (an unknown or wrongly typed field
 //! is a refusal naming it) and its JSON Schema, advertised as the tool's `inputSchema`, is
 //! generated from the type itself, then made lean ([`super::lean_schema`]). The predicate schema
-//! is defined once ([`PredicateArg`]): one object shape (`kind` required) with one alternative per
-//! kind listing the fields that kind takes (the strict parse in `verdict` refuses any other).
+//! is defined once ([`PredicateArg`]): one object shape (`kind` required, an enum of the kinds),
+//! its description naming the fields each kind takes (the strict parse in `verdict` refuses any
+//! other); only the composites' fields, which nest predicates, are spelled out as properties.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -28,32 +29,30 @@ impl JsonSchema for PredicateArg {
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let kinds: Vec<Value> = KINDS
-            .iter()
-            .map(|(kind, fields)| {
-                let mut properties = Map::new();
-                properties.insert("kind".into(), serde_json::json!({ "const": kind }));
-                for field in *fields {
-                    let schema = match *field {
-                        "predicates" => serde_json::json!({
-                            "type": "array",
-                            "items": { "$ref": "#/$defs/Predicate" }
-                        }),
-                        "predicate" => serde_json::json!({ "$ref": "#/$defs/Predicate" }),
-                        _ => serde_json::json!({}),
-                    };
-                    properties.insert((*field).into(), schema);
-                }
-                serde_json::json!({ "properties": properties })
-            })
-            .collect();
+        let kinds: Vec<&str> = KINDS.iter().map(|(kind, _)| *kind).collect();
         json_schema!({
-            "description": "What must hold, e.g. {\"kind\":\"net\",\"urlContains\":\"/api/login\",\"status\":200}; each kind takes only the fields listed with it.",
+            "description": predicate_description(),
             "type": "object",
             "required": ["kind"],
-            "oneOf": kinds,
+            "properties": {
+                "kind": { "enum": kinds },
+                "predicates": { "type": "array", "items": { "$ref": "#/$defs/Predicate" } },
+                "predicate": { "$ref": "#/$defs/Predicate" },
+            },
         })
     }
+}
+
+/// The predicate's description: an example, then each kind with the fields it takes, once.
+fn predicate_description() -> String {
+    let kinds: Vec<String> = KINDS
+        .iter()
+        .map(|(kind, fields)| format!("{kind}({})", fields.join(",")))
+        .collect();
+    format!(
+        "What must hold, e.g. {{\"kind\":\"net\",\"urlContains\":\"/api/login\",\"status\":200}}; each kind takes only its fields: {}.",
+        kinds.join(" ")
+    )
 }
 
 // What an action does to an element (the enum says it to an agent).
@@ -802,13 +801,16 @@ mod tests {
     fn the_predicate_schema_is_defined_once_and_referenced() {
         let schema = Value::Object(schema_of::<ActAndWaitArgs>());
         assert_eq!(schema["properties"]["until"]["$ref"], "#/$defs/Predicate");
-        assert!(
-            schema["$defs"]["Predicate"]["oneOf"]
-                .as_array()
-                .unwrap()
-                .len()
-                == KINDS.len()
-        );
+        let predicate = &schema["$defs"]["Predicate"];
+        let kinds: Vec<&str> = KINDS.iter().map(|(kind, _)| *kind).collect();
+        assert_eq!(predicate["properties"]["kind"]["enum"], json!(kinds));
+        let said = predicate["description"].as_str().unwrap();
+        for (kind, fields) in KINDS {
+            assert!(
+                said.contains(&format!("{kind}({})", fields.join(","))),
+                "{kind}: {said}"
+            );
+        }
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["additionalProperties"], false);
     }

@@ -1,6 +1,8 @@
 //! The catalogue: which tools this daemon has, which it advertises (the surface), their
 //! definitions (descriptions, input schemas generated from the argument types, and output
-//! schemas when every tool is advertised), with a version (bumped by hand when tool shapes
+//! schemas when every tool is advertised; on the default surface the input schemas leave out
+//! `additionalProperties: false`, as the strict parse refuses any unlisted field by name and
+//! `reticle_tools` and the full surface still state it), with a version (bumped by hand when tool shapes
 //! change) and a hash of the advertised definitions (so any change, including a test's edit,
 //! is visible). Fixed for a daemon life; read at start. The `tools/list` result is encoded once,
 //! when the catalogue is built, and served as those bytes.
@@ -18,7 +20,7 @@ use crate::config::env;
 use crate::wire::CatalogueSummary;
 
 /// The catalogue's revision. Bump it when a tool's name, schema or meaning changes.
-pub const CATALOGUE_VERSION: &str = "4";
+pub const CATALOGUE_VERSION: &str = "5";
 
 /// Which tools are advertised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -350,12 +352,39 @@ fn output_schema(tool: ToolName) -> Map<String, Value> {
     map
 }
 
+/// `schema` without `additionalProperties: false` anywhere: the default surface's form, where
+/// the listed properties say what a tool takes and the parse refuses any other by name.
+fn without_closure(schema: Map<String, Value>) -> Map<String, Value> {
+    fn open(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                if map.get("additionalProperties") == Some(&Value::Bool(false)) {
+                    map.remove("additionalProperties");
+                }
+                map.values_mut().for_each(open);
+            }
+            Value::Array(items) => items.iter_mut().for_each(open),
+            _ => {}
+        }
+    }
+    let mut value = Value::Object(schema);
+    open(&mut value);
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
 /// A tool's full definition on `surface`.
 pub fn definition(tool: ToolName, surface: Surface) -> Tool {
+    let schema = match surface {
+        Surface::Default => without_closure(input_schema(tool)),
+        Surface::All => input_schema(tool),
+    };
     let mut definition = Tool::new(
         Cow::Borrowed(tool.as_str()),
         Cow::Borrowed(description(tool)),
-        Arc::new(input_schema(tool)),
+        Arc::new(schema),
     );
     if surface == Surface::All && !matches!(tool.standing(), Standing::Test) {
         definition = definition.with_raw_output_schema(Arc::new(output_schema(tool)));
@@ -599,5 +628,28 @@ mod tests {
                 tool.name
             );
         }
+    }
+
+    #[test]
+    fn the_default_surface_leaves_closure_out_and_the_full_surface_states_it() {
+        let closed = |tools: &[Tool]| {
+            tools.iter().any(|t| {
+                Value::Object((*t.input_schema).clone())
+                    .to_string()
+                    .contains(r#""additionalProperties":false"#)
+            })
+        };
+        assert!(!closed(&Catalogue::standard().tools()));
+        assert!(closed(&Catalogue::for_surface(Surface::All).tools()));
+        let act = Value::Object(
+            definition(ToolName::Act, Surface::Default)
+                .input_schema
+                .as_ref()
+                .clone(),
+        );
+        assert_eq!(
+            act["properties"]["target"]["properties"]["testid"]["type"],
+            "string"
+        );
     }
 }

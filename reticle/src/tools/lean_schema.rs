@@ -2,7 +2,8 @@
 //! `$defs` entry referenced once is written in place; a `$defs` entry's description is dropped
 //! when every reference to it carries its own; schemars' non-standard integer `format`s
 //! (`uint32`, ...) go, as the bounds beside them already say it; `additionalProperties: true`
-//! (JSON Schema's default) goes. It rewrites schema JSON; it must
+//! (JSON Schema's default) goes; a `type` beside an `enum` whose values all have that type goes,
+//! as the enum already says it. It rewrites schema JSON; it must
 //! not change which arguments a schema accepts, and it knows no tool.
 
 use serde_json::{Map, Value};
@@ -15,6 +16,7 @@ const DESCRIPTION: &str = "description";
 pub fn lean(mut schema: Map<String, Value>) -> Map<String, Value> {
     drop_integer_formats(&mut schema);
     drop_default_additional_properties(&mut schema);
+    drop_types_an_enum_says(&mut schema);
     if let Some(Value::Object(mut defs)) = schema.remove(DEFS) {
         inline_single_use(&mut schema, &mut defs);
         drop_repeated_descriptions(&schema, &mut defs);
@@ -81,6 +83,33 @@ fn drop_default_additional_properties(schema: &mut Map<String, Value>) {
     });
 }
 
+fn drop_types_an_enum_says(schema: &mut Map<String, Value>) {
+    each_object_in(schema, &mut |map| {
+        let said = match (map.get("type"), map.get("enum")) {
+            (Some(Value::String(kind)), Some(Value::Array(values))) => {
+                !values.is_empty() && values.iter().all(|v| json_type(v) == kind)
+            }
+            _ => false,
+        };
+        if said {
+            map.remove("type");
+        }
+    });
+}
+
+/// The JSON Schema `type` of a value (a whole number is an integer).
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// Writes each definition referenced exactly once (and not by itself) where it is referenced;
 /// the reference's own keywords (its description) win over the definition's.
 fn inline_single_use(schema: &mut Map<String, Value>, defs: &mut Map<String, Value>) {
@@ -138,13 +167,13 @@ mod tests {
         let schema = lean_of(json!({
             "type": "object",
             "properties": {"mode": {"description": "which", "$ref": "#/$defs/Mode"}},
-            "$defs": {"Mode": {"type": "string", "enum": ["a", "b"], "description": "long"}}
+            "$defs": {"Mode": {"type": "string", "pattern": "^[ab]$", "description": "long"}}
         }));
         assert_eq!(
             schema,
             json!({
                 "type": "object",
-                "properties": {"mode": {"description": "which", "type": "string", "enum": ["a", "b"]}}
+                "properties": {"mode": {"description": "which", "type": "string", "pattern": "^[ab]$"}}
             })
         );
     }
@@ -187,6 +216,21 @@ mod tests {
                 "properties": {"args": {"type": "object"}}
             })
         );
+    }
+
+    #[test]
+    fn a_type_its_enum_already_says_goes_and_any_other_stays() {
+        let schema = lean_of(json!({
+            "type": "object",
+            "properties": {
+                "mode": {"type": "string", "enum": ["a", "b"]},
+                "n": {"type": "number", "enum": [1, 2]},
+                "mixed": {"type": "string", "enum": ["a", 1]}
+            }
+        }));
+        assert_eq!(schema["properties"]["mode"], json!({"enum": ["a", "b"]}));
+        assert_eq!(schema["properties"]["n"]["type"], "number");
+        assert_eq!(schema["properties"]["mixed"]["type"], "string");
     }
 
     #[test]
