@@ -68,6 +68,7 @@ mod redact;
 mod replay;
 pub mod runs;
 mod session_family;
+mod stand_ins;
 mod sessions;
 pub mod suite;
 mod testing;
