@@ -371,8 +371,7 @@ pub const TRACE_ROWS: &[&str] = &["T1", "T2", "T3", "T4"];
 /// The rows that have a control, in the order the controls run.
 pub const CONTROLLED_ROWS: &[&str] = &[
     "H3.1", "H3.2", "H3.4", "H3.5", "H3.6", "H1.1", "H1.2", "H3.3", "H2.3", "H2.7", "H4.3", "H5.1",
-    "H5.3", "T1", "T2", "T3", "T4", "L1", "S9", "S12", "V1", "F1", "F2", "F3",
-    "D1",
+    "H5.3", "T1", "T2", "T3", "T4", "L1", "S9", "S12", "V1", "F1", "F2", "F3", "D1",
 ];
 
 /// The controls of one row (none when it has none).

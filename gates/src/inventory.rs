@@ -544,7 +544,7 @@ pub const INVENTORY: &[Row] = &[
         "a SIGKILL during a `.reticle/` write (flow, baseline, capsule, run, heal) leaves a partial or empty file a reader sees",
         "writes in place",
         Surfaced,
-        "30 SIGKILLs per kind of write, each on evidence of a write in progress (a temporary file seen); every document then reads whole directly and through the next daemon's listing (control: the writes were caught in progress)",
+        "10 SIGKILLs per kind of write, each on evidence of a write in progress (a temporary file seen); every document then reads whole directly and through the next daemon's listing (control: the writes were caught in progress)",
     ),
 ];
 

@@ -301,11 +301,17 @@ async fn a_check_the_agent_makes_while_recording_becomes_the_consequence_of_its_
     let signal = json!({"kind": "signal", "name": "counter.changed"});
     assert_eq!(steps[0]["until"], signal, "{stopped}");
     assert_eq!(steps[1]["until"], signal, "{stopped}");
-    assert!(steps[2].get("until").is_none_or(Value::is_null), "{stopped}");
+    assert!(
+        steps[2].get("until").is_none_or(Value::is_null),
+        "{stopped}"
+    );
     assert_eq!(stopped["assertions"]["grade"], "asserted", "{stopped}");
     let notes = stopped["notes"].as_array().unwrap();
     assert_eq!(
-        notes.iter().map(|n| n["afterStep"].clone()).collect::<Vec<_>>(),
+        notes
+            .iter()
+            .map(|n| n["afterStep"].clone())
+            .collect::<Vec<_>>(),
         [json!(0), json!(3)],
         "{stopped}"
     );

@@ -30,7 +30,7 @@ use crate::judge::{self, Judgement, RowOutcome};
 use reticle::config::env;
 
 /// Kills per kind of write.
-pub const KILLS_PER_KIND: usize = 30;
+pub const KILLS_PER_KIND: usize = 10;
 /// How long one kill waits for evidence of a write in progress.
 const EVIDENCE_BOUND: Duration = Duration::from_secs(20);
 /// How long the page gets to reconnect to the next daemon.
@@ -53,7 +53,13 @@ enum Kind {
 }
 
 impl Kind {
-    const ALL: [Kind; 5] = [Kind::Flow, Kind::Baseline, Kind::Capsule, Kind::Run, Kind::Heal];
+    const ALL: [Kind; 5] = [
+        Kind::Flow,
+        Kind::Baseline,
+        Kind::Capsule,
+        Kind::Run,
+        Kind::Heal,
+    ];
 
     fn folder(self) -> &'static str {
         match self {
@@ -107,9 +113,10 @@ impl Kind {
     }
 }
 
-/// A flow as large as a flow may be, so its write takes long enough to be caught in progress.
+/// A flow of as many steps as a flow may have (within the tool layer's argument limit), so its
+/// write takes long enough to be caught in progress.
 fn big_flow() -> Value {
-    let filler = "x".repeat(1000);
+    let filler = "x".repeat(150);
     let steps: Vec<Value> = (0..reticle::tools::flow_model::MAX_STEPS)
         .map(|_| json!({"target": {"testid": "login-user"}, "action": "fill", "args": {"value": filler}}))
         .collect();
@@ -207,17 +214,18 @@ async fn run(daemon_env: &[(&str, &str)]) -> Ran {
         Ok(browser) => browser,
         Err(why) => return could_not_start(history, FAULT, &format!("chromium: {why}")),
     };
-    let token = daemon.daemon.as_ref().map(OwnedDaemon::token).unwrap_or_default();
+    let token = daemon
+        .daemon
+        .as_ref()
+        .map(OwnedDaemon::token)
+        .unwrap_or_default();
     let port = daemon.port.unwrap_or_default();
     let url = app.url(&format!(
         "/?reticlePort={port}&reticleToken={token}&session={SESSION}&variant=renamed"
     ));
     let _tab = browser.open(&url).await;
     let ready = match HttpAgent::open(port).await {
-        Some(agent) => {
-            page_connected(&agent).await
-                && agent.ok("reticle_flow_save", bump()).await
-        }
+        Some(agent) => page_connected(&agent).await && agent.ok("reticle_flow_save", bump()).await,
         None => false,
     };
     control(
@@ -251,14 +259,23 @@ async fn run(daemon_env: &[(&str, &str)]) -> Ran {
                 let (folder, stop) = (folder.clone(), Arc::clone(&stop));
                 std::thread::spawn(move || watch_for_a_write(&folder, &stop))
             };
-            let writer = tokio::spawn(write_until_dead(agent, kind));
+            let writer = tokio::spawn(write_until_dead(agent, kind, Arc::clone(&stop)));
             let seen = tokio::task::spawn_blocking(move || watcher.join().ok().flatten())
                 .await
                 .ok()
                 .flatten();
             stop.store(true, Ordering::Relaxed);
             daemon.kill();
-            writer.abort();
+            let refused = writer.await.ok().flatten();
+            if let Some(answer) = refused {
+                control(
+                    &history,
+                    "the daemon takes the writes",
+                    false,
+                    json!({ "kind": kind.folder(), "answer": answer }),
+                );
+                break 'kinds;
+            }
             if seen.is_some() {
                 landed += 1;
             }
@@ -320,15 +337,20 @@ async fn page_connected(agent: &HttpAgent) -> bool {
     .is_some()
 }
 
-/// Makes `kind`'s writes until the daemon stops answering.
-async fn write_until_dead(agent: HttpAgent, kind: Kind) {
-    loop {
+/// Makes `kind`'s writes until the daemon stops answering (`None`) or refuses one (the
+/// refusal); either way it tells the watcher to stop.
+async fn write_until_dead(agent: HttpAgent, kind: Kind, stop: Arc<AtomicBool>) -> Option<Value> {
+    let refused = 'writing: loop {
         for (tool, args) in kind.round() {
-            if agent.try_call(tool, args).await.is_err() {
-                return;
+            match agent.try_call(tool, args).await {
+                Err(_) => break 'writing None,
+                Ok(answer) if answer["isError"] != false => break 'writing Some(answer),
+                Ok(_) => {}
             }
         }
-    }
+    };
+    stop.store(true, Ordering::Relaxed);
+    refused
 }
 
 /// What the watcher saw: the evidence of a write in progress, and whether it was a document a
@@ -460,7 +482,12 @@ impl HttpAgent {
             .send()
             .await
             .ok()?;
-        let session = response.headers().get(SESSION_HEADER)?.to_str().ok()?.to_string();
+        let session = response
+            .headers()
+            .get(SESSION_HEADER)?
+            .to_str()
+            .ok()?
+            .to_string();
         Some(Self {
             url,
             session,

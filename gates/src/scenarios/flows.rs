@@ -168,7 +168,8 @@ fn sign_in(name: &str) -> Value {
 
 /// A flow of one click on the counter, checked by `until` (none: assertion-free).
 fn counter_click(name: &str, until: Option<Value>) -> Value {
-    let mut step = json!({"target": {"testid": "counter-increment"}, "action": "click", "timeout_ms": 3000});
+    let mut step =
+        json!({"target": {"testid": "counter-increment"}, "action": "click", "timeout_ms": 3000});
     if let Some(until) = until {
         step["until"] = until;
     }
