@@ -306,7 +306,9 @@ async fn run(daemon_env: &[(&str, &str)]) -> Ran {
         landed > 0,
         json!({ "killsDuringAWrite": landed, "kinds": Kind::ALL.len(), "perKind": KILLS_PER_KIND }),
     );
-    if let Some(agent) = HttpAgent::open(port).await {
+    if let Some(agent) = HttpAgent::open(port).await
+        && page_connected(&agent).await
+    {
         for kind in [Kind::Flow, Kind::Baseline] {
             if let Some((tool, args)) = kind.listing() {
                 let listed = agent.call(tool, args).await;
