@@ -362,7 +362,7 @@ pub fn judge_assertion_free(ops: &[Op]) -> Judgement {
                     format!("{tool} answered yes for a flow that checks nothing"),
                 ));
             }
-            if !v["because"].as_str().is_some_and(|b| !b.is_empty()) {
+            if v["because"].as_str().is_none_or(|b| b.is_empty()) {
                 return Ok(Judgement::new(
                     RowOutcome::Silent,
                     format!(
