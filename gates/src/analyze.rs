@@ -12,8 +12,8 @@ use crate::history::Op;
 use crate::judge::Judgement;
 use crate::parts;
 use crate::scenarios::{
-    bridge, compat, cross_site, daemon, fuzz, kit, layers, leases, link, mcp_limits, perf, sdk,
-    security, shared_session, stdio, traces, verify_cli,
+    bridge, compat, cross_site, daemon, durability, flows, fuzz, kit, layers, leases, link,
+    mcp_limits, perf, sdk, security, shared_session, stdio, traces, verify_cli,
 };
 use crate::scorecard::{Score, Scorecard};
 
@@ -70,6 +70,10 @@ pub fn history_judge(row: &str) -> Option<fn(&[Op]) -> Judgement> {
         "S11" => fuzz::judge_fuzz,
         "S12" => leases::judge_lease,
         "V1" => verify_cli::judge_browser_death,
+        "D1" => durability::judge_durability,
+        "F1" => flows::judge_heal,
+        "F2" => flows::judge_assertion_free,
+        "F3" => flows::judge_stale_refs,
         "P1" | "P2" | "P3" | "P4" => perf::judge_figure,
         _ => return None,
     })

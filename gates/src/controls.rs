@@ -5,8 +5,9 @@
 //! an MCP server that swallows calls for H2.7, a proxy whose tools refuse after warm-up for the
 //! survival rows, a page that blames the app for H4.3, a page SDK without backoff for H5.1, a
 //! daemon with a broken trace for T1 to T4 (and behind H2.3's fault proxy and H4.3's bridge
-//! scenario, for the trace check under faults), a JUnit report missing a layer's tests for L1, a `verify` that exits 0 whatever
-//! happened for V1.
+//! scenario, for the trace check under faults), a JUnit report missing a layer's tests for L1, a
+//! `verify` that exits 0 whatever happened for V1, a daemon with a flow promise's stand-in
+//! switched on for F1 to F3, a daemon that writes `.reticle/` in place for D1.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -347,6 +348,30 @@ pub async fn stand_in_verify_exits_0(real: &Path) -> Control {
     Control::of(NAME, "V1", ran.judgement)
 }
 
+/// The daemon with `row`'s flow stand-in switched on ([`scenarios::flows::stand_in`]: a heal
+/// that guesses for F1, a replay that grades every flow asserted for F2, a replay of a stored
+/// ref for F3), run through the row's scenario and judge: it must score `silent`.
+pub async fn stand_in_flow_promise(row: &'static str) -> Control {
+    let name = match row {
+        "F1" => "stand-in heal applies its best candidate without proof",
+        "F2" => "stand-in replay grades an assertion-free flow asserted",
+        _ => "stand-in replay acts on the ref a step resolved to before",
+    };
+    let ran = scenarios::flows::with_stand_in(row).await;
+    Control::of(name, row, ran.judgement)
+}
+
+/// The daemon that writes `.reticle/` in place (truncate, then write), run through D1's kills
+/// and judge: a torn document must make it `silent`.
+pub async fn stand_in_writes_in_place() -> Control {
+    let ran = scenarios::durability::stand_in_writes_in_place().await;
+    Control::of(
+        "stand-in daemon writes workspace files in place",
+        "D1",
+        ran.judgement,
+    )
+}
+
 /// Writes [`STAND_IN_MCP`] into `dir` as an executable, for a scenario's `GateEnv::reticle`.
 pub fn write_stand_in_mcp(dir: &Path) -> std::io::Result<PathBuf> {
     write_script(dir, "reticle-stand-in-mcp", STAND_IN_MCP)
@@ -378,7 +403,7 @@ pub const TRACE_ROWS: &[&str] = &["T1", "T2", "T3", "T4"];
 /// The rows that have a control, in the order the controls run.
 pub const CONTROLLED_ROWS: &[&str] = &[
     "H3.1", "H3.2", "H3.4", "H3.5", "H3.6", "H1.1", "H1.2", "H3.3", "H2.3", "H2.7", "H4.3", "H5.1",
-    "H5.3", "T1", "T2", "T3", "T4", "L1", "S9", "S12", "V1",
+    "H5.3", "T1", "T2", "T3", "T4", "L1", "S9", "S12", "V1", "F1", "F2", "F3", "D1",
 ];
 
 /// The controls of one row (none when it has none).
@@ -400,6 +425,10 @@ pub async fn of_row(row: &str) -> Vec<Control> {
         "S12" => controls.push(stand_in_daemon_ignores_leases().await),
         "V1" => controls.push(stand_in_verify_exits_0(&real).await),
         "H2.3" => controls.push(stand_in_broken_trace_under_a_fault(&real).await),
+        "F1" => controls.push(stand_in_flow_promise("F1").await),
+        "F2" => controls.push(stand_in_flow_promise("F2").await),
+        "F3" => controls.push(stand_in_flow_promise("F3").await),
+        "D1" => controls.push(stand_in_writes_in_place().await),
         _ => {}
     }
     if let Some(row) = known(STATUS_ROWS) {

@@ -514,6 +514,38 @@ pub const INVENTORY: &[Row] = &[
         Surfaced,
         "a saved flow whose step waits on the fixture page; verify's Chromium SIGKILLed while the flow's session is connected: verify exits 2 within the bound saying the browser died (control: the kill landed while the session was connected)",
     ),
+    row(
+        "F1",
+        Invariant,
+        "`reticle_flow_heal` with apply:true writes a new flow version that no consequence proved (ambiguous candidates, or a consequence that broke)",
+        "heals by best guess",
+        Surfaced,
+        "in Chromium, a sign-in flow healed with apply:true on the fixture's `variant=twin` and `variant=broken` pages: no new version written, and why said (control: on `variant=renamed` it heals)",
+    ),
+    row(
+        "F2",
+        Invariant,
+        "an assertion-free flow (no step says what must follow) answers `verified: yes`",
+        "a flow that ran is green",
+        Surfaced,
+        "in Chromium, a one-click flow without `until` replayed and verified: never yes, and why said (control: the same click checked by its signal replays yes)",
+    ),
+    row(
+        "F3",
+        Invariant,
+        "a flow or capsule replays a ref saved earlier instead of resolving its step's target afresh",
+        "replays stored refs",
+        Surfaced,
+        "in Chromium, a flow replayed twice (each replay reloads the page, so earlier refs are stale) passes both times, and a capsule holding only a ref is refused naming it",
+    ),
+    row(
+        "D1",
+        Invariant,
+        "a SIGKILL during a `.reticle/` write (flow, baseline, capsule, run, heal) leaves a partial or empty file a reader sees",
+        "writes in place",
+        Surfaced,
+        "10 SIGKILLs per kind of write, each on evidence of a write in progress (a temporary file seen); every document then reads whole directly and through the next daemon's listing (control: the writes were caught in progress)",
+    ),
 ];
 
 /// Looks a row up by id.

@@ -5,12 +5,13 @@
 //! replays on the unchanged app give 20 identical verdicts. A person's clicks and typing (real
 //! DevTools input, not script calls) recorded by the page's SDK are saved with
 //! `reticle_flow_save_recorded` and replay `yes`. No secret reaches a flow file; a replay is
-//! never recorded. A page running
+//! never recorded. A `reticle_assert` or `reticle_wait_for` that held while the agent recorded
+//! becomes the `until` of the step it follows, so the recorded flow is asserted. A page running
 //! the published 2.0.0 SDK, which does not record, refuses a person's recording by cause.
 
 mod support;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use support::tools::{ToolRig, verdict_shape};
 
 /// The variable the recorded password is read from at replay (its field is named "Password").
@@ -249,4 +250,74 @@ async fn the_published_sdk_refuses_a_persons_recording_by_cause() {
     );
     // Nothing was started: the agent's own recording may begin.
     rig.ok("reticle_record", json!({"action": "start"})).await;
+}
+
+#[tokio::test]
+async fn a_check_the_agent_makes_while_recording_becomes_the_consequence_of_its_step() {
+    let rig = ToolRig::start(&[("RETICLE_ADVERTISE_ALL_TOOLS", "1")]).await;
+    let _tab = rig.open("checked").await;
+    rig.ok("reticle_record", json!({"action": "start"})).await;
+    let counter = json!({"testid": "counter-increment"});
+    // A check before any act follows no step: noted, not attached.
+    rig.ok(
+        "reticle_wait_for",
+        json!({"predicate": {"kind": "settled"}, "timeout_ms": 2000}),
+    )
+    .await;
+    rig.ok("reticle_act", json!({"target": counter, "action": "click"}))
+        .await;
+    let asserted = rig
+        .ok(
+            "reticle_assert",
+            json!({"predicate": {"kind": "signal", "name": "counter.changed"}, "timeout_ms": 2000}),
+        )
+        .await;
+    assert_eq!(asserted["verified"], "yes", "{asserted}");
+    rig.ok("reticle_act", json!({"target": counter, "action": "click"}))
+        .await;
+    let waited = rig
+        .ok(
+            "reticle_wait_for",
+            json!({"predicate": {"kind": "signal", "name": "counter.changed"}, "timeout_ms": 2000}),
+        )
+        .await;
+    assert_eq!(waited["status"], "pass", "{waited}");
+    // A check that did not hold is no consequence: noted, not attached.
+    rig.ok("reticle_act", json!({"target": counter, "action": "click"}))
+        .await;
+    rig.ok(
+        "reticle_assert",
+        json!({"predicate": {"kind": "signal", "name": "never.sent"}, "timeout_ms": 300}),
+    )
+    .await;
+    let stopped = rig
+        .ok(
+            "reticle_record",
+            json!({"action": "stop", "name": "checked-counter", "overwrite": true}),
+        )
+        .await;
+    let steps = stopped["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "{stopped}");
+    let signal = json!({"kind": "signal", "name": "counter.changed"});
+    assert_eq!(steps[0]["until"], signal, "{stopped}");
+    assert_eq!(steps[1]["until"], signal, "{stopped}");
+    assert!(
+        steps[2].get("until").is_none_or(Value::is_null),
+        "{stopped}"
+    );
+    assert_eq!(stopped["assertions"]["grade"], "asserted", "{stopped}");
+    let notes = stopped["notes"].as_array().unwrap();
+    assert_eq!(
+        notes
+            .iter()
+            .map(|n| n["afterStep"].clone())
+            .collect::<Vec<_>>(),
+        [json!(0), json!(3)],
+        "{stopped}"
+    );
+    let replayed = rig
+        .ok("reticle_flow_replay", json!({"name": "checked-counter"}))
+        .await;
+    assert_eq!(replayed["grade"]["grade"], "asserted", "{replayed}");
+    assert_eq!(replayed["verified"], "yes", "{replayed}");
 }

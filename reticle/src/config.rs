@@ -77,6 +77,18 @@ pub mod env {
     /// Test only, a stand-in: `reticle verify` drives its sessions without leasing them (the
     /// negative control of its leases; `1`, `true`, `on`, `yes`).
     pub const TEST_STAND_IN_VERIFY_SKIPS_LEASES: &str = "RETICLE_TEST_STAND_IN_VERIFY_SKIPS_LEASES";
+    /// Test only, a stand-in: the workspace writes its files in place (truncate, then write)
+    /// instead of atomically (the negative control of the durability row).
+    pub const TEST_STAND_IN_WRITE_IN_PLACE: &str = "RETICLE_TEST_STAND_IN_WRITE_IN_PLACE";
+    /// Test only, a stand-in: `reticle_flow_heal` applies its best candidate whether or not the
+    /// step's consequence proved it (the negative control of heal-never-guesses).
+    pub const TEST_STAND_IN_HEAL_GUESSES: &str = "RETICLE_TEST_STAND_IN_HEAL_GUESSES";
+    /// Test only, a stand-in: a replay grades every flow asserted, so an assertion-free flow
+    /// can answer `yes` (the negative control of assertion-free-never-yes).
+    pub const TEST_STAND_IN_GRADE_ASSERTED: &str = "RETICLE_TEST_STAND_IN_GRADE_ASSERTED";
+    /// Test only, a stand-in: a replay reuses the ref a step's target resolved to the first
+    /// time instead of resolving it afresh (the negative control of stale-never-replayed).
+    pub const TEST_STAND_IN_STORED_REF: &str = "RETICLE_TEST_STAND_IN_STORED_REF";
     /// Test only: a JSON-RPC method whose handling panics inside `reticle mcp`.
     pub const TEST_PANIC_METHOD: &str = "RETICLE_TEST_PANIC_METHOD";
     /// Test only, a stand-in for the gate's trace controls: the daemon's trace breaks every

@@ -3,7 +3,8 @@
 //! `link` hop 2, `daemon` hop 3, `bridge` hop 4, `sdk` hop 5, `compat` the SDK compatibility matrix H5.6,
 //! `traces` T1 to T4, `layers` L1, `security` S1 to S7, `cross_site` S8, `shared_session` S9, `mcp_limits` S10, `fuzz` S11, `leases` S12;
 //! `verify_cli` the rig `reticle verify`'s tests share, and its honesty scenario V1;
-//! `perf` P1 to P4 (the release figures);
+//! `perf` P1 to P4 (the release figures); `flows` F1 to F3 (heal, grade, fresh resolve);
+//! `durability` D1 (SIGKILL during `.reticle/` writes);
 //! `toxic_effect` the effect each of H2.7's toxics must leave in its history; `traced` the tool
 //! call and trace check of the hop 4 and 5 fault scenarios;
 //! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `proxied` a
@@ -15,6 +16,8 @@ pub mod bridge;
 pub mod compat;
 pub mod cross_site;
 pub mod daemon;
+pub mod durability;
+pub mod flows;
 pub mod fuzz;
 pub mod kit;
 pub mod layers;
@@ -125,6 +128,10 @@ scenario_table! {
     "P4" => perf::p4_daemon_memory,
     "S12" => leases::leased_session_refuses_other_agents,
     "V1" => verify_cli::browser_death_is_never_green,
+    "F1" => flows::heal_never_guesses,
+    "F2" => flows::assertion_free_never_yes,
+    "F3" => flows::stale_never_replayed,
+    "D1" => durability::sigkill_never_tears_a_file,
 }
 
 /// A row id with no scenario: every inventory row has one, so this is an id the table does not

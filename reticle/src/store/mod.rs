@@ -1,7 +1,8 @@
 //! The on-disk workspace: atomic writes (temporary file, fsync, rename, fsync of the directory)
 //! and bounded directories (only the newest files kept). Used for `.reticle/capsules/` and the
 //! feedback outbox and the configs `reticle init` rewrites. A rewritten file keeps its mode and
-//! owner; a new one is created 0600. [`private`] holds the state dir's own files;
+//! owner; a new one is created 0600 ([`write_in_place`] is the durability row's stand-in, never
+//! used but by a workspace built for it). [`private`] holds the state dir's own files;
 //! [`workspace`] the project's `.reticle/` (flows, baselines, runs, capsules, project.json). This
 //! room writes files; it must not decide what goes in them.
 
@@ -42,6 +43,22 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&temp);
     }
     result
+}
+
+/// The stand-in for the durability row's negative control: writes `bytes` to `dir/name` in
+/// place, truncating first (a reader, or a kill, between the two sees an empty or partial
+/// file). Never used unless a workspace is built with [`workspace::Writes::InPlaceStandIn`].
+pub fn write_in_place(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    fs::create_dir_all(dir)?;
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(private::FILE_MODE)
+        .open(dir.join(name))?;
+    file.sync_all()?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 /// The text of the file at `path`, or `None` when there is none.

@@ -1,7 +1,8 @@
 //! The project's workspace, `<project>/.reticle/`: one root per daemon life, resolved once from
 //! the project directory, holding `flows/`, `baselines/`, `runs/`, `capsules/`, `heals/` (each
 //! applied heal: the flow's previous version and the diff) and `project.json`. Every file is a JSON object stamped with [`FORMAT_FIELD`] =
-//! [`FORMAT_VERSION`] and written atomically ([`super::write_atomic`]); `runs/` and `capsules/`
+//! [`FORMAT_VERSION`] and written atomically ([`super::write_atomic`]; [`Writes::InPlaceStandIn`] is the
+//! durability row's test-only stand-in); `runs/` and `capsules/`
 //! keep only their newest files (named by [`stamped_name`], oldest first). A file with bad JSON or a format this build does not know is
 //! refused by name with the fix: it is never overwritten and never breaks a listing. Names are
 //! checked here ([`check_name`]) so no caller can reach outside its folder.
@@ -15,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value, json};
 
-use super::{keep_newest, private, write_atomic};
+use super::{keep_newest, private, write_atomic, write_in_place};
 
 /// The workspace's directory name inside the project.
 pub const DIR_NAME: &str = ".reticle";
@@ -99,10 +100,20 @@ pub struct Listed {
     pub document: Result<Value, StoreError>,
 }
 
+/// How a workspace writes its files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writes {
+    /// [`write_atomic`]: a reader sees the old file or the whole new one.
+    Atomic,
+    /// Test only, the durability row's negative control: [`write_in_place`].
+    InPlaceStandIn,
+}
+
 /// The workspace of one project.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Workspace {
     root: PathBuf,
+    writes: Writes,
 }
 
 impl Workspace {
@@ -110,7 +121,13 @@ impl Workspace {
     pub fn of_project(project_dir: &Path) -> Self {
         Self {
             root: project_dir.join(DIR_NAME),
+            writes: Writes::Atomic,
         }
+    }
+
+    /// This workspace writing its files the way `writes` says (a stand-in for a test).
+    pub fn writing(self, writes: Writes) -> Self {
+        Self { writes, ..self }
     }
 
     /// The workspace root (`.../.reticle`).
@@ -216,7 +233,11 @@ impl Workspace {
         let mut bytes = serde_json::to_vec_pretty(&Value::Object(stamped))
             .map_err(|e| io_error(&path, "encoded", &io::Error::other(e)))?;
         bytes.push(b'\n');
-        write_atomic(dir, file, &bytes).map_err(|e| io_error(&path, "written", &e))
+        match self.writes {
+            Writes::Atomic => write_atomic(dir, file, &bytes),
+            Writes::InPlaceStandIn => write_in_place(dir, file, &bytes),
+        }
+        .map_err(|e| io_error(&path, "written", &e))
     }
 }
 

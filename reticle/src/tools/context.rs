@@ -15,7 +15,7 @@ use super::lease_book::{DEFAULT_LEASE_TTL, DEFAULT_LINK_GRACE, Holder, LeaseBook
 use crate::bridge::{Bridge, Cursor};
 use crate::config::env;
 use crate::daemon::{Activity, DaemonInfo, DaemonLog};
-use crate::store::workspace::Workspace;
+use crate::store::workspace::{Workspace, Writes};
 
 /// How long the first calls of a daemon life wait for a first page to connect.
 pub const DEFAULT_FIRST_SESSION_WAIT: Duration = Duration::from_secs(3);
@@ -134,9 +134,16 @@ impl ToolHost {
         let grace = crate::config::millis_from_env(env::LEASE_LINK_GRACE_MS, DEFAULT_LINK_GRACE)
             .map_err(|e| e.to_string())?;
         let ignores = crate::config::switch_on(env::TEST_STAND_IN_IGNORE_LEASES);
+        let host = Self::new(state_dir, project_dir, wait, log);
+        let writes = if crate::config::switch_on(env::TEST_STAND_IN_WRITE_IN_PLACE) {
+            Writes::InPlaceStandIn
+        } else {
+            Writes::Atomic
+        };
         Ok(Self {
             leases: LeaseBook::new(ttl, grace, ignores),
-            ..Self::new(state_dir, project_dir, wait, log)
+            workspace: host.workspace.clone().writing(writes),
+            ..host
         })
     }
 

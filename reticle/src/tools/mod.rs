@@ -69,6 +69,7 @@ mod replay;
 pub mod runs;
 mod session_family;
 mod sessions;
+mod stand_ins;
 pub mod suite;
 mod testing;
 mod verify;

@@ -5,7 +5,9 @@
 //! ([`super::locate`]) before acting, and append a step once the page took the action: its
 //! target (never a ref), its action and args (a value typed into a password field or a field
 //! named as a secret replaced by its placeholder at once, so the secret is never held) and the
-//! `until` check act_and_wait used (its secret-named fields redacted, as a saved flow's are). A navigation before the first step moves the start path;
+//! `until` check act_and_wait used (its secret-named fields redacted, as a saved flow's are).
+//! A `reticle_assert` or `reticle_wait_for` that held becomes the `until` of the step it follows
+//! ([`attach_check`]), so a recorded flow is asserted. A navigation before the first step moves the start path;
 //! one after it is noted, since a flow's steps act on one page's elements. Replays are never
 //! recorded.
 //!
@@ -171,6 +173,58 @@ pub(super) fn capture(
             })),
         }
     });
+}
+
+/// A check the agent made while recording (`reticle_assert` or `reticle_wait_for`), as the
+/// consequence of the step it follows.
+pub(super) struct TakenCheck<'a> {
+    /// The predicate as the agent wrote it.
+    pub predicate: &'a Value,
+    pub timeout_ms: Option<u64>,
+    /// Whether it held when the agent made it.
+    pub held: bool,
+}
+
+/// Attaches a check the agent made while recording on `session` to the step it follows, as
+/// that step's `until`, so the recorded flow asserts what the agent checked. A check that did
+/// not hold, one before the first step, or one after a step that already checks a consequence
+/// is noted instead (a flow's step has one consequence, and a failed check proves nothing).
+pub(super) fn attach_check(call: &Call<'_>, session: &Session, check: TakenCheck<'_>) {
+    call.ctx.host.remember(session.id(), |m| {
+        let Some(recording) = m.recording.as_mut() else {
+            return;
+        };
+        if recording.source != RecordSource::Agent {
+            return;
+        }
+        let tool = call.tool.as_str();
+        let number = recording.steps.len();
+        let why = match recording.steps.last_mut() {
+            _ if !check.held => Some("the check did not hold when it was made, so it is not a consequence the flow can expect"),
+            None => Some("a check before the first step follows no step; a flow's consequences follow its acts"),
+            Some(step) if step.until.as_ref().is_some_and(|u| !settles_only(&u.0)) => {
+                Some("the step it follows already checks a consequence (a step has one)")
+            }
+            Some(step) => {
+                let mut until = check.predicate.clone();
+                redact::secret_fields(&mut until);
+                step.until = Some(PredicateArg(until));
+                step.timeout_ms = check.timeout_ms.or(step.timeout_ms);
+                None
+            }
+        };
+        if let Some(why) = why {
+            recording.notes.push(json!({ "afterStep": number, "check": tool, "why": why }));
+        }
+    });
+}
+
+/// Whether an `until` asks only that the page settles (what an act without one waits for).
+fn settles_only(until: &Value) -> bool {
+    matches!(
+        crate::verdict::parse(until),
+        Ok(crate::verdict::predicate::Predicate::Settled { .. })
+    )
 }
 
 /// Notes a navigation the agent made while recording: before the first step it moves the start

@@ -10,6 +10,7 @@
 //! is not `yes` and answers one verdict for the flow with the failing step and its evidence; a
 //! flow that is not `yes` leaves a capsule. An assertion-free flow never answers `yes`: it
 //! answers `unknown` and says why. Every replay writes a run artifact ([`super::runs`]).
+//! ([`super::stand_ins`] breaks the fresh resolve and the assertion-free rule, test only.)
 //!
 //! This module replays flows; it must not store or change them.
 
@@ -31,6 +32,7 @@ use super::flows::load_flow;
 use super::look::{ARRIVAL_BOUND, Arrival, arrive};
 use super::refusal::Refusal;
 use super::runs::{Run, RunKind, RunVerdict};
+use super::stand_ins::{self, StoredRefs};
 use crate::bridge::Session;
 use crate::verdict::Verified;
 use crate::wire::CommandName;
@@ -255,7 +257,7 @@ pub(super) async fn replay(
             );
             (verified, FlowReason::StepFailed, because, events)
         }
-        None if grading.grade == Grade::AssertionFree => (
+        None if grading.grade == Grade::AssertionFree && !stand_ins::grades_asserted() => (
             Verified::Unknown,
             FlowReason::AssertionFree,
             format!(
@@ -316,9 +318,11 @@ pub(super) async fn run_step(
         }
         None => None,
     };
+    let recalled = StoredRefs::recalled(&step.target);
+    let kept_target = step.target.clone();
     let job = JudgedAct {
-        element_ref: None,
-        target: Some(step.target),
+        target: recalled.is_none().then_some(step.target),
+        element_ref: recalled,
         action: step.action,
         args: step.args,
         until,
@@ -334,6 +338,9 @@ pub(super) async fn run_step(
             record["reason"] = json!(verdict.reason);
             record["because"] = json!(verdict.because);
             record["evidence"] = json!(verdict.evidence);
+            if let Some(r) = answer["act"]["ref"].as_str() {
+                StoredRefs::keep(&kept_target, r);
+            }
             for key in ["advice", "lost", "waitedMs", "reaction"] {
                 if let Some(v) = answer.get(key) {
                     record[key] = v.clone();

@@ -1,7 +1,8 @@
 //! Checking the page: `reticle_assert` (a verdict over the window since the last act, or
 //! `since`, optionally waiting) and `reticle_wait_for` (block until a predicate holds; no
 //! verdict). Also the pieces every verdict-producing tool shares: how a verdict is written out
-//! and the digest of what the app did in a window.
+//! and the digest of what the app did in a window. While the agent records, a check it made is
+//! handed to [`super::recording`] as the consequence of the step it follows.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use super::act::predicate_of;
 use super::args::WaitArgs;
 use super::chokepoint::{Call, bound};
 use super::page::LivePage;
+use super::recording::{self, TakenCheck};
 use super::refusal::Refusal;
 use crate::bridge::{Cursor, Session};
 use crate::verdict::decide::Context;
@@ -157,6 +159,7 @@ pub(super) async fn assert(call: &Call<'_>, a: WaitArgs) -> Result<Value, Refusa
         presence_only: predicate.presence_only(),
     };
     let verdict = decide(result.evaluation.clone(), &context);
+    attach_to_recording(call, &a, verdict.verified == crate::verdict::Verified::Yes)?;
     let mut answer = verdict_value(&verdict);
     answer["since"] = json!(since);
     answer["next"] = json!(next);
@@ -168,6 +171,8 @@ pub(super) async fn assert(call: &Call<'_>, a: WaitArgs) -> Result<Value, Refusa
 
 pub(super) async fn wait_for(call: &Call<'_>, a: WaitArgs) -> Result<Value, Refusal> {
     let (_, result, since, next) = waited(call, &a, DEFAULT_WAIT_FOR).await?;
+    let held = result.evaluation.status == crate::verdict::Status::Pass;
+    attach_to_recording(call, &a, held)?;
     let mut answer = json!({
         "ok": true,
         "status": result.evaluation.status,
@@ -182,4 +187,15 @@ pub(super) async fn wait_for(call: &Call<'_>, a: WaitArgs) -> Result<Value, Refu
         answer["lost"] = json!(result.window.losses);
     }
     Ok(answer)
+}
+
+/// While the agent records, a check it made becomes the consequence of the step it follows.
+fn attach_to_recording(call: &Call<'_>, a: &WaitArgs, held: bool) -> Result<(), Refusal> {
+    let check = TakenCheck {
+        predicate: &a.predicate.0,
+        timeout_ms: a.timeout_ms,
+        held,
+    };
+    recording::attach_check(call, call.session()?, check);
+    Ok(())
 }
