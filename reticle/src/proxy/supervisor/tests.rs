@@ -22,6 +22,8 @@ use crate::probe::PresenceKind;
 use crate::proxy::link::LinkCommand;
 
 const PANIC_METHOD: &str = "test/panic";
+/// Longer than the first reconnect backoff, and twice of it shorter than the queue wait.
+const PAST_THE_FIRST_BACKOFF: Duration = Duration::from_millis(500);
 
 /// What the fake launcher saw.
 #[derive(Default)]
@@ -515,26 +517,31 @@ async fn a_worker_killed_soon_after_connecting_is_replaced_by_one_attempt_that_c
         status: "killed by SIGKILL".into(),
     });
     assert!(rig.written().is_empty(), "the unsent call waits");
-    // Past the pause for a worker that died soon after it started: the new worker was asked
-    // to connect once, however long its attempt takes.
-    tokio::time::advance(crate::proxy::settings::BACKOFF_CAP).await;
+    // Past the pause for a worker that died soon after it started (within the call's queue
+    // wait): the new worker was asked to connect once, however long its attempt takes.
+    tokio::time::advance(PAST_THE_FIRST_BACKOFF).await;
     rig.poll();
     let (attempt, spawn) = rig.connect_command(2);
     assert!(spawn, "a waiting call may start a daemon");
     assert_ne!(attempt, epoch);
-    tokio::time::advance(crate::proxy::settings::BACKOFF_CAP).await;
+    tokio::time::advance(PAST_THE_FIRST_BACKOFF).await;
     rig.poll();
     assert!(
         rig.commands(2).is_empty(),
         "no second attempt beside the one under way"
     );
     rig.report(2, opened(attempt, "s2"));
-    let posts = rig.posts(2);
+    let mut posts = rig.posts(2);
     assert_eq!(posts[0].1["method"], "initialize");
     rig.daemon_answers(2, attempt, posts[0].0, json!({ "result": {} }));
-    let call = rig.posts(2);
+    posts.extend(rig.posts(2));
+    let call: Vec<u64> = posts
+        .iter()
+        .filter(|(_, body)| body["method"] == "tools/call")
+        .map(|(seq, _)| *seq)
+        .collect();
     assert_eq!(call.len(), 1, "the waiting call goes on the new session");
-    rig.daemon_answers(2, attempt, call[0].0, json!({ "result": { "ok": true } }));
+    rig.daemon_answers(2, attempt, call[0], json!({ "result": { "ok": true } }));
     let answers = rig.written();
     assert_eq!(answers.len(), 1);
     assert_eq!(answers[0]["id"], 1);
