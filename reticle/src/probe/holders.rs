@@ -101,35 +101,61 @@ pub struct OutboundConnections {
 /// listens there and a listener could not bind it now; `None` otherwise. A client connection
 /// closed on this side lingers in TIME_WAIT (about a minute) with no process holding it, and
 /// still stops the bind: it counts; a killed daemon's own lingering connections do not.
+/// The socket table is read again after a bind that failed: a daemon that bound the port between
+/// the first look and the bind is a listener, and its port is not an outgoing connection's.
 pub fn outbound(port: u16) -> Option<OutboundConnections> {
-    let entries = procfs::net::tcp()
-        .into_iter()
-        .flatten()
-        .chain(procfs::net::tcp6().into_iter().flatten());
-    let mut peers = Vec::new();
-    let mut roles: HashMap<u64, SocketRole> = HashMap::new();
-    for entry in entries {
-        if entry.local_address.port() != port || !binds_loopback(entry.local_address.ip()) {
-            continue;
-        }
-        match entry.state {
-            TcpState::Listen => return None,
-            TcpState::Close => {}
-            _ => {
-                peers.push(entry.remote_address);
-                roles.insert(entry.inode, SocketRole::Outbound);
-            }
-        }
-    }
-    if peers.is_empty() || daemon_could_bind(port) {
+    let before = LocalSockets::on(port);
+    if before.listening || before.peers.is_empty() || daemon_could_bind(port) {
         // Sockets left on the port that do not stop a listener (a killed daemon's accepted
         // connections in TIME_WAIT, bound with SO_REUSEADDR as every listener is) hold nothing.
         return None;
     }
+    let after = LocalSockets::on(port);
+    if after.listening || after.peers.is_empty() {
+        return None;
+    }
     Some(OutboundConnections {
-        peers,
-        holders: owners(&roles),
+        peers: after.peers,
+        holders: owners(&after.roles),
     })
+}
+
+/// The sockets whose local end is `127.0.0.1:port` (or the wildcard address), as one read of
+/// the socket table shows them.
+struct LocalSockets {
+    /// One of them is listening.
+    listening: bool,
+    /// Where each connection goes.
+    peers: Vec<SocketAddr>,
+    roles: HashMap<u64, SocketRole>,
+}
+
+impl LocalSockets {
+    fn on(port: u16) -> Self {
+        let entries = procfs::net::tcp()
+            .into_iter()
+            .flatten()
+            .chain(procfs::net::tcp6().into_iter().flatten());
+        let mut found = Self {
+            listening: false,
+            peers: Vec::new(),
+            roles: HashMap::new(),
+        };
+        for entry in entries {
+            if entry.local_address.port() != port || !binds_loopback(entry.local_address.ip()) {
+                continue;
+            }
+            match entry.state {
+                TcpState::Listen => found.listening = true,
+                TcpState::Close => {}
+                _ => {
+                    found.peers.push(entry.remote_address);
+                    found.roles.insert(entry.inode, SocketRole::Outbound);
+                }
+            }
+        }
+        found
+    }
 }
 
 /// How long a port held only by sockets no live process owns is waited on before it is called

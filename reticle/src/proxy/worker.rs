@@ -2,7 +2,8 @@
 //! every socket the proxy has on the daemon's port, so the supervisor holds none. On a `connect`
 //! command it probes the port (bounded TCP + `/status`), starts a daemon when the port is free and
 //! it is asked to, waits for it to answer, opens `GET /mcp/sse` and checks the endpoint frame;
-//! then it relays `message` frames up and POSTs what it is given, in order, one at a time. It
+//! then it relays `message` frames up and POSTs what it is given, in order, one at a time. A
+//! `connect` supersedes any attempt still under way: only the last one may open the session. It
 //! keeps no protocol state and exits when its stdin closes (the supervisor is gone).
 
 use std::io::{BufRead, Write};
@@ -66,7 +67,16 @@ struct Live {
     cancel: CancellationToken,
 }
 
-type Shared = Arc<Mutex<Option<Live>>>;
+/// What the command loop and the connect tasks share: the attempt the supervisor asked for last
+/// and the session open, if any. Only the last attempt may open the session: an earlier one
+/// still under way when a new `connect` came is superseded, and its stream is dropped.
+#[derive(Default)]
+struct Slot {
+    latest_attempt: u64,
+    live: Option<Live>,
+}
+
+type Shared = Arc<Mutex<Slot>>;
 
 /// Runs the worker until its stdin closes.
 pub fn run(port: u16) -> ExitCode {
@@ -93,7 +103,7 @@ async fn serve(settings: Settings) {
         }
     });
     let settings = Arc::new(settings);
-    let shared: Shared = Arc::new(Mutex::new(None));
+    let shared: Shared = Arc::new(Mutex::new(Slot::default()));
     while let Some(command) = commands.recv().await {
         match command {
             LinkCommand::Connect {
@@ -101,8 +111,12 @@ async fn serve(settings: Settings) {
                 spawn,
                 agent,
             } => {
-                if let Some(live) = lock(&shared).take() {
-                    live.cancel.cancel();
+                {
+                    let mut slot = lock(&shared);
+                    slot.latest_attempt = attempt;
+                    if let Some(live) = slot.live.take() {
+                        live.cancel.cancel();
+                    }
                 }
                 tokio::spawn(connect(
                     attempt,
@@ -114,7 +128,7 @@ async fn serve(settings: Settings) {
                 ));
             }
             LinkCommand::Post { epoch, seq, body } => {
-                let refused = match lock(&shared).as_ref() {
+                let refused = match lock(&shared).live.as_ref() {
                     Some(live) if live.epoch == epoch => live.posts.send((seq, body)).is_err(),
                     _ => true,
                 };
@@ -134,7 +148,7 @@ async fn serve(settings: Settings) {
     std::process::exit(0);
 }
 
-fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Option<Live>> {
+fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Slot> {
     shared.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -196,11 +210,18 @@ async fn connect(
     };
     let (posts, posts_rx) = mpsc::unbounded_channel();
     let cancel = CancellationToken::new();
-    *lock(&shared) = Some(Live {
-        epoch: attempt,
-        posts,
-        cancel: cancel.clone(),
-    });
+    {
+        let mut slot = lock(&shared);
+        if slot.latest_attempt != attempt {
+            // A later attempt was asked for while this one was under way: that one reports.
+            return;
+        }
+        slot.live = Some(Live {
+            epoch: attempt,
+            posts,
+            cancel: cancel.clone(),
+        });
+    }
     let _ = reports.send(Report::Connected {
         epoch: attempt,
         session: est.session.clone(),
@@ -225,9 +246,9 @@ async fn connect(
     ));
     let (reason, detail) = read_stream(est.response, est.parser, attempt, &reports, &cancel).await;
     {
-        let mut guard = lock(&shared);
-        if guard.as_ref().is_some_and(|live| live.epoch == attempt) {
-            guard.take();
+        let mut slot = lock(&shared);
+        if slot.live.as_ref().is_some_and(|live| live.epoch == attempt) {
+            slot.live = None;
         }
     }
     stop_posting.cancel();

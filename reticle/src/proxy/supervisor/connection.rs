@@ -171,13 +171,14 @@ impl Supervisor {
         });
     }
 
-    /// The worker's current attempt ended without a session (or the worker died with it): paces
-    /// the next one after the backoff for `quick_deaths` workers dying in a row.
-    pub(super) fn pace_after_worker_deaths(&mut self, quick_deaths: u32) {
-        if quick_deaths > 0 && self.link.attempt.is_some() {
-            self.link.attempt = None;
-            self.link.retry_at = Some(Instant::now() + settings::backoff(quick_deaths));
-        }
+    /// How long to wait before a new worker is started, when the last one died soon after it
+    /// started (workers that keep dying at once are paced by the backoff); `None` while a worker
+    /// runs or the last one lived. The pause is kept by the retry timer, never by dropping an
+    /// attempt a live worker is still working on: that worker would go on and open a session of
+    /// its own beside the next attempt's.
+    fn worker_respawn_pause(&self) -> Option<std::time::Duration> {
+        let quick_deaths = self.workers.quick_deaths();
+        (!self.workers.is_running() && quick_deaths > 0).then(|| settings::backoff(quick_deaths))
     }
 
     /// The current attempt's id, if one is under way.
@@ -351,10 +352,10 @@ impl Supervisor {
         self.link.failures = 0;
         self.set_link(LinkState::Reconnecting, reason);
         let waiting = !self.book.queued().is_empty();
-        if waiting {
-            self.start_attempt(true);
-        } else {
-            self.link.retry_at = Some(Instant::now() + settings::backoff(1));
+        match self.worker_respawn_pause() {
+            Some(pause) => self.link.retry_at = Some(Instant::now() + pause),
+            None if waiting => self.start_attempt(true),
+            None => self.link.retry_at = Some(Instant::now() + settings::backoff(1)),
         }
     }
 }

@@ -249,8 +249,6 @@ impl Supervisor {
                 false,
             );
         }
-        // It keeps dying at once: let the backoff pace the next try.
-        self.pace_after_worker_deaths(self.workers.quick_deaths());
     }
 }
 

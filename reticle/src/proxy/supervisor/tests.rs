@@ -22,6 +22,8 @@ use crate::probe::PresenceKind;
 use crate::proxy::link::LinkCommand;
 
 const PANIC_METHOD: &str = "test/panic";
+/// Longer than the first reconnect backoff, and twice of it shorter than the queue wait.
+const PAST_THE_FIRST_BACKOFF: Duration = Duration::from_millis(500);
 
 /// What the fake launcher saw.
 #[derive(Default)]
@@ -501,6 +503,49 @@ async fn a_worker_death_answers_calls_in_flight_and_a_new_worker_takes_over() {
     rig.report(2, opened(attempt, "s2"));
     assert_eq!(rig.logged(events::DAEMON_SESSION).len(), 2);
     assert_eq!(rig.posts(2)[0].1["method"], "initialize");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_worker_killed_soon_after_connecting_is_replaced_by_one_attempt_that_carries_the_call() {
+    let mut rig = Rig::start();
+    let epoch = confirmed_session(&mut rig);
+    // The call arrives as the worker dies (the `lsof … | xargs kill -9` recipe): it never left.
+    rig.request(json!(1), "tools/call");
+    rig.posts(1);
+    rig.send(Input::WorkerGone {
+        generation: 1,
+        status: "killed by SIGKILL".into(),
+    });
+    assert!(rig.written().is_empty(), "the unsent call waits");
+    // Past the pause for a worker that died soon after it started (within the call's queue
+    // wait): the new worker was asked to connect once, however long its attempt takes.
+    tokio::time::advance(PAST_THE_FIRST_BACKOFF).await;
+    rig.poll();
+    let (attempt, spawn) = rig.connect_command(2);
+    assert!(spawn, "a waiting call may start a daemon");
+    assert_ne!(attempt, epoch);
+    tokio::time::advance(PAST_THE_FIRST_BACKOFF).await;
+    rig.poll();
+    assert!(
+        rig.commands(2).is_empty(),
+        "no second attempt beside the one under way"
+    );
+    rig.report(2, opened(attempt, "s2"));
+    let mut posts = rig.posts(2);
+    assert_eq!(posts[0].1["method"], "initialize");
+    rig.daemon_answers(2, attempt, posts[0].0, json!({ "result": {} }));
+    posts.extend(rig.posts(2));
+    let call: Vec<u64> = posts
+        .iter()
+        .filter(|(_, body)| body["method"] == "tools/call")
+        .map(|(seq, _)| *seq)
+        .collect();
+    assert_eq!(call.len(), 1, "the waiting call goes on the new session");
+    rig.daemon_answers(2, attempt, call[0], json!({ "result": { "ok": true } }));
+    let answers = rig.written();
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0]["id"], 1);
+    assert_eq!(answers[0]["result"]["ok"], true);
 }
 
 #[tokio::test(start_paused = true)]
