@@ -14,7 +14,6 @@
 //! - [`replay`]: the handshake replayed into every daemon session (a pure state machine).
 //! - [`worker`]: probe, spawn, wait, stream, POST.
 //! - [`link`]: the pipe protocol between them.
-//! - [`post_link`]: the worker's kept-alive POST connection and which failures prove "not sent".
 //! - [`calls`]: the book of owed calls and the -32001 sentences.
 //! - [`events`]: the proxy log's event names.
 //! - [`lines`], [`sse`]: bounded stdin framing and the SSE frame parser (pure).
@@ -25,7 +24,6 @@ pub mod calls;
 pub mod events;
 pub mod lines;
 pub mod link;
-pub mod post_link;
 pub mod replay;
 pub mod settings;
 pub mod sse;

@@ -2,11 +2,9 @@
 //! every socket the proxy has on the daemon's port, so the supervisor holds none. On a `connect`
 //! command it probes the port (bounded TCP + `/status`), starts a daemon when the port is free and
 //! it is asked to, waits for it to answer, opens `GET /mcp/sse` and checks the endpoint frame;
-//! then it relays `message` frames up and POSTs what it is given, in order, one at a time, on
-//! one kept-alive connection per session ([`super::post_link`], which decides which failures
-//! prove a call was never sent). It reads its commands on its own runtime (stdin is the
-//! supervisor's pipe). It keeps no protocol state and exits when its stdin closes (the
-//! supervisor is gone).
+//! then it relays `message` frames up and POSTs what it is given, in order, one at a time. It
+//! reads its commands on its own runtime (stdin is the supervisor's pipe). It keeps no protocol
+//! state and exits when its stdin closes (the supervisor is gone).
 
 use std::io::Write;
 use std::os::fd::AsFd;
@@ -14,7 +12,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::net::unix::pipe;
@@ -24,7 +22,6 @@ use tokio_util::sync::CancellationToken;
 use super::boot::boot;
 use super::events;
 use super::link::{BEAT_EVERY, LinkCommand, Report, read_command, report_line};
-use super::post_link::{PostLink, Posted};
 use super::settings::{POST_BOUND, STREAM_HANDSHAKE, STREAM_STALL, Settings};
 use super::sse::{Frame, SseParser};
 use crate::daemon::StateDir;
@@ -168,8 +165,8 @@ fn commands() -> std::io::Result<Lines<BufReader<pipe::Receiver>>> {
 struct Established {
     response: reqwest::Response,
     parser: SseParser,
-    /// Where its POSTs go.
-    posts: PostLink,
+    client: reqwest::Client,
+    post_url: String,
     session: String,
     instance: String,
     catalogue: Option<CatalogueSummary>,
@@ -227,7 +224,8 @@ async fn connect(
     }
     let stop_posting = CancellationToken::new();
     let poster = tokio::spawn(post_in_order(
-        est.posts,
+        est.client,
+        est.post_url,
         posts_rx,
         attempt,
         reports,
@@ -377,11 +375,11 @@ async fn start_daemon(settings: &Settings, reports: &Reports) -> Result<u32, Unr
 }
 
 async fn open_stream(port: u16, agent: &str, spawned: Option<u32>) -> Result<Established, String> {
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .tcp_nodelay(true)
-        .build()
-        .map_err(|err| format!("cannot build an HTTP client: {err}"))?;
+    let client = http_client(None)?;
+    // POSTs never reuse a connection: a POST to a daemon that just died then fails to connect
+    // (its call certainly did not run, and is sent again on the next session) instead of dying
+    // on a stale kept-alive socket, where whether it ran could not be known.
+    let posts = http_client(Some(0))?;
     let url = format!("http://127.0.0.1:{port}{SSE_PATH}?{AGENT_PARAM}={agent}");
     let handshake = async {
         let mut response = client
@@ -434,13 +432,24 @@ async fn open_stream(port: u16, agent: &str, spawned: Option<u32>) -> Result<Est
     Ok(Established {
         response,
         parser,
-        posts: PostLink::new(&endpoint.unwrap_or_default())?,
+        client: posts,
+        post_url: endpoint.unwrap_or_default(),
         session: info["session"].as_str().unwrap_or_default().to_string(),
         instance: info["instance"].as_str().unwrap_or_default().to_string(),
         catalogue: serde_json::from_value(info["catalogue"].clone()).ok(),
         early,
         spawned,
     })
+}
+
+fn http_client(idle_per_host: Option<usize>) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder().no_proxy().tcp_nodelay(true);
+    if let Some(idle) = idle_per_host {
+        builder = builder.pool_max_idle_per_host(idle);
+    }
+    builder
+        .build()
+        .map_err(|err| format!("cannot build an HTTP client: {err}"))
 }
 
 /// The POST URL named by an endpoint frame; an empty or malformed one is refused (a stream
@@ -525,11 +534,10 @@ async fn read_stream(
     }
 }
 
-/// POSTs each message in order, one at a time, so the daemon sees them in the order sent, on a
-/// connection kept alive between them ([`PostLink`], which says which failures prove a call
-/// never reached the daemon).
+/// POSTs each message in order, one at a time, so the daemon sees them in the order sent.
 async fn post_in_order(
-    mut link: PostLink,
+    client: reqwest::Client,
+    url: String,
     mut posts: mpsc::UnboundedReceiver<(u64, String)>,
     epoch: u64,
     reports: Reports,
@@ -545,7 +553,12 @@ async fn post_in_order(
             return posts;
         };
         let _ = reports.send(Report::Posting { epoch, seq });
-        let post = link.post(&body, POST_BOUND);
+        let post = client
+            .post(&url)
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .body(body)
+            .timeout(POST_BOUND)
+            .send();
         // A POST under way when the stream drops gets a short while to finish, so its outcome
         // is known; abandoned after that, its call is answered as "may or may not have run".
         tokio::pin!(post);
@@ -557,17 +570,18 @@ async fn post_in_order(
             },
         };
         let failure = match sent {
-            Posted::Answered { status, .. } if (200..300).contains(&status) => None,
-            Posted::Answered { status, body } => {
-                let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
-                let reason = format!("the daemon refused it with HTTP {status}: {}", body.trim());
+            Ok(response) if response.status().is_success() => None,
+            Ok(response) => {
+                let status = response.status();
+                let text = response.text().await.unwrap_or_default();
+                let reason = format!("the daemon refused it with HTTP {status}: {}", text.trim());
                 Some((reason, Some(false), false))
             }
-            Posted::NotSent(why) => {
-                let reason = format!("no connection could be made for its POST: {why}");
+            Err(err) if err.is_connect() => {
+                let reason = format!("no connection could be made for its POST: {}", chain(&err));
                 Some((reason, Some(false), true))
             }
-            Posted::Unknown(why) => Some((format!("its POST failed: {why}"), None, false)),
+            Err(err) => Some((format!("its POST failed: {}", chain(&err)), None, false)),
         };
         if let Some((reason, reached, retryable)) = failure {
             let _ = reports.send(Report::PostFailed {
