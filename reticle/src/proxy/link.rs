@@ -1,6 +1,11 @@
 //! The pipe protocol between the supervisor (which owns the agent's stdio) and its worker (which
-//! owns every socket on the daemon's port): one JSON object per line each way. The worker keeps
-//! no protocol state; the supervisor decides everything.
+//! owns every socket on the daemon's port): one line per message each way. The worker keeps no
+//! protocol state; the supervisor decides everything.
+//!
+//! A line is a tagged JSON object, except the two that carry an MCP message, which travel raw so
+//! an answer is never escaped into a string by one process and unescaped by the other:
+//! `post <epoch> <seq> <body>` and `message <epoch> <data>`, the message verbatim to the line's
+//! end (one line of compact JSON). A message that holds a line break goes as JSON instead.
 
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +83,72 @@ pub enum Report {
     Beat,
 }
 
+/// The head of a raw [`LinkCommand::Post`] line.
+const POST_HEAD: &str = "post ";
+/// The head of a raw [`Report::Message`] line.
+const MESSAGE_HEAD: &str = "message ";
+
+/// `command` as one line (without its newline).
+pub fn command_line(command: &LinkCommand) -> serde_json::Result<String> {
+    match command {
+        LinkCommand::Post { epoch, seq, body } if single_line(body) => {
+            Ok(format!("{POST_HEAD}{epoch} {seq} {body}"))
+        }
+        _ => serde_json::to_string(command),
+    }
+}
+
+/// The command a line (without its newline) carries.
+pub fn read_command(line: &str) -> Result<LinkCommand, String> {
+    if let Some(raw) = line.strip_prefix(POST_HEAD) {
+        let (epoch, rest) = number_then(raw)?;
+        let (seq, body) = number_then(rest)?;
+        return Ok(LinkCommand::Post {
+            epoch,
+            seq,
+            body: body.to_string(),
+        });
+    }
+    serde_json::from_str(line).map_err(|err| err.to_string())
+}
+
+/// `report` as one line (without its newline).
+pub fn report_line(report: &Report) -> serde_json::Result<String> {
+    match report {
+        Report::Message { epoch, data } if single_line(data) => {
+            Ok(format!("{MESSAGE_HEAD}{epoch} {data}"))
+        }
+        _ => serde_json::to_string(report),
+    }
+}
+
+/// The report a line (without its newline) carries.
+pub fn read_report(line: &str) -> Result<Report, String> {
+    if let Some(raw) = line.strip_prefix(MESSAGE_HEAD) {
+        let (epoch, data) = number_then(raw)?;
+        return Ok(Report::Message {
+            epoch,
+            data: data.to_string(),
+        });
+    }
+    serde_json::from_str(line).map_err(|err| err.to_string())
+}
+
+fn single_line(text: &str) -> bool {
+    !text.contains(['\n', '\r'])
+}
+
+/// A number, a space, and the rest.
+fn number_then(text: &str) -> Result<(u64, &str), String> {
+    let (number, rest) = text
+        .split_once(' ')
+        .ok_or_else(|| format!("a raw line ended early: {text:.80}"))?;
+    let number = number
+        .parse()
+        .map_err(|_| format!("a raw line named no number: {number:.20}"))?;
+    Ok((number, rest))
+}
+
 /// How often the worker says it is alive.
 pub const BEAT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -103,5 +174,43 @@ mod tests {
         };
         let line = serde_json::to_string(&report).unwrap();
         assert_eq!(serde_json::from_str::<Report>(&line).unwrap(), report);
+    }
+
+    #[test]
+    fn messages_travel_raw_and_a_multi_line_one_as_json() {
+        let body = r#"{"jsonrpc":"2.0","id":4,"params":{"text":"a \"b\"\n"}}"#;
+        let post = LinkCommand::Post {
+            epoch: 3,
+            seq: 9,
+            body: body.into(),
+        };
+        let line = command_line(&post).unwrap();
+        assert_eq!(line, format!("post 3 9 {body}"));
+        assert_eq!(read_command(&line).unwrap(), post);
+        let message = Report::Message {
+            epoch: 12,
+            data: body.into(),
+        };
+        let line = report_line(&message).unwrap();
+        assert_eq!(line, format!("message 12 {body}"));
+        assert_eq!(read_report(&line).unwrap(), message);
+        let broken = Report::Message {
+            epoch: 1,
+            data: "{\n}".into(),
+        };
+        let line = report_line(&broken).unwrap();
+        assert!(line.starts_with('{') && !line.contains('\n'), "{line}");
+        assert_eq!(read_report(&line).unwrap(), broken);
+        let connect = LinkCommand::Connect {
+            attempt: 1,
+            spawn: true,
+            agent: "a".into(),
+        };
+        assert_eq!(
+            read_command(&command_line(&connect).unwrap()).unwrap(),
+            connect
+        );
+        assert!(read_command("post 3 x {}").is_err());
+        assert!(read_report("message 3").is_err());
     }
 }

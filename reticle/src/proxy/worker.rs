@@ -4,21 +4,25 @@
 //! it is asked to, waits for it to answer, opens `GET /mcp/sse` and checks the endpoint frame;
 //! then it relays `message` frames up and POSTs what it is given, in order, one at a time. A
 //! `connect` supersedes any attempt still under way: only the last one may open the session. It
-//! keeps no protocol state and exits when its stdin closes (the supervisor is gone).
+//! reads its commands on its own runtime (stdin is the supervisor's pipe). It keeps no protocol
+//! state and exits when its stdin closes (the supervisor is gone).
 
-use std::io::{BufRead, Write};
+use std::io::Write;
+use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::boot::boot;
 use super::events;
-use super::link::{BEAT_EVERY, LinkCommand, Report};
+use super::link::{BEAT_EVERY, LinkCommand, Report, read_command, report_line};
 use super::settings::{POST_BOUND, STREAM_HANDSHAKE, STREAM_STALL, Settings};
 use super::sse::{Frame, SseParser};
 use crate::daemon::StateDir;
@@ -40,7 +44,7 @@ struct Reports;
 
 impl Reports {
     fn send(&self, report: Report) -> Result<(), ()> {
-        let Ok(mut line) = serde_json::to_string(&report) else {
+        let Ok(mut line) = report_line(&report) else {
             return Err(());
         };
         line.push('\n');
@@ -90,8 +94,13 @@ pub fn run(port: u16) -> ExitCode {
 
 async fn serve(settings: Settings) {
     let reports = Reports;
-    let (commands_tx, mut commands) = mpsc::unbounded_channel::<LinkCommand>();
-    std::thread::spawn(move || read_commands(commands_tx));
+    let mut commands = match commands() {
+        Ok(commands) => commands,
+        Err(err) => {
+            eprintln!("reticle mcp-worker: stdin is not the supervisor's pipe ({err})");
+            std::process::exit(2);
+        }
+    };
     let beats = reports;
     tokio::spawn(async move {
         let mut every = tokio::time::interval(BEAT_EVERY);
@@ -104,7 +113,14 @@ async fn serve(settings: Settings) {
     });
     let settings = Arc::new(settings);
     let shared: Shared = Arc::new(Mutex::new(Slot::default()));
-    while let Some(command) = commands.recv().await {
+    while let Ok(Some(line)) = commands.next_line().await {
+        let command = match read_command(&line) {
+            Ok(command) => command,
+            Err(err) => {
+                eprintln!("reticle mcp-worker: unreadable command ({err}): {line}");
+                continue;
+            }
+        };
         match command {
             LinkCommand::Connect {
                 attempt,
@@ -152,19 +168,11 @@ fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Slot> {
     shared.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn read_commands(tx: mpsc::UnboundedSender<LinkCommand>) {
-    let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
-        match serde_json::from_str::<LinkCommand>(&line) {
-            Ok(command) => {
-                if tx.send(command).is_err() {
-                    break;
-                }
-            }
-            Err(err) => eprintln!("reticle mcp-worker: unreadable command ({err}): {line}"),
-        }
-    }
+/// The supervisor's commands, a line each, read on this runtime (stdin is the pipe the
+/// supervisor made, so it is read without a thread of its own).
+fn commands() -> std::io::Result<Lines<BufReader<pipe::Receiver>>> {
+    let stdin = std::io::stdin().as_fd().try_clone_to_owned()?;
+    Ok(BufReader::new(pipe::Receiver::from_owned_fd(stdin)?).lines())
 }
 
 /// A daemon stream whose endpoint frame was usable.

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use super::Input;
 use super::log::ProxyLog;
 use crate::proxy::events;
-use crate::proxy::link::{LinkCommand, Report};
+use crate::proxy::link::{LinkCommand, command_line, read_report};
 use crate::proxy::settings::WORKER_SILENCE;
 
 /// Starts worker processes and signals them.
@@ -185,7 +185,7 @@ impl Launcher for ProcessLauncher {
         let (commands, mut pending) = mpsc::unbounded_channel::<LinkCommand>();
         tokio::spawn(async move {
             while let Some(command) = pending.recv().await {
-                let Ok(mut line) = serde_json::to_string(&command) else {
+                let Ok(mut line) = command_line(&command) else {
                     continue;
                 };
                 line.push('\n');
@@ -197,7 +197,7 @@ impl Launcher for ProcessLauncher {
         tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(stdout).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                if let Ok(report) = serde_json::from_str::<Report>(&line) {
+                if let Ok(report) = read_report(&line) {
                     let _ = inputs.send(Input::Worker { generation, report });
                 }
             }
