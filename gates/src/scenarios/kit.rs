@@ -377,7 +377,7 @@ pub fn judge_trace_under_faults(ops: &[Op]) -> Option<Judgement> {
     Some(Judgement::new(
         RowOutcome::Silent,
         format!(
-            "the daemon's trace broke {} while the transport broke ({} violation(s) over {} spans); first: call {}: {}",
+            "the daemon's trace broke {} under the row's fault ({} violation(s) over {} spans); first: call {}: {}",
             first["invariant"].as_str().unwrap_or("?"),
             violations.len(),
             found.value["spans"],
