@@ -212,14 +212,21 @@ pub fn command_of(pid: u32) -> String {
 
 /// Whether a process with this pid exists (zombies count as gone).
 pub fn pid_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state letter follows the parenthesised command name.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.trim_start().chars().next())
-            .is_some_and(|state| state != 'Z' && state != 'X'),
-        Err(_) => false,
-    }
+    process_state(pid).is_some_and(|state| state != 'Z' && state != 'X')
+}
+
+/// Whether `pid` is alive and running or waiting, not stopped (SIGSTOP, a tracer) nor dead: a
+/// process that can still answer once it gets the CPU.
+pub fn pid_running(pid: u32) -> bool {
+    process_state(pid).is_some_and(|state| !matches!(state, 'Z' | 'X' | 'T' | 't'))
+}
+
+/// The kernel's state letter for `pid` (`R`, `S`, `D`, `T`, `Z`, ...), if it exists.
+fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The state letter follows the parenthesised command name.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.trim_start().chars().next())
 }
 
 #[cfg(test)]
@@ -286,5 +293,30 @@ mod tests {
         drop(accepted);
         assert!(outbound(source).is_none_or(|o| o.holders.is_empty()));
         assert!(no_live_holder(source));
+    }
+
+    #[test]
+    fn a_stopped_process_is_alive_but_not_running() {
+        use nix::sys::signal::{Signal, kill};
+        use nix::unistd::Pid;
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep runs");
+        let pid = child.id();
+        let nix_pid = Pid::from_raw(pid as i32);
+        assert!(pid_running(pid));
+        kill(nix_pid, Signal::SIGSTOP).expect("SIGSTOP");
+        // The stop lands asynchronously: wait for the kernel to say so, bounded.
+        let stopped = (0..500).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            !pid_running(pid)
+        });
+        assert!(stopped, "a SIGSTOPped process still reads as running");
+        assert!(pid_alive(pid));
+        kill(nix_pid, Signal::SIGKILL).expect("SIGKILL");
+        child.wait().expect("reaped");
+        assert!(!pid_running(pid));
+        assert!(!pid_alive(pid));
     }
 }

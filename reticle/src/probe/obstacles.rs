@@ -21,6 +21,16 @@ pub fn recorded_daemon(files: &PortFiles) -> Option<u32> {
         .find(|pid| pid_alive(*pid) && holders::command_of(*pid).contains("reticle"))
 }
 
+/// Whether the port's listener is the Reticle daemon on record for it and that process is
+/// running, not stopped: a daemon still starting, or slowed by a loaded machine, that has not
+/// answered `/status` yet but can (a stopped or foreign holder cannot).
+pub fn recorded_daemon_running(port: u16, files: &PortFiles) -> bool {
+    let recorded = recorded_daemon(files);
+    holders::listeners(port)
+        .first()
+        .is_some_and(|holder| Some(holder.pid) == recorded && holders::pid_running(holder.pid))
+}
+
 /// A sentence naming what holds a port that does not answer as Reticle.
 pub fn foreign_holder(port: u16, files: &PortFiles) -> (String, Vec<PortHolder>) {
     let listeners = holders::listeners(port);

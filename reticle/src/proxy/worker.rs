@@ -31,7 +31,9 @@ use crate::mcp::{
     AGENT_PARAM, ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SESSION_EVENT, SHUTDOWN_EVENT,
     SSE_PATH,
 };
-use crate::probe::obstacles::{foreign_holder, outbound_holder, start_failure};
+use crate::probe::obstacles::{
+    foreign_holder, outbound_holder, recorded_daemon_running, start_failure,
+};
 use crate::probe::{
     PORT_SETTLE, PORT_SETTLE_POLL, PortPresence, PresenceKind, fetch_status, probe,
 };
@@ -298,10 +300,21 @@ async fn establish(
         tokio::time::sleep(PORT_SETTLE_POLL).await;
         presence = probe(port).await;
     }
+    // The Reticle daemon on record listening there, alive and not stopped, but not answering
+    // `/status` yet (still starting, or on a loaded machine): it gets the bound a daemon this
+    // worker starts gets before it is called wedged. A stopped one is reported at once.
+    let files = StateDir::from_env().port_files(port);
+    let answer_until = Instant::now() + settings.ready_timeout;
+    while matches!(presence, PortPresence::Foreign)
+        && recorded_daemon_running(port, &files)
+        && Instant::now() < answer_until
+    {
+        tokio::time::sleep(PORT_SETTLE_POLL).await;
+        presence = probe(port).await;
+    }
     match presence {
         PortPresence::Daemon { .. } => {}
         PortPresence::Foreign => {
-            let files = StateDir::from_env().port_files(port);
             return Err(Unreachable {
                 presence: PresenceKind::Foreign,
                 obstacle: foreign_holder(port, &files).0,
