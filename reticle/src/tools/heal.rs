@@ -23,7 +23,7 @@ use super::look::ARRIVAL_BOUND;
 use super::page::ask;
 use super::rebind::{CONTROLS, Ranking, rank};
 use super::refusal::Refusal;
-use super::replay::{Unrun, flow_to_run, go_to_start, run_step};
+use super::replay::{Approach, Unrun, flow_to_run, go_to_start, run_step};
 use crate::bridge::Session;
 use crate::store::workspace::{Folder, stamped_name};
 use crate::verdict::Verified;
@@ -125,7 +125,10 @@ async fn walk(call: &Call<'_>, session: &Arc<Session>, flow: &Flow, steps: Vec<F
         candidates: Vec::new(),
         steps: Vec::new(),
     };
-    let page = match go_to_start(call, session, flow, ARRIVAL_BOUND).await {
+    let page = match go_to_start(call, session, flow, Approach::as_found(ARRIVAL_BOUND))
+        .await
+        .1
+    {
         Ok(page) => page,
         Err(why) => {
             walk.outcome = HealOutcome::StartNotReached;
