@@ -8,7 +8,9 @@
 //! runs nothing and says so). Leases: a person's tab their agent leased, under the very session
 //! id verify chose, is never driven (control: a verify that takes no lease on a daemon that
 //! ignores leases drives it); each session verify drives is leased by its job while the flow
-//! replays and let go after (control: a verify that takes no lease is caught).
+//! replays and let go after (control: a verify that takes no lease is caught). Verify opens
+//! each flow's page at its start path and the replay uses it as opened, with no second load
+//! (control: a page said to be fresh but elsewhere is still navigated).
 
 mod common;
 mod support;
@@ -129,6 +131,51 @@ async fn a_green_suite_exits_0_with_a_junit_testcase_per_flow_and_a_run_artifact
     // Each flow ran on a session of its own.
     let sessions: Vec<&Value> = runs.iter().filter(|r| r["kind"] == "flow_replay").collect();
     assert_eq!(sessions.len(), 2, "{runs:?}");
+}
+
+#[tokio::test]
+async fn verify_opens_each_flow_at_its_start_path_and_the_replay_does_not_load_it_again() {
+    let mut elsewhere = click_flow("elsewhere", "counter-increment", "counter.changed", 8000);
+    elsewhere["startPath"] = json!("/index.html");
+    let rig = rig_with_flows(&[count(), elsewhere]).await;
+    let ran = rig.verify(&reticle(), &rig.url(""), &[]).await;
+    assert_eq!(ran.code, Some(0), "{}", said(&ran));
+    let runs = run_files(rig.project.path());
+    let replays: Vec<&Value> = runs.iter().filter(|r| r["kind"] == "flow_replay").collect();
+    assert_eq!(replays.len(), 2, "{runs:?}");
+    for replay in replays {
+        let flow = &replay["flows"][0];
+        assert_eq!(flow["startedBy"], "as_opened", "no reload: {replay}");
+        assert_eq!(flow["verified"], "yes", "{replay}");
+    }
+
+    // Control: the page's route is checked, not trusted. A page at `/` said to be fresh for a
+    // flow that starts at `/index.html` is navigated there.
+    let session = "fresh-but-elsewhere";
+    let browser = harness::Browser::launch().await.expect("chromium starts");
+    let tab = browser
+        .open(&format!("{}&__reticle_session={session}", rig.url("")))
+        .await
+        .expect("the tab opens");
+    rig.await_session("the tab connected", session).await;
+    let answer = rig
+        .run_tool(
+            "reticle_flow_replay",
+            json!({"name": "elsewhere", "sessionId": session, "freshAtStart": true,
+                   "arrivalTimeoutMs": 2000}),
+        )
+        .await
+        .expect("reticle_flow_replay answers");
+    assert_eq!(
+        answer["structuredContent"]["startedBy"], "navigation",
+        "{answer}"
+    );
+    let path: String = tab
+        .eval("location.pathname")
+        .await
+        .expect("the tab answers");
+    assert_eq!(path, "/index.html");
+    browser.close().await;
 }
 
 #[tokio::test]

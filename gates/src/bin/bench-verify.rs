@@ -96,7 +96,8 @@ fn first_event(
 
 /// What launch to first step is made of, from the daemon log (ms after verify was spawned):
 /// job 1's MCP link open, its first page's session connected, the replay's reload of it begun
-/// (the lease and the replay call made), the page back on its start path.
+/// (the lease and the replay call made), the page back on its start path (`?` for both when
+/// the replay used the page as opened: no reload).
 fn launch_breakdown(log: &Path, since: f64) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let first_flow = |s: &str| s.ends_with("-j1-f1");
@@ -136,7 +137,8 @@ fn by_call(spans: Vec<Timed>) -> BTreeMap<String, Vec<Timed>> {
 }
 
 /// Reticle's own ms per step in one flow replay call, and the page's ms per step: the steps
-/// run from the first command after the reload to the start path to the end of the last wait.
+/// run from the first command after the reload to the start path (if the replay made one) to
+/// the end of the last wait.
 fn own_per_step(spans: &[Timed]) -> Option<(f64, f64)> {
     let commands: Vec<&Timed> = spans
         .iter()
@@ -149,8 +151,10 @@ fn own_per_step(spans: &[Timed]) -> Option<(f64, f64)> {
     if waits.len() != STEPS {
         return None;
     }
-    // The first command is the reload to the start path; the steps' commands follow it.
-    let steps_commands = &commands.get(1..)?;
+    // Every step is the same click, so each makes as many commands; one command over a whole
+    // number of steps is the reload to the start path (a replay that used its fresh page as
+    // opened makes none), and the steps' commands follow it.
+    let steps_commands = &commands.get(commands.len() % STEPS..)?;
     let first = steps_commands.first()?.start;
     let last = waits.iter().map(|w| w.end).fold(f64::MIN, f64::max);
     let page: f64 = steps_commands.iter().map(|c| c.ms()).sum::<f64>()

@@ -96,7 +96,7 @@ impl ProtocolSession {
 
     /// Who this session's calls run as.
     fn holder(&self) -> Holder {
-        Holder::Agent {
+        Holder {
             id: self.agent.clone(),
             client: self.client.lock().ok().and_then(|c| c.clone()),
         }

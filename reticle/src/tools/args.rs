@@ -611,6 +611,10 @@ pub struct FlowReplayArgs {
     /// or navigates it (default 5000).
     #[schemars(range(min = 1, max = 300000))]
     pub arrival_timeout_ms: Option<u64>,
+    /// The page was opened at the flow's start path in a fresh browser context just now (as
+    /// `reticle verify` opens it): when its route is the start path it is used as opened, not
+    /// loaded again; a page elsewhere is still navigated.
+    pub fresh_at_start: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -24,7 +24,7 @@ use super::look::ARRIVAL_BOUND;
 use super::page::ask;
 use super::rebind::{CONTROLS, Ranking, rank};
 use super::refusal::Refusal;
-use super::replay::{Unrun, flow_to_run, go_to_start, run_step};
+use super::replay::{Approach, Unrun, flow_to_run, go_to_start, run_step};
 use super::stand_ins;
 use crate::bridge::Session;
 use crate::store::workspace::{Folder, stamped_name};
@@ -128,7 +128,10 @@ async fn walk(call: &Call<'_>, session: &Arc<Session>, flow: &Flow, steps: Vec<F
         candidates: Vec::new(),
         steps: Vec::new(),
     };
-    let page = match go_to_start(call, session, flow, ARRIVAL_BOUND).await {
+    let page = match go_to_start(call, session, flow, Approach::as_found(ARRIVAL_BOUND))
+        .await
+        .1
+    {
         Ok(page) => page,
         Err(why) => {
             walk.outcome = HealOutcome::StartNotReached;

@@ -2,29 +2,19 @@
 //! (a daemon restart loses every lease; nothing is written anywhere). While a session is leased,
 //! only its holder may drive it: [`LeaseBook::admits`] is the one check the chokepoint makes
 //! before a state-changing tool runs on a session. It owns no timer: a lease is live while its
-//! holder has made a call within the TTL and, for an agent, while the agent's link is open (or
+//! holder has made a call within the TTL and while its agent's link is open (or
 //! was lost less than the link grace ago, so a `reticle mcp` reconnect keeps it); a dead lease is
 //! swept whenever the book is read. A call admitted before a lease was taken runs to its end.
 //! It must not know tools, transports or pages.
 //!
 //! # Who a holder is
-//! An agent is one held-open link: one `reticle mcp` process, which names itself with the agent
-//! id it mints at start on every stream it opens (`GET /mcp/sse?agent=<id>`), so its worker's
-//! reconnects and handshake replays stay the same agent; a raw MCP client that names none is
-//! its one stream. A job is a holder inside the daemon with no link.
-//!
-//! # Jobs
-//! `reticle verify --jobs` runs each job as an agent of its own: one MCP stream named
-//! `verify-<run>-j<N>` that leases its session through `reticle_lease` before it drives it, so
-//! a person's tab (leased by their agent) is never driven by CI, and two jobs never share one.
-//! A job run inside the daemon, with no link, would hold as [`Holder::Job`]:
-//! ```text
-//! let job = Holder::job("verify-2");                    // one per job
-//! book.acquire(&session_id, &job)?;                     // Err(Held) names who has it
-//! book.touch(&job);                                     // per step: keeps it within the TTL
-//! book.release(&session_id, &job)?;                     // when the job ends
-//! ```
-//! Tool calls the job makes through `run_tool` must carry it as the context's `caller`.
+//! A holder is an agent: one held-open link, one `reticle mcp` process, which names itself with
+//! the agent id it mints at start on every stream it opens (`GET /mcp/sse?agent=<id>`), so its
+//! worker's reconnects and handshake replays stay the same agent; a raw MCP client that names
+//! none is its one stream. `reticle verify --jobs` runs each job as an agent of its own: one MCP
+//! stream named `verify-<run>-j<N>` that leases its session through `reticle_lease` before it
+//! drives it, so a person's tab (leased by their agent) is never driven by CI, and two jobs
+//! never share one.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -37,61 +27,30 @@ pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(5 * 60);
 /// How long an agent's leases outlive its last link closing (a reconnect within it keeps them).
 pub const DEFAULT_LINK_GRACE: Duration = Duration::from_secs(10);
 
-/// Who holds (or asks for) a lease.
+/// Who holds (or asks for) a lease: one agent, its id (from its link) and the client name its
+/// `initialize` gave, if any.
 #[derive(Debug, Clone)]
-pub enum Holder {
-    /// One agent: its id (from its link) and the client name its `initialize` gave, if any.
-    Agent { id: String, client: Option<String> },
-    /// A job run inside the daemon.
-    Job { name: String },
+pub struct Holder {
+    pub id: String,
+    pub client: Option<String>,
 }
 
 impl Holder {
-    /// A job holder.
-    pub fn job(name: &str) -> Self {
-        Holder::Job {
-            name: name.to_string(),
-        }
-    }
-
-    /// What tells holders apart (the client name is a label, not identity).
-    fn key(&self) -> String {
-        match self {
-            Holder::Agent { id, .. } => format!("agent:{id}"),
-            Holder::Job { name } => format!("job:{name}"),
-        }
-    }
-
-    /// The agent id, for an agent.
-    fn agent(&self) -> Option<&str> {
-        match self {
-            Holder::Agent { id, .. } => Some(id),
-            Holder::Job { .. } => None,
-        }
-    }
-
-    /// Whether `other` is this holder.
+    /// Whether `other` is this holder (the client name is a label, not identity).
     pub fn is(&self, other: &Holder) -> bool {
-        self.key() == other.key()
+        self.id == other.id
     }
 
     /// The holder as a tool result names it.
     pub fn to_value(&self) -> Value {
-        match self {
-            Holder::Agent { id, client } => json!({ "agent": id, "client": client }),
-            Holder::Job { name } => json!({ "job": name }),
-        }
+        json!({ "agent": self.id, "client": self.client })
     }
 
     /// The holder in a sentence.
     pub fn describe(&self) -> String {
-        match self {
-            Holder::Agent {
-                id,
-                client: Some(client),
-            } => format!("agent {id} ({client})"),
-            Holder::Agent { id, client: None } => format!("agent {id}"),
-            Holder::Job { name } => format!("job {name}"),
+        match &self.client {
+            Some(client) => format!("agent {} ({client})", self.id),
+            None => format!("agent {}", self.id),
         }
     }
 }
@@ -103,7 +62,7 @@ pub struct LeaseView {
     pub holder: Holder,
     /// How long it lives unless its holder calls again (or, link lost, reconnects).
     pub expires_in: Duration,
-    /// Whether the holder's link is open (always true for a job).
+    /// Whether the holder's link is open.
     pub linked: bool,
 }
 
@@ -301,11 +260,7 @@ impl LeaseBook {
         for session in dead {
             inner.leases.remove(&session);
         }
-        let holding: Vec<String> = inner
-            .leases
-            .values()
-            .filter_map(|l| l.holder.agent().map(str::to_string))
-            .collect();
+        let holding: Vec<String> = inner.leases.values().map(|l| l.holder.id.clone()).collect();
         inner
             .links
             .retain(|id, links| links.open > 0 || holding.contains(id));
@@ -317,8 +272,7 @@ impl LeaseBook {
         let idle = now.saturating_duration_since(lease.touched);
         let mut expires_in = self.ttl.checked_sub(idle).filter(|d| !d.is_zero())?;
         let mut linked = true;
-        if let Some(agent) = lease.holder.agent()
-            && let Some(links) = inner.links.get(agent)
+        if let Some(links) = inner.links.get(&lease.holder.id)
             && links.open == 0
         {
             linked = false;
@@ -340,7 +294,7 @@ mod tests {
     use super::*;
 
     fn agent(id: &str) -> Holder {
-        Holder::Agent {
+        Holder {
             id: id.into(),
             client: Some("test".into()),
         }
@@ -398,15 +352,9 @@ mod tests {
     }
 
     #[test]
-    fn a_job_holds_without_a_link_and_the_stand_in_admits_everyone() {
-        let book = LeaseBook::new(DEFAULT_LEASE_TTL, Duration::ZERO, false);
-        let job = Holder::job("verify-1");
-        book.acquire("s1", &job).unwrap();
-        book.touch(&job);
-        assert!(book.lease_of("s1").unwrap().linked);
-        assert!(book.admits("s1", Some(&agent("a"))).is_err());
+    fn the_stand_in_admits_everyone() {
         let ignoring = LeaseBook::new(DEFAULT_LEASE_TTL, DEFAULT_LINK_GRACE, true);
-        ignoring.acquire("s1", &job).unwrap();
+        ignoring.acquire("s1", &agent("b")).unwrap();
         assert!(ignoring.admits("s1", Some(&agent("a"))).is_ok());
     }
 }

@@ -3,7 +3,10 @@
 //! anything runs), loads its start path afresh (a reload when the page is there, which keeps the
 //! page's own URL and so the SDK settings an app may carry in it; else a navigation to the
 //! start path on the page's origin; the page gets the caller's `arrivalTimeoutMs` to come back,
-//! else [`ARRIVAL_BOUND`]), then runs each step through the same
+//! else [`ARRIVAL_BOUND`]; a caller that opened the page at the start path in a fresh browser
+//! context a moment ago says so with `freshAtStart`, and a page whose route is then the start path
+//! is used as opened, while one elsewhere is still navigated: the page's route is checked, never
+//! trusted; the record's `startedBy` says which), then runs each step through the same
 //! resolve-act-judge core as `reticle_act_and_wait` ([`super::act::resolve_act_judge`]): the
 //! target resolved afresh, never a stale ref; a target matching none or several elements fails
 //! the step (`no`, naming the candidates; nothing is guessed). It stops at the first step that
@@ -124,16 +127,49 @@ pub(super) fn steps_to_run(
     Ok(steps)
 }
 
-/// How a replay reaches its start path: a reload when the page is already there (it keeps the
-/// page's own URL, which may carry the SDK's connection settings), else a navigation to the
-/// start path on the page's origin.
+/// How a replay may find its page: the bound the page gets to come back after a reload or a
+/// navigation, and whether the caller opened it at the flow's start path in a fresh browser
+/// context a moment ago (so that, when its route is the start path, loading it again would only
+/// repeat that load).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Approach {
+    pub bound: Duration,
+    pub fresh_at_start: bool,
+}
+
+impl Approach {
+    /// A page found as it is: it is always loaded afresh at the start path.
+    pub fn as_found(bound: Duration) -> Self {
+        Self {
+            bound,
+            fresh_at_start: false,
+        }
+    }
+}
+
+/// How a replay reaches its start path: the page used as opened when its caller opened it
+/// there in a fresh context and its route is the start path; else a reload when the page is
+/// already there (it keeps the page's own URL, which may carry the SDK's connection settings);
+/// else a navigation to the start path on the page's origin.
 #[derive(Debug, PartialEq, Eq)]
-enum Start {
+pub(super) enum Start {
+    AsOpened,
     Reload,
     Navigate(String),
 }
 
-fn start_of(page_url: &str, start_path: &str) -> Start {
+impl Start {
+    /// The record's `startedBy`.
+    fn label(&self) -> &'static str {
+        match self {
+            Start::AsOpened => "as_opened",
+            Start::Reload => "reload",
+            Start::Navigate(_) => "navigation",
+        }
+    }
+}
+
+fn start_of(page_url: &str, start_path: &str, fresh_at_start: bool) -> Start {
     let after_scheme = page_url.find("://").map_or(0, |i| i + 3);
     let origin_end = page_url[after_scheme..]
         .find(['/', '?', '#'])
@@ -146,22 +182,31 @@ fn start_of(page_url: &str, start_path: &str) -> Start {
         here.split('?').next().unwrap_or("")
     };
     let here = if here.is_empty() { "/" } else { here };
-    if here == start_path {
+    if here == start_path && fresh_at_start {
+        Start::AsOpened
+    } else if here == start_path {
         Start::Reload
     } else {
         Start::Navigate(format!("{origin}{start_path}"))
     }
 }
 
-/// Brings `session` to `flow`'s start path, giving the page `bound` to come back there: the
-/// page there, or why it did not arrive.
+/// Brings `session` to `flow`'s start path as `approach` allows: how it went about it, and the
+/// page there or why it did not arrive.
 pub(super) async fn go_to_start(
     call: &Call<'_>,
     session: &Arc<Session>,
     flow: &Flow,
-    bound: Duration,
-) -> Result<Arc<Session>, String> {
-    let arrival = match start_of(&session.identity().url, &flow.start_path) {
+    approach: Approach,
+) -> (Start, Result<Arc<Session>, String>) {
+    let bound = approach.bound;
+    let start = start_of(
+        &session.identity().url,
+        &flow.start_path,
+        approach.fresh_at_start,
+    );
+    let arrival = match &start {
+        Start::AsOpened => return (start, Ok(Arc::clone(session))),
         Start::Reload => {
             arrive(
                 call,
@@ -185,7 +230,7 @@ pub(super) async fn go_to_start(
             .await
         }
     };
-    match arrival {
+    let page = match arrival {
         Ok(Arrival {
             page: Some(page), ..
         }) => Ok(page),
@@ -194,17 +239,17 @@ pub(super) async fn go_to_start(
             "the page did not reconnect there within {} ms (it may not load the Reticle SDK at that path)",
             bound.as_millis()
         )),
-    }
+    };
+    (start, page)
 }
 
-/// Replays `steps` of `flow` on `session` from its start path (the page given `arrival` to get
-/// there).
+/// Replays `steps` of `flow` on `session` from its start path (reached as `approach` allows).
 pub(super) async fn replay(
     call: &Call<'_>,
     session: &Arc<Session>,
     flow: &Flow,
     steps: Vec<FlowStep>,
-    arrival: Duration,
+    approach: Approach,
 ) -> Replayed {
     let clock = Instant::now();
     let grading = flow.grading();
@@ -213,7 +258,9 @@ pub(super) async fn replay(
         "startPath": flow.start_path,
         "grade": grading,
     });
-    let page = match go_to_start(call, session, flow, arrival).await {
+    let (start, page) = go_to_start(call, session, flow, approach).await;
+    record["startedBy"] = json!(start.label());
+    let page = match page {
         Ok(page) => page,
         Err(why) => {
             record["verified"] = json!(Verified::Unknown);
@@ -418,8 +465,11 @@ pub(super) async fn flow_replay(call: &Call<'_>, a: FlowReplayArgs) -> Result<Va
     let workspace = &call.ctx.host.workspace;
     let (flow, steps) = flow_to_run(call, &a.name, a.secrets, a.confirm_dangerous)?;
     let run = Run::begin(RunKind::FlowReplay);
-    let arrival = bound(a.arrival_timeout_ms, ARRIVAL_BOUND);
-    let replayed = replay(call, session, &flow, steps, arrival).await;
+    let approach = Approach {
+        bound: bound(a.arrival_timeout_ms, ARRIVAL_BOUND),
+        fresh_at_start: a.fresh_at_start == Some(true),
+    };
+    let replayed = replay(call, session, &flow, steps, approach).await;
     let mut answer = replayed.record.clone();
     answer["ok"] = json!(true);
     if replayed.verified != Verified::Yes {
@@ -445,16 +495,30 @@ mod tests {
     #[test]
     fn a_page_at_the_start_path_is_reloaded_and_one_elsewhere_navigated() {
         let page = "http://127.0.0.1:5/?reticlePort=9&reticleToken=[redacted]#top";
-        assert_eq!(start_of(page, "/"), Start::Reload);
+        assert_eq!(start_of(page, "/", false), Start::Reload);
         assert_eq!(
-            start_of(page, "/login"),
+            start_of(page, "/login", false),
             Start::Navigate("http://127.0.0.1:5/login".into())
         );
         assert_eq!(
-            start_of("https://app.test/a/b?x=1", "/a/b?x=2"),
+            start_of("https://app.test/a/b?x=1", "/a/b?x=2", false),
             Start::Navigate("https://app.test/a/b?x=2".into())
         );
-        assert_eq!(start_of("http://h:1", "/"), Start::Reload);
+        assert_eq!(start_of("http://h:1", "/", false), Start::Reload);
+    }
+
+    #[test]
+    fn a_fresh_page_is_used_as_opened_only_when_its_route_is_the_start_path() {
+        let page = "http://127.0.0.1:5/login?reticlePort=9&__reticle_session=s#top";
+        assert_eq!(start_of(page, "/login", true), Start::AsOpened);
+        assert_eq!(
+            start_of(page, "/", true),
+            Start::Navigate("http://127.0.0.1:5/".into())
+        );
+        assert_eq!(
+            start_of("https://app.test/a?x=1", "/a?x=2", true),
+            Start::Navigate("https://app.test/a?x=2".into())
+        );
     }
 
     #[test]

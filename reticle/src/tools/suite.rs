@@ -19,7 +19,7 @@ use super::chokepoint::Call;
 use super::flows::load_flow;
 use super::look::ARRIVAL_BOUND;
 use super::refusal::Refusal;
-use super::replay::{Replayed, leave_capsule, replay, steps_to_run};
+use super::replay::{Approach, Replayed, leave_capsule, replay, steps_to_run};
 use super::runs::{Run, RunKind, RunVerdict};
 use crate::store::workspace::Folder;
 /// The verdict words a suite folds, for the `reticle verify` command (which reaches the verdict
@@ -106,7 +106,14 @@ pub(super) async fn verify(call: &Call<'_>, a: VerifyArgs) -> Result<Value, Refu
         };
         let mut replays: Vec<Replayed> = Vec::new();
         for _ in 0..repeat {
-            let replayed = replay(call, &page, &flow, steps.clone(), ARRIVAL_BOUND).await;
+            let replayed = replay(
+                call,
+                &page,
+                &flow,
+                steps.clone(),
+                Approach::as_found(ARRIVAL_BOUND),
+            )
+            .await;
             page = Arc::clone(&replayed.page);
             replays.push(replayed);
         }

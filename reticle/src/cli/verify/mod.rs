@@ -1,9 +1,11 @@
 //! `reticle verify <url>`: the saved flows as a CI job. It starts (or reuses) the daemon on the
 //! port, launches Chromium itself (one process and profile per job, [`browser`]), and for each
-//! flow opens the URL in a fresh browser context with a session id of its own, waits for that
-//! session, leases it ([`lease`]: a session another holder leased is never driven), and has the
-//! daemon replay the flow on it through `reticle_flow_replay` ([`client`], one MCP stream and so
-//! one agent per job): the one replay, the tool's. Flows are shared among `--jobs` workers; each finished flow
+//! flow opens the URL at the flow's start path (the URL's query and fragment kept) in a fresh
+//! browser context with a session id of its own, waits for that session, leases it ([`lease`]:
+//! a session another holder leased is never driven), and has the daemon replay the flow on it
+//! through `reticle_flow_replay` ([`client`], one MCP stream and so one agent per job): the one
+//! replay, the tool's, told the page is fresh at the start path (`freshAtStart`) so it does
+//! not load it a second time. Flows are shared among `--jobs` workers; each finished flow
 //! prints a progress line ([`report`]); the suite is recorded as a run artifact and rendered to
 //! the files asked for.
 //!
@@ -36,6 +38,7 @@ use crate::daemon::log::now_rfc3339;
 use crate::probe::fetch_status;
 use crate::store::workspace::Workspace;
 use crate::tools::ToolName;
+use crate::tools::flows::load_flow;
 use crate::tools::runs::{Run, RunKind, RunVerdict};
 use crate::tools::suite::{COULD_NOT_RUN, Verified, suite_verdict};
 use crate::wire::StatusReport;
@@ -78,8 +81,8 @@ pub struct VerifyArgs {
     /// Write the run as Markdown (for a pull-request comment).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
-    /// How long a page gets to connect its session: when it opens, and again after each flow's
-    /// replay reloads it to the flow's start path.
+    /// How long a page gets to connect its session: when it opens, and again should a flow's
+    /// replay have to load its start path anew.
     #[arg(long, value_name = "MS", default_value_t = 15_000)]
     pub timeout_ms: u64,
 }
@@ -91,6 +94,7 @@ struct Shared<'a> {
     progress: Mutex<Progress>,
     port: u16,
     url: &'a str,
+    workspace: &'a Workspace,
     bound: Duration,
     run_tag: String,
     began_at: String,
@@ -153,6 +157,43 @@ fn with_session(url: &str, session: &str) -> String {
         out.push_str(fragment);
     }
     out
+}
+
+/// `url` at `start_path` (a path on the URL's origin, maybe with a query of its own): the
+/// URL's path replaced, its query kept after the start path's (it may carry the SDK's
+/// settings), its fragment kept.
+fn at_start(url: &str, start_path: &str) -> String {
+    let (base, fragment) = match url.split_once('#') {
+        Some((base, fragment)) => (base, Some(fragment)),
+        None => (url, None),
+    };
+    let (base, query) = match base.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (base, None),
+    };
+    let after_scheme = base.find("://").map_or(0, |i| i + 3);
+    let origin = base[after_scheme..]
+        .find('/')
+        .map_or(base, |i| &base[..after_scheme + i]);
+    let mut out = format!("{origin}{start_path}");
+    if let Some(query) = query.filter(|q| !q.is_empty()) {
+        out.push(if start_path.contains('?') { '&' } else { '?' });
+        out.push_str(query);
+    }
+    if let Some(fragment) = fragment {
+        out.push('#');
+        out.push_str(fragment);
+    }
+    out
+}
+
+/// Where `name`'s page opens: the URL at the flow's start path; the URL as given when the flow
+/// cannot be read (its replay then says why it is unknown).
+fn flow_url(shared: &Shared<'_>, name: &str) -> String {
+    match load_flow(shared.workspace, name) {
+        Ok(flow) => at_start(shared.url, &flow.start_path),
+        Err(_) => shared.url.to_string(),
+    }
 }
 
 /// The project whose flows run: `RETICLE_PROJECT_DIR`, else the working directory.
@@ -282,6 +323,7 @@ async fn run_suite(
         progress: Mutex::new(Progress::new(total)),
         port,
         url: &args.url,
+        workspace,
         bound: Duration::from_millis(args.timeout_ms),
         run_tag: run.id().to_string(),
         began_at: now_rfc3339(),
@@ -430,7 +472,8 @@ async fn job(
         }
         let session = format!("{}-j{number}-f{}", shared.run_tag, index + 1);
         let clock = Instant::now();
-        let page = match browser.open(&with_session(shared.url, &session)).await {
+        let url = with_session(&flow_url(shared, &name), &session);
+        let page = match browser.open(&url).await {
             Ok(page) => page,
             Err(why) => {
                 let why = if browser.died() {
@@ -535,15 +578,17 @@ async fn await_session(
 }
 
 /// Has the daemon replay `name` on `session` (through `reticle_run`: the replay tool is on the
-/// extended surface), giving the page `arrival` to come back on the flow's start path after the
-/// replay reloads it: the same bound its first load had; the flow's record (the tool's answer
-/// without the call's own fields), or an `unknown` record saying why the call failed.
+/// extended surface), telling it the page was just opened at the flow's start path in a fresh
+/// context, and giving the page `arrival` to come back should the replay find it elsewhere and
+/// navigate: the same bound its first load had; the flow's record (the tool's answer without
+/// the call's own fields), or an `unknown` record saying why the call failed.
 async fn replay(client: &ToolClient, name: &str, session: &str, arrival: Duration) -> Value {
     let call = client.call(
         ToolName::Run.as_str(),
         json!({"tool": ToolName::FlowReplay.as_str(),
                "args": {"name": name, "sessionId": session,
-                        "arrivalTimeoutMs": arrival.as_millis() as u64}}),
+                        "arrivalTimeoutMs": arrival.as_millis() as u64,
+                        "freshAtStart": true}}),
     );
     match tokio::time::timeout(FLOW_BOUND, call).await {
         Ok(Ok((mut answer, false))) => {
@@ -582,6 +627,24 @@ mod tests {
         assert_eq!(outcome(&[Yes, No, Unknown], true), VerifyCode::Regressed);
         assert_eq!(outcome(&[Yes, Unknown], false), VerifyCode::Unproven);
         assert_eq!(outcome(&[], false), VerifyCode::Unproven);
+    }
+
+    #[test]
+    fn a_flow_opens_at_its_start_path_with_the_url_s_query_and_fragment() {
+        let url = "http://h:1/app/?reticlePort=9&reticleToken=t#top";
+        assert_eq!(
+            at_start(url, "/"),
+            "http://h:1/?reticlePort=9&reticleToken=t#top"
+        );
+        assert_eq!(
+            at_start(url, "/login?next=a"),
+            "http://h:1/login?next=a&reticlePort=9&reticleToken=t#top"
+        );
+        assert_eq!(
+            at_start("http://h:1", "/index.html"),
+            "http://h:1/index.html"
+        );
+        assert_eq!(at_start("http://h:1/x?", "/"), "http://h:1/");
     }
 
     #[test]
