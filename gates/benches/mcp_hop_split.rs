@@ -16,8 +16,7 @@ mod stdio_agent;
 
 use std::time::{Duration, Instant};
 
-use harness::{free_port, marker, poll};
-use reticle::mcp::streamable::{SESSION_HEADER, STREAMABLE_PATH};
+use harness::{StreamableClient, free_port, marker, poll};
 use reticle::mcp::{ENDPOINT_EVENT, MESSAGE_EVENT, SSE_PATH};
 use reticle::proxy::sse::SseParser;
 use serde_json::{Value, json};
@@ -119,62 +118,6 @@ impl Direct {
     }
 }
 
-/// A client on the daemon's Streamable HTTP endpoint, on one kept-alive connection.
-struct Streamable {
-    url: String,
-    session: String,
-    client: reqwest::Client,
-    next: u64,
-}
-
-impl Streamable {
-    /// Opens a session; `None` when the binary has no such endpoint.
-    async fn open(port: u16) -> Option<Self> {
-        let url = format!("http://127.0.0.1:{port}{STREAMABLE_PATH}");
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .tcp_nodelay(true)
-            .build()
-            .unwrap();
-        let initialize = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"split","version":"1"}}});
-        let response = client
-            .post(&url)
-            .header("content-type", "application/json")
-            .body(initialize.to_string())
-            .send()
-            .await
-            .ok()?;
-        let session = response
-            .headers()
-            .get(SESSION_HEADER)?
-            .to_str()
-            .ok()?
-            .to_string();
-        Some(Self {
-            url,
-            session,
-            client,
-            next: 1,
-        })
-    }
-
-    async fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        let body = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string();
-        let response = self
-            .client
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header(SESSION_HEADER, &self.session)
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
-    }
-}
-
 fn sessions_params() -> Value {
     json!({"name":"reticle_sessions","arguments":{}})
 }
@@ -234,7 +177,7 @@ const PATHS: [(Path, &str); 9] = [
 struct Clients {
     agent: Agent,
     direct: Direct,
-    streamable: Option<Streamable>,
+    streamable: Option<StreamableClient>,
     status: reqwest::Client,
     port: u16,
 }
@@ -259,10 +202,11 @@ async fn once(path: Path, clients: &mut Clients) -> bool {
             let Some(streamable) = streamable else {
                 return false;
             };
-            match path {
-                Path::StreamableSessions => streamable.call("tools/call", sessions_params()).await,
-                _ => streamable.call("tools/list", json!({})).await,
-            }
+            let (method, params) = match path {
+                Path::StreamableSessions => ("tools/call", sessions_params()),
+                _ => ("tools/list", json!({})),
+            };
+            streamable.request(method, params).await.unwrap()
         }
         Path::Status => {
             let response = status
@@ -301,7 +245,7 @@ async fn main() {
     let mut clients = Clients {
         agent,
         direct: Direct::open(port).await,
-        streamable: Streamable::open(port).await,
+        streamable: StreamableClient::open(port, "split").await,
         status: reqwest::Client::builder().no_proxy().build().unwrap(),
         port,
     };

@@ -17,6 +17,8 @@
 //! - [`published_sdk`]: the published `@reticlehq/browser` 2.0.0, installed and bundled at test time.
 //! - [`wire_page`]: [`WirePage`], a page without a browser, speaking protocol 1 frame by frame.
 //! - [`sse_stream`]: [`sse_stream::SseReader`], a raw MCP stream on a daemon, and its POSTs.
+//! - [`streamable_client`]: [`StreamableClient`], an agent on a daemon's Streamable HTTP MCP
+//!   endpoint (`POST /mcp`), one session on one kept-alive connection.
 //! - [`bridge_client`]: [`BridgeClient`], driving a daemon's bridge over its `/bridge/*` routes.
 //! - [`history`]: the timed record of every operation and fault in a run (Jepsen's model), which
 //!   the clients here record into and the gates' checkers judge.
@@ -42,6 +44,7 @@ pub mod published_sdk;
 pub mod sdk_rig;
 pub mod sse_stream;
 pub mod stage;
+pub mod streamable_client;
 pub mod wire_page;
 
 pub use bridge_client::BridgeClient;
@@ -54,4 +57,5 @@ pub use owned::{OwnedDaemon, OwnedDaemonBuilder};
 pub use ports::{PortHolder, PortPresence, SocketRole, free_port};
 pub use sdk_rig::SdkRig;
 pub use stage::{ReapPort, Stage};
+pub use streamable_client::StreamableClient;
 pub use wire_page::WirePage;

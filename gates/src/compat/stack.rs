@@ -8,10 +8,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use harness::browser::Tab;
-use harness::{Browser, FixtureApp, McpClient, OwnedDaemon, ProxyOptions, poll};
+use harness::{Browser, FixtureApp, McpClient, OwnedDaemon, ProxyOptions};
 use serde_json::{Value, json};
 
 use super::Sdk;
+use crate::scenarios::page::session_listed;
 
 /// The session id the page connects as.
 pub const SESSION: &str = "compat";
@@ -148,16 +149,10 @@ impl Stack {
 
     /// Waits until reticle_sessions lists the page's session.
     pub async fn session_listed(&self) -> bool {
-        poll::within(BOUND, async || {
-            let listed = self.call("reticle_sessions", json!({})).await.ok()?;
-            listed["structuredContent"]["sessions"]
-                .as_array()?
-                .iter()
-                .any(|s| s["sessionId"] == SESSION)
-                .then_some(())
+        session_listed(BOUND, SESSION, async || {
+            self.call("reticle_sessions", json!({})).await.ok()
         })
         .await
-        .is_some()
     }
 
     /// A tool call's whole result; the page's session is named unless the tool takes none.

@@ -17,13 +17,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use harness::{Browser, FixtureApp, OwnedDaemon, poll};
+use harness::{Browser, FixtureApp, OwnedDaemon, StreamableClient};
 use nix::sys::signal::Signal;
-use reticle::mcp::streamable::{SESSION_HEADER, STREAMABLE_PATH};
 use reticle::store::workspace::{FORMAT_FIELD, FORMAT_VERSION};
 use serde_json::{Value, json};
 
 use super::kit::{control, could_not_start, judged, observe, settle};
+use super::page::session_listed;
 use super::{GateEnv, Ran};
 use crate::history::{Actor, History, Op};
 use crate::judge::{self, Judgement, RowOutcome};
@@ -224,8 +224,11 @@ async fn run(daemon_env: &[(&str, &str)]) -> Ran {
         "/?reticlePort={port}&reticleToken={token}&session={SESSION}&variant=renamed"
     ));
     let _tab = browser.open(&url).await;
-    let ready = match HttpAgent::open(port).await {
-        Some(agent) => page_connected(&agent).await && agent.ok("reticle_flow_save", bump()).await,
+    let ready = match StreamableClient::open(port, "gate-durability").await {
+        Some(agent) => {
+            page_connected(&agent).await
+                && call(&agent, "reticle_flow_save", bump()).await["isError"] == false
+        }
         None => false,
     };
     control(
@@ -237,7 +240,7 @@ async fn run(daemon_env: &[(&str, &str)]) -> Ran {
     let mut landed = 0;
     'kinds: for kind in Kind::ALL {
         for cycle in 1..=KILLS_PER_KIND {
-            let Some(agent) = HttpAgent::open(port).await else {
+            let Some(agent) = StreamableClient::open(port, "gate-durability").await else {
                 break 'kinds;
             };
             if !page_connected(&agent).await {
@@ -250,7 +253,7 @@ async fn run(daemon_env: &[(&str, &str)]) -> Ran {
                 break 'kinds;
             }
             let listing = match kind.listing() {
-                Some((tool, args)) => Some(agent.call(tool, args).await),
+                Some((tool, args)) => Some(call(&agent, tool, args).await),
                 None => None,
             };
             let folder = daemon.folder(kind);
@@ -306,12 +309,12 @@ async fn run(daemon_env: &[(&str, &str)]) -> Ran {
         landed > 0,
         json!({ "killsDuringAWrite": landed, "kinds": Kind::ALL.len(), "perKind": KILLS_PER_KIND }),
     );
-    if let Some(agent) = HttpAgent::open(port).await
+    if let Some(agent) = StreamableClient::open(port, "gate-durability").await
         && page_connected(&agent).await
     {
         for kind in [Kind::Flow, Kind::Baseline] {
             if let Some((tool, args)) = kind.listing() {
-                let listed = agent.call(tool, args).await;
+                let listed = call(&agent, tool, args).await;
                 observe(
                     &history,
                     "listing",
@@ -326,25 +329,23 @@ async fn run(daemon_env: &[(&str, &str)]) -> Ran {
 }
 
 /// Whether the page's session is listed (bounded).
-async fn page_connected(agent: &HttpAgent) -> bool {
-    poll::within(PAGE_BOUND, async || {
-        let listed = agent.call("reticle_sessions", json!({})).await;
-        listed["structuredContent"]["sessions"]
-            .as_array()?
-            .iter()
-            .any(|s| s["sessionId"] == SESSION)
-            .then_some(())
+async fn page_connected(agent: &StreamableClient) -> bool {
+    session_listed(PAGE_BOUND, SESSION, async || {
+        Some(call(agent, "reticle_sessions", json!({})).await)
     })
     .await
-    .is_some()
 }
 
 /// Makes `kind`'s writes until the daemon stops answering (`None`) or refuses one (the
 /// refusal); either way it tells the watcher to stop.
-async fn write_until_dead(agent: HttpAgent, kind: Kind, stop: Arc<AtomicBool>) -> Option<Value> {
+async fn write_until_dead(
+    agent: StreamableClient,
+    kind: Kind,
+    stop: Arc<AtomicBool>,
+) -> Option<Value> {
     let refused = 'writing: loop {
         for (tool, args) in kind.round() {
-            match agent.try_call(tool, args).await {
+            match agent.call_tool(tool, args).await {
                 Err(_) => break 'writing None,
                 Ok(answer) if answer["isError"] != false => break 'writing Some(answer),
                 Ok(_) => {}
@@ -463,68 +464,12 @@ pub fn judge_durability(ops: &[Op]) -> Judgement {
     })
 }
 
-/// An agent on the daemon's Streamable HTTP endpoint (dies with the daemon; never starts one).
-struct HttpAgent {
-    url: String,
-    session: String,
-    client: reqwest::Client,
-}
-
-impl HttpAgent {
-    async fn open(port: u16) -> Option<Self> {
-        let url = format!("http://127.0.0.1:{port}{STREAMABLE_PATH}");
-        let client = reqwest::Client::builder().no_proxy().build().ok()?;
-        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "gate-durability", "version": "1"}}});
-        let response = client
-            .post(&url)
-            .header("content-type", "application/json")
-            .body(initialize.to_string())
-            .send()
-            .await
-            .ok()?;
-        let session = response
-            .headers()
-            .get(SESSION_HEADER)?
-            .to_str()
-            .ok()?
-            .to_string();
-        Some(Self {
-            url,
-            session,
-            client,
-        })
-    }
-
-    /// A tool call's result, or why there was none (the daemon died...).
-    async fn try_call(&self, tool: &str, arguments: Value) -> Result<Value, String> {
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                          "params": {"name": tool, "arguments": arguments}});
-        let response = self
-            .client
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header(SESSION_HEADER, &self.session)
-            .body(body.to_string())
-            .send()
-            .await
-            .map_err(|e| e.to_string())?;
-        let answer: Value = response.json().await.map_err(|e| e.to_string())?;
-        Ok(answer["result"].clone())
-    }
-
-    /// A tool call's result, or `{"failure"}` in its place.
-    async fn call(&self, tool: &str, arguments: Value) -> Value {
-        self.try_call(tool, arguments)
-            .await
-            .unwrap_or_else(|why| json!({ "failure": why }))
-    }
-
-    /// Whether a tool call answered without refusal.
-    async fn ok(&self, tool: &str, arguments: Value) -> bool {
-        self.call(tool, arguments).await["isError"] == false
-    }
+/// A tool call's result, or `{"failure"}` in its place.
+async fn call(agent: &StreamableClient, tool: &str, arguments: Value) -> Value {
+    agent
+        .call_tool(tool, arguments)
+        .await
+        .unwrap_or_else(|why| json!({ "failure": why }))
 }
 
 #[cfg(test)]

@@ -16,10 +16,11 @@
 
 use std::time::Duration;
 
-use harness::{Browser, FixtureApp, McpClient, OwnedDaemon, ProxyOptions, poll};
+use harness::{Browser, FixtureApp, McpClient, OwnedDaemon, ProxyOptions};
 use serde_json::{Value, json};
 
 use super::kit::{control, controls_held, could_not_start, judged, observe, settle};
+use super::page::{PageStack, session_listed};
 use super::{GateEnv, Ran};
 use crate::history::{Actor, History, Op};
 use crate::judge::{self, Judgement, RowOutcome};
@@ -83,17 +84,14 @@ impl FlowRig {
     pub async fn start(gate: &GateEnv, daemon_env: &[(&str, &str)]) -> Result<Self, String> {
         let project = tempfile::tempdir().map_err(|e| e.to_string())?;
         let project_dir = project.path().to_string_lossy().to_string();
-        let mut builder = OwnedDaemon::builder()
+        let builder = OwnedDaemon::builder()
             .env(env::PROJECT_DIR, project_dir.clone())
             .env(env::ADVERTISE_ALL_TOOLS, "1");
-        for (key, value) in daemon_env {
-            builder = builder.env(key, *value);
-        }
-        let daemon = builder.try_start().await?;
-        let app = FixtureApp::start().await;
-        let browser = Browser::launch()
-            .await
-            .map_err(|e| format!("chromium did not launch: {e}"))?;
+        let PageStack {
+            daemon,
+            app,
+            browser,
+        } = PageStack::start(builder, daemon_env).await?;
         let options = ProxyOptions::new(daemon.port(), daemon.state_dir())
             .program(&gate.reticle)
             .env(env::PROJECT_DIR, project_dir)
@@ -118,18 +116,12 @@ impl FlowRig {
             self.daemon.token()
         ));
         let tab = self.browser.open(&url).await.map_err(|e| e.to_string())?;
-        let listed = poll::within(BOUND, async || {
-            let sessions = self.call("reticle_sessions", json!({})).await;
-            sessions["structuredContent"]["sessions"]
-                .as_array()?
-                .iter()
-                .any(|s| s["sessionId"] == session)
-                .then_some(())
+        session_listed(BOUND, session, async || {
+            Some(self.call("reticle_sessions", json!({})).await)
         })
-        .await;
-        listed
-            .map(|()| tab)
-            .ok_or_else(|| format!("the page {session} did not connect within {BOUND:?}"))
+        .await
+        .then_some(tab)
+        .ok_or_else(|| format!("the page {session} did not connect within {BOUND:?}"))
     }
 
     /// A tool call's whole result, or `{"failure"}` in its place.

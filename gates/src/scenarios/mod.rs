@@ -8,7 +8,8 @@
 //! `toxic_effect` the effect each of H2.7's toxics must leave in its history; `traced` the tool
 //! call and trace check of the hop 4 and 5 fault scenarios;
 //! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `proxied` a
-//! daemon behind a fault proxy, `kit` what every scenario shares); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
+//! daemon behind a fault proxy, `page` the daemon, fixture app and Chromium a page scenario
+//! starts and whether its page's session is listed, `kit` what every scenario shares); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
 //! from one table, so they cannot drift).
 
 pub mod agent;
@@ -24,6 +25,7 @@ pub mod layers;
 pub mod leases;
 pub mod link;
 pub mod mcp_limits;
+pub mod page;
 pub mod perf;
 pub mod proxied;
 pub mod sdk;

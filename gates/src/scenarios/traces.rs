@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use super::kit::{BOUND, control, controls_held, observe, settle};
+use super::page::PageStack;
 use super::{GateEnv, Ran};
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome};
@@ -271,20 +272,17 @@ async fn start(
     project: &std::path::Path,
     daemon_env: &[(&str, &str)],
 ) -> Result<Stack, String> {
-    let mut builder = OwnedDaemon::builder()
+    let builder = OwnedDaemon::builder()
         .env(reticle::config::env::TRACE, "1")
         .env(
             reticle::config::env::PROJECT_DIR,
             project.to_string_lossy().to_string(),
         );
-    for (key, value) in daemon_env {
-        builder = builder.env(key, *value);
-    }
-    let daemon = builder.try_start().await?;
-    let app = FixtureApp::start().await;
-    let browser = Browser::launch()
-        .await
-        .map_err(|e| format!("Chromium did not launch: {e}"))?;
+    let PageStack {
+        daemon,
+        app,
+        browser,
+    } = PageStack::start(builder, daemon_env).await?;
     let client = McpClient::start_recording(
         ProxyOptions::new(daemon.port(), daemon.state_dir()),
         history.clone(),
