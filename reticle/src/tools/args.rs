@@ -608,7 +608,7 @@ pub struct FlowReplayArgs {
     /// given here is read from the daemon's environment.
     pub secrets: Option<BTreeMap<String, String>>,
     /// How long the page gets to come back on the flow's start path after the replay reloads
-    /// or navigates it (default 5000).
+    /// or navigates it (default 15000).
     #[schemars(range(min = 1, max = 300000))]
     pub arrival_timeout_ms: Option<u64>,
     /// The page was opened at the flow's start path in a fresh browser context just now (as

@@ -19,8 +19,10 @@ use crate::bridge::Session;
 use crate::wire::CommandName;
 
 /// How long navigate (and a flow replay, unless its caller gives a bound of its own) waits for
-/// the page to come back on its new document.
-pub const ARRIVAL_BOUND: Duration = Duration::from_secs(5);
+/// the page to come back on its new document: a dev server compiling a route on its first
+/// request, or a loaded CI machine, easily takes more than 5 s (reloads of the fixture app took
+/// up to 13 s under the flake hunt's load), and a page that never comes back is still named.
+pub const ARRIVAL_BOUND: Duration = Duration::from_secs(15);
 
 fn put(map: &mut Map<String, Value>, key: &str, value: Option<impl Into<Value>>) {
     if let Some(v) = value {
