@@ -46,6 +46,10 @@ use browser::JobBrowser;
 use client::ToolClient;
 use report::{Outputs, Progress, table};
 
+/// How long an `unknown` flow waits for its browser's death to show before its verdict is
+/// believed (a dead browser is seen within milliseconds; a live one costs this once).
+const DEATH_SHOWS_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The URL query parameter the SDK takes its session id from (`SESSION_URL_PARAM` in the SDK).
 const SESSION_URL_PARAM: &str = "__reticle_session";
 /// How often the daemon's `/status` is read while a session is awaited.
@@ -515,6 +519,16 @@ async fn job(
             record = replay(client, &name, &session, shared.bound) => Some(record),
             () = browser.death() => None,
         };
+        // The page going away can reach the replay (an `unknown` step) before the browser's
+        // death reaches its watch: an unknown flow gives the death a bounded moment to show
+        // before it is believed.
+        if replayed
+            .as_ref()
+            .is_some_and(|r| r["verified"] == "unknown")
+            && !browser.died()
+        {
+            let _ = tokio::time::timeout(DEATH_SHOWS_WITHIN, browser.death()).await;
+        }
         let Some(mut record) = replayed.filter(|_| !browser.died()) else {
             let why = format!("the browser of job {number} died during the flow");
             shared.break_run(why.clone());
