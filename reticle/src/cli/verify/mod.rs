@@ -48,7 +48,7 @@ use report::{Outputs, Progress, table};
 
 /// How long an `unknown` flow waits for its browser's death to show before its verdict is
 /// believed (a dead browser is seen within milliseconds; a live one costs this once).
-const DEATH_SHOWS_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
+const DEATH_SHOWS_WITHIN: Duration = Duration::from_secs(2);
 
 /// The URL query parameter the SDK takes its session id from (`SESSION_URL_PARAM` in the SDK).
 const SESSION_URL_PARAM: &str = "__reticle_session";
