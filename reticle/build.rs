@@ -2,6 +2,10 @@
 //! SDK the daemon serves always matches the daemon's protocol. Writes `$OUT_DIR/sdk_files.rs`:
 //! `SDK_FILES` (path under `/sdk/`, contents) and `SDK_DIGEST` (a hash of them all, the cache
 //! tag in the served URLs). It reads the SDK; it must not change it.
+//!
+//! Also stamps the build: `RETICLE_BUILD_ID` is a hash of this crate's manifest, its sources and
+//! the SDK, equal in `reticle` and `reticle-mcp` exactly when both were built from the same code,
+//! so `reticle mcp` never hands over to a `reticle-mcp` left from another build.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -35,8 +39,51 @@ fn main() {
     }
     table.push_str("];\n");
     let _ = writeln!(table, "pub const SDK_DIGEST: &str = \"{digest:016x}\";");
+    let build_id = source_digest(digest);
+    println!("cargo:rustc-env=RETICLE_BUILD_ID={build_id:016x}");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     std::fs::write(out.join("sdk_files.rs"), table).expect("OUT_DIR is writable");
+}
+
+/// FNV-1a, continued from the SDK's digest, over the manifest and every file under `src/` (their
+/// paths and contents, in name order).
+fn source_digest(sdk_digest: u64) -> u64 {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    println!(
+        "cargo:rerun-if-changed={}",
+        crate_dir.join("Cargo.toml").display()
+    );
+    println!("cargo:rerun-if-changed={}", crate_dir.join("src").display());
+    let mut files = vec![crate_dir.join("Cargo.toml")];
+    every_file(&crate_dir.join("src"), &mut files);
+    files.sort();
+    let mut digest = sdk_digest;
+    for file in files {
+        let relative = file
+            .strip_prefix(crate_dir)
+            .unwrap_or(&file)
+            .to_string_lossy()
+            .into_owned();
+        let contents = std::fs::read(&file).unwrap_or_default();
+        for byte in relative.bytes().chain(contents) {
+            digest = (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    digest
+}
+
+fn every_file(dir: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            every_file(&path, files);
+        } else {
+            files.push(path);
+        }
+    }
 }
 
 fn collect(dir: &Path, files: &mut Vec<PathBuf>) {

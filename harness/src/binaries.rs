@@ -1,5 +1,6 @@
 //! Locating the binaries under test: `RETICLE_BIN` when set (the test command sets it after
-//! building), else `target/<profile>/reticle` beside the running test, built on first use.
+//! building), else `target/<profile>/reticle` beside the running test, built on first use with
+//! `reticle-mcp`, the proxy executable `reticle mcp` hands over to.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -15,7 +16,7 @@ pub fn reticle() -> PathBuf {
         let dir = target_dir();
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut build = Command::new(cargo);
-        build.args(["build", "--quiet", "-p", "reticle", "--bin", "reticle"]);
+        build.args(["build", "--quiet", "-p", "reticle", "--bins"]);
         if dir.ends_with("release") {
             build.arg("--release");
         }

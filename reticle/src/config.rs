@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+pub mod executables;
+
 /// The port a daemon binds when nothing else says otherwise.
 pub const DEFAULT_PORT: u16 = 4400;
 /// The only address the daemon binds without a token.
@@ -66,6 +68,9 @@ pub mod env {
     pub const LEASE_LINK_GRACE_MS: &str = "RETICLE_LEASE_LINK_GRACE_MS";
     /// `reticle verify`: the Chromium binary it launches (default: Debian's /usr/bin/chromium).
     pub const CHROMIUM: &str = "RETICLE_CHROMIUM";
+    /// `1`: `reticle mcp` runs the proxy in its own process instead of handing over to the
+    /// `reticle-mcp` beside it (what it also does when there is none).
+    pub const MCP_IN_PROCESS: &str = "RETICLE_MCP_IN_PROCESS";
     /// Test only: edits to the daemon's tool catalogue, read at start (`+name,-name`).
     pub const TEST_CATALOGUE: &str = "RETICLE_TEST_CATALOGUE";
     /// Test only, a stand-in: the bridge lets a hello take a session from a live socket without

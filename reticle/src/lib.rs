@@ -45,3 +45,7 @@ pub mod wire;
 
 /// The product version, as reported by `/status` and `reticle version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A hash of the sources this build was made from (`build.rs`): equal in `reticle` and
+/// `reticle-mcp` exactly when they were built from the same code.
+pub const BUILD_ID: &str = env!("RETICLE_BUILD_ID");

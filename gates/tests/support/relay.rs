@@ -2,7 +2,8 @@
 //! request is, which a TCP toxic cannot see: blackhole new SSE streams while `/status` still
 //! answers, or cut every SSE stream right after its handshake (flapping). Requests are told
 //! apart by their first line. It also keeps the body of every POST it forwards, in the order
-//! they reached it, so a test can see what the daemon was sent. Every plain TCP fault goes
+//! they reached it (every request on a kept-alive connection, not only the first), so a test
+//! can see what the daemon was sent. Every plain TCP fault goes
 //! through the `toxics` nemesis instead (`gates::nemesis`).
 
 use std::collections::HashMap;
@@ -148,6 +149,13 @@ async fn handle(mut client: TcpStream, state: Arc<State>) {
         let _ = client.set_zero_linger();
         return;
     };
+    // A POST's first request goes now; anything after it on the connection is read request by
+    // request below.
+    let first = match leg {
+        Leg::Post => whole_request(&head).unwrap_or(head.len()),
+        _ => head.len(),
+    };
+    let rest = head.split_off(first);
     if upstream.write_all(&head).await.is_err() {
         return;
     }
@@ -178,6 +186,13 @@ async fn handle(mut client: TcpStream, state: Arc<State>) {
             }
         }
         true
+    } else if leg == Leg::Post {
+        // A kept-alive connection carries many POSTs: each one after the first is read whole
+        // and kept as it goes by.
+        tokio::select! {
+            _ = relay_posts(&mut client, &mut upstream, rest, &state) => false,
+            _ = kill.notified() => true,
+        }
     } else {
         tokio::select! {
             _ = tokio::io::copy_bidirectional(&mut client, &mut upstream) => false,
@@ -191,22 +206,69 @@ async fn handle(mut client: TcpStream, state: Arc<State>) {
     }
 }
 
+/// Forwards a POST connection's later requests one by one (the first was kept and sent; `pending`
+/// holds what came after it), keeping the body of each, and the answers back, until either side
+/// ends.
+async fn relay_posts(
+    client: &mut TcpStream,
+    upstream: &mut TcpStream,
+    mut pending: Vec<u8>,
+    state: &State,
+) {
+    let (mut from_client, mut to_client) = client.split();
+    let (mut from_upstream, mut to_upstream) = upstream.split();
+    let requests = async {
+        let mut buf = [0u8; 4096];
+        loop {
+            while let Some(length) = whole_request(&pending) {
+                let request: Vec<u8> = pending.drain(..length).collect();
+                state.posted.lock().unwrap().push(body_of(&request));
+                if to_upstream.write_all(&request).await.is_err() {
+                    return;
+                }
+            }
+            match from_client.read(&mut buf).await {
+                Ok(0) | Err(_) => {
+                    let _ = to_upstream.shutdown().await;
+                    return;
+                }
+                Ok(n) => pending.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    let answers = tokio::io::copy(&mut from_upstream, &mut to_client);
+    let _ = tokio::join!(requests, answers);
+}
+
+/// The length of the first whole request (head and `content-length` bytes of body) in `bytes`.
+fn whole_request(bytes: &[u8]) -> Option<usize> {
+    let end = bytes.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let headers = String::from_utf8_lossy(&bytes[..end]).to_ascii_lowercase();
+    let length: usize = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let total = end + 4 + length;
+    (bytes.len() >= total).then_some(total)
+}
+
+/// The body of one whole request.
+fn body_of(request: &[u8]) -> String {
+    let start = request
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(request.len(), |end| end + 4);
+    String::from_utf8_lossy(&request[start..]).into_owned()
+}
+
 /// Reads the rest of a request whose first bytes are in `head` (headers, then `content-length`
 /// bytes of body) into `head`; the body, or `None` when the client went away first.
 async fn read_body(client: &mut TcpStream, head: &mut Vec<u8>) -> Option<String> {
     let mut buf = [0u8; 4096];
     loop {
-        if let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") {
-            let headers = String::from_utf8_lossy(&head[..end]).to_ascii_lowercase();
-            let length: usize = headers
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0);
-            let start = end + 4;
-            if head.len() >= start + length {
-                return Some(String::from_utf8_lossy(&head[start..start + length]).into_owned());
-            }
+        if let Some(length) = whole_request(head) {
+            return Some(body_of(&head[..length]));
         }
         match client.read(&mut buf).await {
             Ok(0) | Err(_) => return None,

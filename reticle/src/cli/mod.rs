@@ -105,6 +105,10 @@ enum Command {
     /// state, and keeps answering when the daemon, the port or the link fails: a call that cannot
     /// be served is answered with error -32001 saying whether it ran and what to do. Exits only
     /// when stdin closes. Log: proxy-<port>.log in the state dir.
+    ///
+    /// The proxy runs as `reticle-mcp` (installed beside `reticle`): this process hands itself
+    /// over to it (same pid, same stdio), so the agent's proxy holds a few MiB instead of all of
+    /// Reticle's code. Without `reticle-mcp`, or with RETICLE_MCP_IN_PROCESS=1, it serves itself.
     Mcp {
         #[command(flatten)]
         port: PortArg,
@@ -223,6 +227,7 @@ pub fn main() -> ExitCode {
     ) {
         set_sigpipe(SigHandler::SigIgn);
     }
+    let is_supervisor = matches!(cli.command, Command::Mcp { .. });
     let proxy = match cli.command {
         Command::Mcp { port } => Some((port, crate::proxy::run_supervisor as fn(u16) -> ExitCode)),
         Command::McpWorker { port } => {
@@ -232,7 +237,12 @@ pub fn main() -> ExitCode {
     };
     if let Some((port, serve)) = proxy {
         return match port.resolve() {
-            Ok(port) => serve(port),
+            Ok(port) => {
+                if is_supervisor {
+                    crate::proxy::executable::hand_over(port);
+                }
+                serve(port)
+            }
             Err(exit) => exit.report(),
         };
     }

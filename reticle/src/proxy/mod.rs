@@ -14,16 +14,20 @@
 //! - [`replay`]: the handshake replayed into every daemon session (a pure state machine).
 //! - [`worker`]: probe, spawn, wait, stream, POST.
 //! - [`link`]: the pipe protocol between them.
+//! - [`post_link`]: the worker's kept-alive POST connection and which failures prove "not sent".
 //! - [`calls`]: the book of owed calls and the -32001 sentences.
 //! - [`events`]: the proxy log's event names.
 //! - [`lines`], [`sse`]: bounded stdin framing and the SSE frame parser (pure).
 //! - [`settings`]: bounds and the environment that tunes them; [`boot`]: both processes' start.
+//! - [`executable`]: `reticle-mcp`, the small executable `reticle mcp` hands over to.
 
 pub mod boot;
 pub mod calls;
 pub mod events;
+pub mod executable;
 pub mod lines;
 pub mod link;
+pub mod post_link;
 pub mod replay;
 pub mod settings;
 pub mod sse;

@@ -2,9 +2,10 @@
 //! every socket the proxy has on the daemon's port, so the supervisor holds none. On a `connect`
 //! command it probes the port (bounded TCP + `/status`), starts a daemon when the port is free and
 //! it is asked to, waits for it to answer, opens `GET /mcp/sse` and checks the endpoint frame;
-//! then it relays `message` frames up and POSTs what it is given, in order, one at a time. A
-//! `connect` supersedes any attempt still under way: only the last one may open the session. It
-//! reads its commands on its own runtime (stdin is the supervisor's pipe). It keeps no protocol
+//! then it relays `message` frames up and POSTs what it is given, in order, one at a time, on
+//! one kept-alive connection per session ([`super::post_link`], which decides which failures
+//! prove a call was never sent). A `connect` supersedes any attempt still under way: only the
+//! last one may open the session. It reads its commands on its own runtime (stdin is the supervisor's pipe). It keeps no protocol
 //! state and exits when its stdin closes (the supervisor is gone).
 
 use std::io::Write;
@@ -13,7 +14,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use reqwest::header::{CONTENT_TYPE, HeaderValue};
+use reqwest::StatusCode;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::net::unix::pipe;
@@ -23,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::boot::boot;
 use super::events;
 use super::link::{BEAT_EVERY, LinkCommand, Report, read_command, report_line};
+use super::post_link::{PostLink, Posted};
 use super::settings::{POST_BOUND, STREAM_HANDSHAKE, STREAM_STALL, Settings};
 use super::sse::{Frame, SseParser};
 use crate::daemon::StateDir;
@@ -181,8 +183,8 @@ fn commands() -> std::io::Result<Lines<BufReader<pipe::Receiver>>> {
 struct Established {
     response: reqwest::Response,
     parser: SseParser,
-    client: reqwest::Client,
-    post_url: String,
+    /// Where its POSTs go.
+    posts: PostLink,
     session: String,
     instance: String,
     catalogue: Option<CatalogueSummary>,
@@ -247,8 +249,7 @@ async fn connect(
     }
     let stop_posting = CancellationToken::new();
     let poster = tokio::spawn(post_in_order(
-        est.client,
-        est.post_url,
+        est.posts,
         posts_rx,
         attempt,
         reports,
@@ -409,11 +410,11 @@ async fn start_daemon(settings: &Settings, reports: &Reports) -> Result<u32, Unr
 }
 
 async fn open_stream(port: u16, agent: &str, spawned: Option<u32>) -> Result<Established, String> {
-    let client = http_client(None)?;
-    // POSTs never reuse a connection: a POST to a daemon that just died then fails to connect
-    // (its call certainly did not run, and is sent again on the next session) instead of dying
-    // on a stale kept-alive socket, where whether it ran could not be known.
-    let posts = http_client(Some(0))?;
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .tcp_nodelay(true)
+        .build()
+        .map_err(|err| format!("cannot build an HTTP client: {err}"))?;
     let url = format!("http://127.0.0.1:{port}{SSE_PATH}?{AGENT_PARAM}={agent}");
     let handshake = async {
         let mut response = client
@@ -466,24 +467,13 @@ async fn open_stream(port: u16, agent: &str, spawned: Option<u32>) -> Result<Est
     Ok(Established {
         response,
         parser,
-        client: posts,
-        post_url: endpoint.unwrap_or_default(),
+        posts: PostLink::new(&endpoint.unwrap_or_default())?,
         session: info["session"].as_str().unwrap_or_default().to_string(),
         instance: info["instance"].as_str().unwrap_or_default().to_string(),
         catalogue: serde_json::from_value(info["catalogue"].clone()).ok(),
         early,
         spawned,
     })
-}
-
-fn http_client(idle_per_host: Option<usize>) -> Result<reqwest::Client, String> {
-    let mut builder = reqwest::Client::builder().no_proxy().tcp_nodelay(true);
-    if let Some(idle) = idle_per_host {
-        builder = builder.pool_max_idle_per_host(idle);
-    }
-    builder
-        .build()
-        .map_err(|err| format!("cannot build an HTTP client: {err}"))
 }
 
 /// The POST URL named by an endpoint frame; an empty or malformed one is refused (a stream
@@ -568,10 +558,11 @@ async fn read_stream(
     }
 }
 
-/// POSTs each message in order, one at a time, so the daemon sees them in the order sent.
+/// POSTs each message in order, one at a time, so the daemon sees them in the order sent, on a
+/// connection kept alive between them ([`PostLink`], which says which failures prove a call
+/// never reached the daemon).
 async fn post_in_order(
-    client: reqwest::Client,
-    url: String,
+    mut link: PostLink,
     mut posts: mpsc::UnboundedReceiver<(u64, String)>,
     epoch: u64,
     reports: Reports,
@@ -587,12 +578,7 @@ async fn post_in_order(
             return posts;
         };
         let _ = reports.send(Report::Posting { epoch, seq });
-        let post = client
-            .post(&url)
-            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-            .body(body)
-            .timeout(POST_BOUND)
-            .send();
+        let post = link.post(&body, POST_BOUND);
         // A POST under way when the stream drops gets a short while to finish, so its outcome
         // is known; abandoned after that, its call is answered as "may or may not have run".
         tokio::pin!(post);
@@ -604,18 +590,17 @@ async fn post_in_order(
             },
         };
         let failure = match sent {
-            Ok(response) if response.status().is_success() => None,
-            Ok(response) => {
-                let status = response.status();
-                let text = response.text().await.unwrap_or_default();
-                let reason = format!("the daemon refused it with HTTP {status}: {}", text.trim());
+            Posted::Answered { status, .. } if (200..300).contains(&status) => None,
+            Posted::Answered { status, body } => {
+                let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+                let reason = format!("the daemon refused it with HTTP {status}: {}", body.trim());
                 Some((reason, Some(false), false))
             }
-            Err(err) if err.is_connect() => {
-                let reason = format!("no connection could be made for its POST: {}", chain(&err));
+            Posted::NotSent(why) => {
+                let reason = format!("no connection could be made for its POST: {why}");
                 Some((reason, Some(false), true))
             }
-            Err(err) => Some((format!("its POST failed: {}", chain(&err)), None, false)),
+            Posted::Unknown(why) => Some((format!("its POST failed: {why}"), None, false)),
         };
         if let Some((reason, reached, retryable)) = failure {
             let _ = reports.send(Report::PostFailed {

@@ -1,7 +1,9 @@
 //! The daemon's tool catalogue as the supervisor remembers it across sessions: the summary last
 //! connected (to tell the agent when a new daemon's differs) and the last `tools/list` answer with
-//! the catalogue it came from (to answer an unsent `tools/list` while no daemon is reachable),
-//! kept as the result's JSON text as it arrived. It decides nothing about when to answer or
+//! the catalogue it came from, kept as the result's JSON text as it arrived: it answers a
+//! `tools/list` while the session open now announced that same catalogue (the daemon's list is a
+//! function of its catalogue, and a change reaches the proxy as `list_changed`, which forgets it),
+//! and an unsent one while no daemon is reachable. It decides nothing about when to answer or
 //! notify.
 
 use std::sync::Arc;
@@ -47,6 +49,15 @@ impl Catalogue {
     /// A `tools/list` result (its JSON text) from a session on catalogue `from`.
     pub(super) fn remember_list(&mut self, from: CatalogueSummary, result: Arc<str>) {
         self.tools = Some((from, result));
+    }
+
+    /// The cached `tools/list` result, if it came from `current`, the catalogue the session open
+    /// now announced.
+    pub(super) fn list_of(&self, current: &CatalogueSummary) -> Option<&str> {
+        self.tools
+            .as_ref()
+            .filter(|(tag, _)| tag == current)
+            .map(|(_, result)| &**result)
     }
 
     /// The cached `tools/list` result, if it came from the catalogue last connected.

@@ -96,6 +96,14 @@ impl Connection {
         matches!(self.state, LinkState::Connected { .. })
     }
 
+    /// The catalogue the open session announced.
+    pub(super) fn catalogue(&self) -> Option<&CatalogueSummary> {
+        match &self.state {
+            LinkState::Connected { catalogue, .. } => catalogue.as_ref(),
+            _ => None,
+        }
+    }
+
     /// Why no session is open, if a link was lost.
     pub(super) fn outage_reason(&self) -> Option<&str> {
         self.outage.as_ref().map(|o| o.reason.as_str())

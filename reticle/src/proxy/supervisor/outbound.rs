@@ -118,6 +118,14 @@ impl Supervisor {
         self.emit(answer);
     }
 
+    /// [`Self::answer_locally`] for an answer already encoded as a line of JSON.
+    pub(super) fn answer_locally_line(&mut self, id: &Value, how: &str, line: String) {
+        self.log
+            .event(events::ANSWERED_BY_PROXY, json!({ "id": id, "how": how }));
+        self.in_hand = None;
+        self.emit_line(line);
+    }
+
     pub(super) fn emit(&mut self, message: Value) {
         self.emit_line(message.to_string());
     }

@@ -622,3 +622,109 @@ async fn a_successful_answer_is_forwarded_as_the_daemon_wrote_its_result() {
         (json!(9), json!(true))
     );
 }
+
+/// A session opened on a daemon whose catalogue summary has this hash: its epoch.
+fn confirmed_session_on(rig: &mut Rig, hash: &str) -> u64 {
+    rig.initialize();
+    let (epoch, _) = rig.connect_command(1);
+    rig.report(
+        1,
+        Report::Connected {
+            epoch,
+            session: "s".into(),
+            instance: "i".into(),
+            catalogue: Some(crate::wire::CatalogueSummary {
+                version: "5".into(),
+                hash: hash.into(),
+                tools: 1,
+            }),
+            spawned: None,
+        },
+    );
+    let replay_seq = rig.posts(1)[0].0;
+    rig.daemon_answers(1, epoch, replay_seq, json!({ "result": {} }));
+    rig.written();
+    epoch
+}
+
+/// The daemon answers the one `tools/list` just posted with `result`.
+fn daemon_lists(rig: &mut Rig, epoch: u64, result: &str) {
+    let posts = rig.posts(1);
+    assert_eq!(
+        posts.len(),
+        1,
+        "one tools/list went to the daemon: {posts:?}"
+    );
+    let seq = posts[0].0;
+    rig.report(
+        1,
+        Report::Message {
+            epoch,
+            data: format!(r#"{{"jsonrpc":"2.0","id":{seq},"result":{result}}}"#),
+        },
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tools_list_is_answered_from_the_list_of_the_catalogue_the_session_announced() {
+    let mut rig = Rig::start();
+    let epoch = confirmed_session_on(&mut rig, "h1");
+    let result = r#"{"tools":[{"name":"a"}]}"#;
+    rig.request(json!(1), "tools/list");
+    daemon_lists(&mut rig, epoch, result);
+    assert_eq!(
+        rig.written(),
+        [json!({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}]}})]
+    );
+    // The same catalogue: answered here, the daemon is not asked again.
+    rig.request(json!(2), "tools/list");
+    assert!(
+        rig.posts(1).is_empty(),
+        "the second list was answered by the proxy"
+    );
+    assert_eq!(
+        rig.written(),
+        [json!({"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a"}]}})]
+    );
+    assert_eq!(
+        rig.logged("mcp_answered_by_proxy").last().unwrap()["how"],
+        "catalogue_cache"
+    );
+    // Params that are not an object go to the daemon, for its refusal.
+    rig.agent(json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": [1] }));
+    assert_eq!(
+        rig.posts(1).len(),
+        1,
+        "a list with odd params went to the daemon"
+    );
+    // The daemon says its list changed: the next list is asked of it again.
+    rig.report(
+        1,
+        Report::Message {
+            epoch,
+            data: r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.into(),
+        },
+    );
+    rig.written();
+    rig.request(json!(4), "tools/list");
+    assert_eq!(
+        rig.posts(1).len(),
+        1,
+        "after list_changed the list went to the daemon"
+    );
+}
+
+/// The negative control: a session that announced no catalogue never gets a cached list.
+#[tokio::test(start_paused = true)]
+async fn a_session_without_a_catalogue_summary_always_asks_the_daemon() {
+    let mut rig = Rig::start();
+    let epoch = confirmed_session(&mut rig);
+    rig.request(json!(1), "tools/list");
+    daemon_lists(&mut rig, epoch, r#"{"tools":[]}"#);
+    rig.request(json!(2), "tools/list");
+    assert_eq!(
+        rig.posts(1).len(),
+        1,
+        "without a summary the list goes to the daemon"
+    );
+}
