@@ -15,7 +15,7 @@ use std::time::Duration;
 use chromiumoxide::browser::BrowserConfig;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use chromiumoxide::cdp::browser_protocol::target::{
-    CreateBrowserContextParams, CreateTargetParams,
+    CreateBrowserContextParams, CreateTargetParams, TargetId,
 };
 use futures_util::StreamExt;
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
@@ -34,6 +34,13 @@ const CLOSE_BOUND: Duration = Duration::from_secs(5);
 
 /// How often the watcher looks whether the browser process has exited.
 const EXIT_POLL: Duration = Duration::from_millis(50);
+
+/// How often a new tab is asked whether it has parsed its own document.
+const PARSED_POLL: Duration = Duration::from_millis(10);
+
+/// True in a tab that holds its own document, parsed: the initial blank document does not count,
+/// and a navigation still waiting for its response leaves that blank document in place.
+const PARSED: &str = "location.href !== 'about:blank' && document.readyState !== 'loading'";
 
 /// The Chromium binary: `RETICLE_CHROMIUM`, else Debian's.
 pub fn chromium_path() -> PathBuf {
@@ -54,10 +61,9 @@ pub struct JobBrowser {
     profile: PathBuf,
 }
 
-/// A flow's own browser context and the tab in it.
+/// A flow's own browser context (its one tab goes with it).
 pub struct FlowPage {
     context: BrowserContextId,
-    _page: chromiumoxide::Page,
 }
 
 impl JobBrowser {
@@ -160,18 +166,38 @@ impl JobBrowser {
             .browser_context_id(context.clone())
             .build()
             .map_err(|e| format!("Chromium could not be asked for a tab: {e}"))?;
-        let page = self
+        let created = self
             .answer(LAUNCH_BOUND, async {
                 self.inner
-                    .new_page(target)
+                    .execute(target)
                     .await
                     .map_err(|e| format!("Chromium could not open {url}: {e}"))
             })
             .await?;
-        Ok(FlowPage {
-            context,
-            _page: page,
+        let tab = created.result.target_id.clone();
+        self.answer(LAUNCH_BOUND, async {
+            self.until_parsed(tab).await;
+            Ok(())
         })
+        .await
+        .map_err(|why| format!("{url} did not load: {why}"))?;
+        Ok(FlowPage { context })
+    }
+
+    /// Resolves once tab `tab` holds its own document (not the blank one a new tab starts with)
+    /// and has parsed it: its scripts, the SDK's among them, have run. Nothing waits for images,
+    /// frames or the load event; whether the page is far enough along is the daemon's to see
+    /// (its SDK session appears). Unbounded here: the caller bounds it.
+    async fn until_parsed(&self, tab: TargetId) {
+        loop {
+            if let Ok(page) = self.inner.get_page(tab.clone()).await
+                && let Ok(answer) = page.evaluate(PARSED).await
+                && answer.into_value::<bool>().unwrap_or(false)
+            {
+                return;
+            }
+            tokio::time::sleep(PARSED_POLL).await;
+        }
     }
 
     /// Ends a flow's context (its tab and storage go with it).
