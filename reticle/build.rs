@@ -18,10 +18,12 @@ fn main() {
     );
     println!("cargo:rerun-if-changed={}", sdk.join("src").display());
     let mut files = vec![sdk.join("reticle.js")];
-    collect(&sdk.join("src"), &mut files);
+    collect(&sdk.join("src"), &mut files, &|path| {
+        path.extension().is_some_and(|e| e == "js")
+    });
     files.sort();
     // FNV-1a over each relative path and its contents.
-    let mut digest: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut digest: u64 = FNV_START;
     let mut table = String::from("pub const SDK_FILES: &[(&str, &str)] = &[\n");
     for file in &files {
         let relative = file
@@ -30,9 +32,7 @@ fn main() {
             .to_string_lossy()
             .replace('\\', "/");
         let contents = std::fs::read(file).expect("an SDK file reads");
-        for byte in relative.bytes().chain(contents) {
-            digest = (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-        }
+        digest = fnv(digest, relative.bytes().chain(contents));
         println!("cargo:rerun-if-changed={}", file.display());
         let absolute = file.canonicalize().expect("an SDK file resolves");
         let _ = writeln!(table, "    ({relative:?}, include_str!({absolute:?})),");
@@ -55,7 +55,7 @@ fn source_digest(sdk_digest: u64) -> u64 {
     );
     println!("cargo:rerun-if-changed={}", crate_dir.join("src").display());
     let mut files = vec![crate_dir.join("Cargo.toml")];
-    every_file(&crate_dir.join("src"), &mut files);
+    collect(&crate_dir.join("src"), &mut files, &|_| true);
     files.sort();
     let mut digest = sdk_digest;
     for file in files {
@@ -65,28 +65,23 @@ fn source_digest(sdk_digest: u64) -> u64 {
             .to_string_lossy()
             .into_owned();
         let contents = std::fs::read(&file).unwrap_or_default();
-        for byte in relative.bytes().chain(contents) {
-            digest = (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-        }
+        digest = fnv(digest, relative.bytes().chain(contents));
     }
     digest
 }
 
-fn every_file(dir: &Path, files: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            every_file(&path, files);
-        } else {
-            files.push(path);
-        }
-    }
+/// FNV-1a's offset basis.
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a over `bytes`, continued from `digest`.
+fn fnv(digest: u64, bytes: impl Iterator<Item = u8>) -> u64 {
+    bytes.fold(digest, |digest, byte| {
+        (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
-fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
+/// Every file under `dir` that `keep` takes; each directory is watched for new files.
+fn collect(dir: &Path, files: &mut Vec<PathBuf>, keep: &dyn Fn(&Path) -> bool) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -94,8 +89,8 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
         let path = entry.path();
         if path.is_dir() {
             println!("cargo:rerun-if-changed={}", path.display());
-            collect(&path, files);
-        } else if path.extension().is_some_and(|e| e == "js") {
+            collect(&path, files, keep);
+        } else if keep(&path) {
             files.push(path);
         }
     }

@@ -9,6 +9,7 @@
 mod support;
 
 use gates::scenarios::leases::refusal_names_the_holder;
+use harness::mcp_client::worker_of;
 use harness::{McpClient, ProxyOptions, Tab, poll};
 use reticle::config::env;
 use serde_json::{Value, json};
@@ -242,24 +243,4 @@ async fn a_reconnect_of_the_holders_link_keeps_its_lease() {
     let shown = lease_shown(&b, "lease-relink").await;
     assert_eq!(shown["holder"]["agent"], holder.as_str(), "{shown}");
     assert_eq!(shown["linked"], true, "{shown}");
-}
-
-/// The `reticle mcp-worker` child of supervisor `pid` (it has one while its link is up).
-fn worker_of(pid: u32) -> Option<u32> {
-    std::fs::read_dir("/proc")
-        .ok()?
-        .flatten()
-        .find_map(|entry| {
-            let child: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
-            let parent: u32 = stat
-                .rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            let cmdline = std::fs::read_to_string(format!("/proc/{child}/cmdline")).ok()?;
-            (parent == pid && cmdline.contains("mcp-worker")).then_some(child)
-        })
 }

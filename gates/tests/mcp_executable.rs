@@ -9,6 +9,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
+use harness::mcp_client::worker_of;
 use harness::{McpClient, ProxyOptions, RawMcp, Stage, poll};
 use reticle::config::{env, executables};
 use serde_json::json;
@@ -23,23 +24,6 @@ fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-/// The worker of supervisor `pid` (the child whose command line says `mcp-worker`).
-fn worker_of(pid: u32) -> Option<u32> {
-    std::fs::read_dir("/proc").ok()?.find_map(|entry| {
-        let child: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
-        let parent: u32 = stat
-            .rsplit_once(')')?
-            .1
-            .split_whitespace()
-            .nth(1)?
-            .parse()
-            .ok()?;
-        let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).ok()?;
-        (parent == pid && String::from_utf8_lossy(&cmdline).contains("mcp-worker")).then_some(child)
-    })
 }
 
 /// `reticle` and `reticle-mcp` of the build under test, linked (or copied) into a fresh

@@ -626,6 +626,28 @@ impl RawMcp {
     }
 }
 
+/// The worker of `reticle mcp` supervisor `pid`: its child whose command line says
+/// `mcp-worker` (it has one while its link is up).
+pub fn worker_of(pid: u32) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let child: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
+            let parent: u32 = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).ok()?;
+            (parent == pid && String::from_utf8_lossy(&cmdline).contains("mcp-worker"))
+                .then_some(child)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use reticle::mcp::jsonrpc::LostPopulation;

@@ -150,15 +150,7 @@ async fn read_response(stream: &mut TcpStream) -> Result<(u16, String, bool), St
         if buffer.len() > MAX_HEAD {
             return Err("the answer's head was too long".into());
         }
-        let mut chunk = [0u8; 4096];
-        let n = stream
-            .read(&mut chunk)
-            .await
-            .map_err(|err| format!("reading the answer failed: {err}"))?;
-        if n == 0 {
-            return Err("the connection closed before an answer came".into());
-        }
-        buffer.extend_from_slice(&chunk[..n]);
+        read_more(stream, &mut buffer, "before an answer came").await?;
     };
     let head =
         std::str::from_utf8(&buffer[..head_end]).map_err(|_| "the answer's head was not text")?;
@@ -188,15 +180,7 @@ async fn read_response(stream: &mut TcpStream) -> Result<(u16, String, bool), St
     match length {
         Some(length) => {
             while body.len() < length {
-                let mut chunk = [0u8; 4096];
-                let n = stream
-                    .read(&mut chunk)
-                    .await
-                    .map_err(|err| format!("reading the answer failed: {err}"))?;
-                if n == 0 {
-                    return Err("the connection closed inside the answer's body".into());
-                }
-                body.extend_from_slice(&chunk[..n]);
+                read_more(stream, &mut body, "inside the answer's body").await?;
             }
             body.truncate(length);
         }
@@ -209,6 +193,20 @@ async fn read_response(stream: &mut TcpStream) -> Result<(u16, String, bool), St
         }
     }
     Ok((status, String::from_utf8_lossy(&body).into_owned(), keep))
+}
+
+/// Appends what the connection has next; an end of stream is an error, saying where it came.
+async fn read_more(stream: &mut TcpStream, into: &mut Vec<u8>, place: &str) -> Result<(), String> {
+    let mut chunk = [0u8; 4096];
+    let n = stream
+        .read(&mut chunk)
+        .await
+        .map_err(|err| format!("reading the answer failed: {err}"))?;
+    if n == 0 {
+        return Err(format!("the connection closed {place}"));
+    }
+    into.extend_from_slice(&chunk[..n]);
+    Ok(())
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
