@@ -227,9 +227,11 @@ pub fn main() -> ExitCode {
     ) {
         set_sigpipe(SigHandler::SigIgn);
     }
-    let is_supervisor = matches!(cli.command, Command::Mcp { .. });
     let proxy = match cli.command {
-        Command::Mcp { port } => Some((port, crate::proxy::run_supervisor as fn(u16) -> ExitCode)),
+        Command::Mcp { port } => Some((
+            port,
+            crate::proxy::executable::serve_agent as fn(u16) -> ExitCode,
+        )),
         Command::McpWorker { port } => {
             Some((port, crate::proxy::run_worker as fn(u16) -> ExitCode))
         }
@@ -237,12 +239,7 @@ pub fn main() -> ExitCode {
     };
     if let Some((port, serve)) = proxy {
         return match port.resolve() {
-            Ok(port) => {
-                if is_supervisor {
-                    crate::proxy::executable::hand_over(port);
-                }
-                serve(port)
-            }
+            Ok(port) => serve(port),
             Err(exit) => exit.report(),
         };
     }

@@ -15,10 +15,17 @@ use crate::config::{self, env, executables};
 /// the proxy back instead of serving with code the daemon and the developer do not expect.
 const HANDED_OVER_BY: &str = "--handed-over-by";
 
+/// `reticle mcp` on `port`: handed over to the `reticle-mcp` beside this executable when it can
+/// be, else served in this process.
+pub fn serve_agent(port: u16) -> ExitCode {
+    hand_over(port);
+    super::run_supervisor(port)
+}
+
 /// Hands this process over to the `reticle-mcp` beside it to serve `mcp` on `port`. Returns only
 /// when it does not: `RETICLE_MCP_IN_PROCESS=1`, no `reticle-mcp` there, or the exec failed (said
-/// on stderr); the caller then serves in this process.
-pub fn hand_over(port: u16) {
+/// on stderr).
+fn hand_over(port: u16) {
     if std::env::var(env::MCP_IN_PROCESS).is_ok_and(|v| v.trim() == "1") {
         return;
     }
