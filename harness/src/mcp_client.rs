@@ -87,7 +87,8 @@ impl ProxyOptions {
         self
     }
 
-    fn command(&self) -> tokio::process::Command {
+    /// The proxy's command, stdio not yet chosen: for a test that wires the agent's ends itself.
+    pub fn command(&self) -> tokio::process::Command {
         let program = self.program.clone().unwrap_or_else(binaries::reticle);
         let mut command = tokio::process::Command::new(program);
         match &self.args {

@@ -38,8 +38,6 @@ mod tests;
 
 use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -82,16 +80,11 @@ pub fn run(port: u16) -> ExitCode {
     }));
     runtime.block_on(async move {
         let (inputs_tx, inputs) = mpsc::unbounded_channel();
-        let stdin_tx = inputs_tx.clone();
-        std::thread::spawn(move || stdio::read_stdin(stdin_tx));
-        let (out_tx, out_rx) = std::sync::mpsc::channel::<String>();
-        let stdout_broken = Arc::new(AtomicBool::new(false));
-        let broken = stdout_broken.clone();
-        let writer = std::thread::spawn(move || stdio::write_stdout(out_rx, broken));
+        let (out, writer) = stdio::start(inputs_tx.clone());
         let supervisor = Supervisor::new(
             settings,
             ProxyLog::open(port),
-            AgentOut::new(out_tx, stdout_broken),
+            out,
             Workers::new(Box::new(ProcessLauncher { port }), inputs_tx),
         );
         let code = supervisor.serve(inputs).await;

@@ -83,7 +83,7 @@ impl Rig {
         let supervisor = Supervisor::new(
             settings(),
             ProxyLog::at(&log_path).unwrap(),
-            AgentOut::new(out_tx, Arc::new(AtomicBool::new(false))),
+            AgentOut::queued_only(out_tx),
             Workers::new(Box::new(FakeLauncher(launches.clone())), inputs_tx.clone()),
         );
         let actor: Actor = Box::pin(supervisor.serve(inputs));

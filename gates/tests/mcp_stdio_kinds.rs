@@ -1,0 +1,136 @@
+//! `reticle mcp` serves whatever an agent's stdio is: pipes (every other proxy test), a socket
+//! pair (what libuv, so Node, gives a child), and plain files (a script's redirections, which the
+//! runtime's poller cannot watch, so the proxy reads and writes them on threads). Each case makes
+//! a real call and reads its answer off the agent's end.
+
+mod support;
+
+use std::os::unix::net::UnixStream;
+use std::process::Stdio;
+use std::time::Duration;
+
+use harness::{ProxyOptions, Stage, poll};
+use serde_json::{Value, json};
+use support::BOUND;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+fn request(id: u64, method: &str, params: Value) -> String {
+    format!(
+        "{}\n",
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    )
+}
+
+fn initialize(id: u64) -> String {
+    request(
+        id,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "stdio-kinds", "version": "1"}}),
+    )
+}
+
+const INITIALIZED: &str = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+
+#[tokio::test]
+async fn a_socket_pair_for_stdin_and_stdout_is_served() {
+    let stage = Stage::default();
+    let (agent_in, proxy_in) = UnixStream::pair().expect("a socket pair for stdin");
+    let (agent_out, proxy_out) = UnixStream::pair().expect("a socket pair for stdout");
+    let mut child = ProxyOptions::new(stage.port, stage.state.path())
+        .command()
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(proxy_in)))
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(proxy_out)))
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("reticle mcp starts");
+    for end in [&agent_in, &agent_out] {
+        end.set_nonblocking(true)
+            .expect("the agent's ends go async");
+    }
+    let mut to_proxy = tokio::net::UnixStream::from_std(agent_in).expect("stdin end");
+    let mut answers =
+        BufReader::new(tokio::net::UnixStream::from_std(agent_out).expect("stdout end")).lines();
+    let call = request(
+        2,
+        "tools/call",
+        json!({"name": "reticle_sessions", "arguments": {}}),
+    );
+    let sent = [initialize(1), INITIALIZED.to_string(), call].concat();
+    to_proxy
+        .write_all(sent.as_bytes())
+        .await
+        .expect("the proxy reads");
+    let mut seen = Vec::new();
+    let answered = tokio::time::timeout(BOUND, async {
+        while let Ok(Some(line)) = answers.next_line().await {
+            let answer: Value = serde_json::from_str(&line).expect("a JSON line");
+            let last = answer["id"] == 2;
+            seen.push(answer);
+            if last {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .unwrap_or(false);
+    drop(to_proxy);
+    let _ = tokio::time::timeout(BOUND, child.wait()).await;
+    assert!(
+        answered,
+        "no answer to the call on a socket stdout: {seen:?}"
+    );
+    let call = seen.last().expect("the call's answer");
+    assert!(
+        call["result"]["structuredContent"]["sessions"].is_array()
+            && call["result"]["isError"] != true,
+        "reticle_sessions answered over a socket pair: {call}"
+    );
+}
+
+#[tokio::test]
+async fn files_for_stdin_and_stdout_are_served_to_the_end_of_the_input() {
+    let stage = Stage::default();
+    let dir = tempfile::tempdir().expect("a dir for the agent's files");
+    let input = dir.path().join("in.jsonl");
+    let output = dir.path().join("out.jsonl");
+    std::fs::write(
+        &input,
+        [
+            initialize(1),
+            INITIALIZED.to_string(),
+            request(2, "ping", json!({})),
+        ]
+        .concat(),
+    )
+    .expect("the input file");
+    let mut child = ProxyOptions::new(stage.port, stage.state.path())
+        .command()
+        .stdin(std::fs::File::open(&input).expect("open the input"))
+        .stdout(std::fs::File::create(&output).expect("create the output"))
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("reticle mcp starts");
+    let exited = tokio::time::timeout(BOUND, child.wait()).await;
+    assert!(
+        matches!(exited, Ok(Ok(status)) if status.success()),
+        "reticle mcp ends once its input file is read and answered: {exited:?}"
+    );
+    let written = poll::until(
+        "both answers in the output file",
+        Duration::from_secs(1),
+        async || {
+            let text = std::fs::read_to_string(&output).ok()?;
+            let ids: Vec<Value> = text
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|a| a.get("result").is_some())
+                .map(|a| a["id"].clone())
+                .collect();
+            (ids == [json!(1), json!(2)]).then_some(text)
+        },
+    )
+    .await;
+    assert!(written.contains("protocolVersion"), "{written}");
+}
