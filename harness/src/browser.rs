@@ -33,6 +33,12 @@ pub const CHROMIUM: &str = "/usr/bin/chromium";
 /// The flags the harness's launches add to the product's own (`reticle::config::CHROMIUM_FLAGS`).
 pub const EXTRA_FLAGS: &[&str] = &["--disable-extensions", "--mute-audio"];
 
+/// `flags` as chromiumoxide's builder takes them: it writes each argument as `--<name>`, so a
+/// flag handed over with its dashes would reach Chromium as `----name`, which it ignores.
+fn switch_names(flags: &'static [&'static str]) -> impl Iterator<Item = &'static str> {
+    flags.iter().map(|flag| flag.trim_start_matches('-'))
+}
+
 /// Why the browser could not do what was asked.
 #[derive(Debug, thiserror::Error)]
 pub enum BrowserError {
@@ -62,6 +68,7 @@ pub struct ConsoleLine {
 pub struct Browser {
     inner: chromiumoxide::Browser,
     handler: tokio::task::JoinHandle<()>,
+    pid: Option<u32>,
     _profile: tempfile::TempDir,
 }
 
@@ -77,8 +84,8 @@ impl Browser {
             .disable_default_args()
             // The builder's default headless mode adds `--headless`.
             .no_sandbox()
-            .args(reticle::config::CHROMIUM_FLAGS.iter().copied())
-            .args(EXTRA_FLAGS.iter().copied())
+            .args(switch_names(reticle::config::CHROMIUM_FLAGS))
+            .args(switch_names(EXTRA_FLAGS))
             .user_data_dir(profile.path())
             .env(marker::MARKER_VAR, marker::marker())
             .launch_timeout(Duration::from_secs(30))
@@ -86,13 +93,22 @@ impl Browser {
             .viewport(None)
             .build()
             .map_err(BrowserError::Cdp)?;
-        let (inner, mut handler) = chromiumoxide::Browser::launch(config).await?;
+        let (mut inner, mut handler) = chromiumoxide::Browser::launch(config).await?;
+        let pid = inner
+            .get_mut_child()
+            .and_then(|child| child.as_mut_inner().id());
         let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
         Ok(Self {
             inner,
             handler,
+            pid,
             _profile: profile,
         })
+    }
+
+    /// The browser process id, when known.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
     }
 
     /// Opens a tab at `url`, with its console recorded from before the first script runs.

@@ -149,7 +149,8 @@ impl VerifyRig {
     }
 
     /// Runs verify, and SIGKILLs the Chromium it launched once the first flow's session is
-    /// connected (the flow is then replaying). What verify said, and whether the kill landed.
+    /// connected (the flow is then replaying). What verify said, whether the kill landed, and
+    /// the browser's arguments as read just before it.
     pub async fn verify_killing_browser(
         &self,
         bin: &Path,
@@ -201,6 +202,8 @@ impl VerifyRig {
         })
         .await
         .is_some();
+        // Read just before the kill, while the browser surely runs.
+        let argv = pid.map(browser_argv).unwrap_or_default();
         let killed = match pid {
             Some(pid) if session_up => kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok(),
             _ => false,
@@ -222,9 +225,21 @@ impl VerifyRig {
         };
         (
             ran,
-            json!({"killed": killed, "pid": pid, "sessionUp": session_up}),
+            json!({"killed": killed, "pid": pid, "sessionUp": session_up, "argv": argv}),
         )
     }
+}
+
+/// The arguments process `pid` runs with (`/proc/<pid>/cmdline`); empty once it is gone.
+pub fn browser_argv(pid: i32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|raw| {
+            raw.split(|b| *b == 0)
+                .filter(|arg| !arg.is_empty())
+                .map(|arg| String::from_utf8_lossy(arg).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn spawn_failed(e: &std::io::Error) -> CliRan {

@@ -1,24 +1,30 @@
 //! The browser `reticle verify` launches itself: Debian's Chromium (or `RETICLE_CHROMIUM`),
-//! headless over the DevTools protocol, one process per job with a fresh `--user-data-dir`, and
-//! for each flow a fresh browser context (its own storage) whose one tab opens the app with the
-//! session id the flow's replay will drive. A browser whose connection ends or whose process
-//! exits before it is closed has died, and says so: a watcher notices either at once, and every
-//! DevTools await here is bounded and ends early when the browser dies (a request to a killed
-//! Chromium is otherwise never answered).
+//! headless over the DevTools protocol, one process per job with a fresh `--user-data-dir`. The
+//! process is spawned here with exactly the product's flags and the job's first URL, so that
+//! page loads while the DevTools link is still being made; chromiumoxide then connects to it.
+//! The first flow runs in that start-up tab (the fresh profile's own context, which no other
+//! flow uses); every later flow gets a fresh browser context (its own storage) whose one tab
+//! opens the app with the session id the flow's replay will drive. A browser whose connection
+//! ends or whose process exits before it is closed has died, and says so: a watcher notices
+//! either at once, and every DevTools await here is bounded and ends early when the browser
+//! dies (a request to a killed Chromium is otherwise never answered).
 //!
 //! This module launches and opens pages; it must not talk to the daemon.
 
 use std::future::Future;
 use std::path::PathBuf;
+use std::process::Stdio;
 use std::time::Duration;
 
-use chromiumoxide::browser::BrowserConfig;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
+use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
 use chromiumoxide::cdp::browser_protocol::target::{
-    CreateBrowserContextParams, CreateTargetParams, TargetId,
+    CreateBrowserContextParams, CreateTargetParams, GetTargetsParams, TargetId,
 };
+use chromiumoxide::handler::HandlerConfig;
 use futures_util::StreamExt;
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::watch;
 
 use crate::config::env;
@@ -52,6 +58,7 @@ pub fn chromium_path() -> PathBuf {
 /// One job's Chromium.
 pub struct JobBrowser {
     inner: chromiumoxide::Browser,
+    process: tokio::process::Child,
     handler: tokio::task::JoinHandle<()>,
     /// Watches the process and ends when it exited.
     watcher: tokio::task::JoinHandle<()>,
@@ -61,14 +68,24 @@ pub struct JobBrowser {
     profile: PathBuf,
 }
 
-/// A flow's own browser context (its one tab goes with it).
-pub struct FlowPage {
-    context: BrowserContextId,
+/// Where a flow's page lives, and so how it is put away.
+pub enum FlowPage {
+    /// The tab Chromium opened at launch, in the profile's own context: left on a blank page.
+    StartUp(TargetId),
+    /// A fresh browser context (its one tab goes with it).
+    Context(BrowserContextId),
 }
 
+/// What Chromium prints on stderr once its DevTools endpoint listens.
+const DEVTOOLS_LISTENING: &str = "DevTools listening on ";
+
+/// How many of Chromium's last stderr lines a failed launch quotes.
+const STDERR_QUOTED: usize = 5;
+
 impl JobBrowser {
-    /// Launches Chromium with a fresh profile for job `job`.
-    pub async fn launch(job: usize) -> Result<Self, String> {
+    /// Launches Chromium with a fresh profile for job `job`, its start-up tab opening
+    /// `first_url` (an http(s) URL: `reticle verify` refuses any other).
+    pub async fn launch(job: usize, first_url: &str) -> Result<Self, String> {
         let binary = chromium_path();
         if !binary.exists() {
             return Err(format!(
@@ -81,23 +98,46 @@ impl JobBrowser {
             "reticle-verify-{}-{job}",
             uuid::Uuid::new_v4().simple()
         ));
-        let config = BrowserConfig::builder()
-            .chrome_executable(&binary)
-            .disable_default_args()
-            .no_sandbox()
-            .args(crate::config::CHROMIUM_FLAGS.iter().copied())
-            .user_data_dir(&profile)
-            .launch_timeout(LAUNCH_BOUND)
-            .request_timeout(LAUNCH_BOUND)
-            .viewport(None)
-            .build()
-            .map_err(|e| format!("Chromium could not be configured: {e}"))?;
-        let (mut inner, mut handler) = chromiumoxide::Browser::launch(config)
-            .await
+        let mut process = tokio::process::Command::new(&binary)
+            .args(chromium_args(&profile, first_url))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
             .map_err(|e| format!("Chromium ({}) did not start: {e}", binary.display()))?;
-        let pid = inner
-            .get_mut_child()
-            .and_then(|child| child.as_mut_inner().id());
+        let pid = process.id();
+        let endpoint = tokio::time::timeout(LAUNCH_BOUND, devtools_endpoint(&mut process))
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "its DevTools endpoint did not open within {} s",
+                    LAUNCH_BOUND.as_secs()
+                ))
+            });
+        let connected = match endpoint {
+            Ok(endpoint) => {
+                let config = HandlerConfig {
+                    request_timeout: LAUNCH_BOUND,
+                    ..HandlerConfig::default()
+                };
+                chromiumoxide::Browser::connect_with_config(endpoint, config)
+                    .await
+                    .map_err(|e| format!("its DevTools endpoint refused the connection: {e}"))
+            }
+            Err(why) => Err(why),
+        };
+        let (inner, mut handler) = match connected {
+            Ok(connected) => connected,
+            Err(why) => {
+                let _ = process.kill().await;
+                let _ = std::fs::remove_dir_all(&profile);
+                return Err(format!(
+                    "Chromium ({}) did not start: {why}",
+                    binary.display()
+                ));
+            }
+        };
         let (mark_gone, gone) = watch::channel(false);
         let disconnected = mark_gone.clone();
         let handler = tokio::spawn(async move {
@@ -112,6 +152,7 @@ impl JobBrowser {
         });
         Ok(Self {
             inner,
+            process,
             handler,
             watcher,
             gone,
@@ -181,7 +222,7 @@ impl JobBrowser {
         })
         .await
         .map_err(|why| format!("{url} did not load: {why}"))?;
-        Ok(FlowPage { context })
+        Ok(FlowPage::Context(context))
     }
 
     /// Resolves once tab `tab` holds its own document (not the blank one a new tab starts with)
@@ -200,14 +241,56 @@ impl JobBrowser {
         }
     }
 
-    /// Ends a flow's context (its tab and storage go with it).
+    /// The start-up tab, once it holds its own document, parsed (as [`Self::open`] waits).
+    pub async fn start_up_page(&self) -> Result<FlowPage, String> {
+        let tab = self
+            .answer(LAUNCH_BOUND, async {
+                loop {
+                    let targets = self
+                        .inner
+                        .execute(GetTargetsParams::default())
+                        .await
+                        .map_err(|e| format!("Chromium did not list its tabs: {e}"))?;
+                    let tab = targets
+                        .result
+                        .target_infos
+                        .iter()
+                        .find(|t| t.r#type == "page");
+                    if let Some(tab) = tab {
+                        return Ok(tab.target_id.clone());
+                    }
+                    tokio::time::sleep(PARSED_POLL).await;
+                }
+            })
+            .await?;
+        self.answer(LAUNCH_BOUND, async {
+            self.until_parsed(tab.clone()).await;
+            Ok(())
+        })
+        .await
+        .map_err(|why| format!("the start-up tab did not load: {why}"))?;
+        Ok(FlowPage::StartUp(tab))
+    }
+
+    /// Puts a flow's page away: a context ends (its tab and storage go with it); the start-up
+    /// tab is left on a blank page (closing a browser's last tab may end the browser).
     pub async fn close_page(&self, page: FlowPage) {
         let _ = self
             .answer(CLOSE_BOUND, async {
-                self.inner
-                    .dispose_browser_context(page.context)
-                    .await
-                    .map_err(|e| e.to_string())
+                match page {
+                    FlowPage::Context(context) => self
+                        .inner
+                        .dispose_browser_context(context)
+                        .await
+                        .map_err(|e| e.to_string()),
+                    FlowPage::StartUp(tab) => {
+                        let page = self.inner.get_page(tab).await.map_err(|e| e.to_string())?;
+                        page.execute(NavigateParams::new("about:blank"))
+                            .await
+                            .map(drop)
+                            .map_err(|e| e.to_string())
+                    }
+                }
             })
             .await;
     }
@@ -222,13 +305,50 @@ impl JobBrowser {
                 _ = gone.wait_for(|gone| *gone) => {}
             }
         }
-        if tokio::time::timeout(CLOSE_BOUND, self.inner.wait())
+        if tokio::time::timeout(CLOSE_BOUND, self.process.wait())
             .await
             .is_err()
         {
-            let _ = tokio::time::timeout(CLOSE_BOUND, self.inner.kill()).await;
+            let _ = tokio::time::timeout(CLOSE_BOUND, self.process.kill()).await;
         }
     }
+}
+
+/// Chromium's arguments for one job: headless, the product's flags, the fresh profile, a
+/// DevTools port of the kernel's choosing, and the first URL last.
+fn chromium_args(profile: &std::path::Path, first_url: &str) -> Vec<String> {
+    let mut args = vec!["--headless".to_string()];
+    args.extend(crate::config::CHROMIUM_FLAGS.iter().map(|f| f.to_string()));
+    args.push(format!("--user-data-dir={}", profile.display()));
+    args.push("--remote-debugging-port=0".to_string());
+    args.push(first_url.to_string());
+    args
+}
+
+/// Reads Chromium's stderr until it names its DevTools endpoint, then keeps draining it (a full
+/// pipe would stall the browser). A process that ends first is quoted by its last lines.
+async fn devtools_endpoint(process: &mut tokio::process::Child) -> Result<String, String> {
+    let Some(stderr) = process.stderr.take() else {
+        return Err("its stderr could not be read".into());
+    };
+    let mut lines = BufReader::new(stderr).lines();
+    let mut last = std::collections::VecDeque::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(endpoint) = line.split(DEVTOOLS_LISTENING).nth(1) {
+            let endpoint = endpoint.trim().to_string();
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            return Ok(endpoint);
+        }
+        if last.len() == STDERR_QUOTED {
+            last.pop_front();
+        }
+        last.push_back(line);
+    }
+    let said: Vec<String> = last.into_iter().collect();
+    Err(format!(
+        "it exited before opening its DevTools endpoint; its last words: {}",
+        said.join(" | ")
+    ))
 }
 
 /// Whether process `pid` has not exited (looked at without reaping it: its owner reaps it).

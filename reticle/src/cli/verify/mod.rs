@@ -125,8 +125,13 @@ impl Shared<'_> {
             .get_or_insert(why);
     }
 
+    /// Whether a failure has ended the run: no further flow starts.
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
     fn next(&self) -> Option<(usize, String)> {
-        if self.stop.load(Ordering::SeqCst) {
+        if self.stopped() {
             return None;
         }
         self.queue
@@ -193,11 +198,16 @@ fn at_start(url: &str, start_path: &str) -> String {
 
 /// Where `name`'s page opens: the URL at the flow's start path; the URL as given when the flow
 /// cannot be read (its replay then says why it is unknown).
-fn flow_url(shared: &Shared<'_>, name: &str) -> String {
-    match load_flow(shared.workspace, name) {
-        Ok(flow) => at_start(shared.url, &flow.start_path),
-        Err(_) => shared.url.to_string(),
+fn flow_url(url: &str, workspace: &Workspace, name: &str) -> String {
+    match load_flow(workspace, name) {
+        Ok(flow) => at_start(url, &flow.start_path),
+        Err(_) => url.to_string(),
     }
+}
+
+/// The session id the page of job `job`'s flow `index` (from 0) connects with.
+fn flow_session(run_tag: &str, job: usize, index: usize) -> String {
+    format!("{run_tag}-j{job}-f{}", index + 1)
 }
 
 /// The project whose flows run: `RETICLE_PROJECT_DIR`, else the working directory.
@@ -301,9 +311,22 @@ async fn run_suite(
     let agents: Vec<String> = (1..=jobs)
         .map(|job| lease::job_agent(run.id(), job))
         .collect();
+    // Job n's first flow is the n-th: its URL goes to Chromium's command line, so the page
+    // loads while the DevTools link is made. The rest are taken from the queue as jobs free up.
+    let first_urls: Vec<String> = (0..jobs)
+        .map(|index| {
+            let session = flow_session(run.id(), index + 1, index);
+            with_session(&flow_url(&args.url, workspace, &names[index]), &session)
+        })
+        .collect();
     let (links, launches) = futures_util::future::join(
         futures_util::future::join_all(agents.iter().map(|agent| ToolClient::connect(port, agent))),
-        futures_util::future::join_all((1..=jobs).map(JobBrowser::launch)),
+        futures_util::future::join_all(
+            first_urls
+                .iter()
+                .enumerate()
+                .map(|(index, url)| JobBrowser::launch(index + 1, url)),
+        ),
     )
     .await;
     let clients = links
@@ -322,7 +345,7 @@ async fn run_suite(
     }
     let total = names.len();
     let shared = Shared {
-        queue: Mutex::new(names.iter().cloned().enumerate().collect()),
+        queue: Mutex::new(names.iter().cloned().enumerate().skip(jobs).collect()),
         records: Mutex::new(vec![None; total]),
         progress: Mutex::new(Progress::new(total)),
         port,
@@ -340,7 +363,16 @@ async fn run_suite(
         .zip(&clients)
         .enumerate()
         .map(|(i, (browser, client))| {
-            job(&shared, i + 1, browser, client, &first_replay, launched)
+            let first = (i, names[i].clone());
+            job(
+                &shared,
+                i + 1,
+                browser,
+                client,
+                first,
+                &first_replay,
+                launched,
+            )
         });
     futures_util::future::join_all(workers).await;
     for browser in browsers {
@@ -462,10 +494,12 @@ async fn job(
     number: usize,
     browser: &JobBrowser,
     client: &ToolClient,
+    first: (usize, String),
     first_replay: &Mutex<Option<Duration>>,
     launched: Instant,
 ) {
-    while let Some((index, name)) = shared.next() {
+    let mut start_up = Some(first).filter(|_| !shared.stopped());
+    while let Some((index, name)) = start_up.clone().or_else(|| shared.next()) {
         if browser.died() {
             shared.break_run(format!("the browser of job {number} died"));
             shared.finish(
@@ -474,10 +508,15 @@ async fn job(
             );
             break;
         }
-        let session = format!("{}-j{number}-f{}", shared.run_tag, index + 1);
+        let session = flow_session(&shared.run_tag, number, index);
         let clock = Instant::now();
-        let url = with_session(&flow_url(shared, &name), &session);
-        let page = match browser.open(&url).await {
+        let opened = if start_up.take().is_some() {
+            browser.start_up_page().await
+        } else {
+            let url = with_session(&flow_url(shared.url, shared.workspace, &name), &session);
+            browser.open(&url).await
+        };
+        let page = match opened {
             Ok(page) => page,
             Err(why) => {
                 let why = if browser.died() {
