@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use serde_json::{Value, json};
+use tokio::sync::watch;
 
 use super::exit::{Exit, VerifyCode};
 use super::serve::{Serving, ensure};
@@ -106,6 +107,11 @@ struct Shared<'a> {
     /// no longer pass, and no further flow starts.
     broken: Mutex<Option<String>>,
     stop: AtomicBool,
+    /// When verify began, and how long after it the first flow's replay started.
+    launched: Instant,
+    first_replay: Mutex<Option<Duration>>,
+    /// Turns true once job 1's first page is up (or job 1 is done): later jobs launch then.
+    first_page_up: watch::Sender<bool>,
 }
 
 impl Shared<'_> {
@@ -319,30 +325,19 @@ async fn run_suite(
             with_session(&flow_url(&args.url, workspace, &names[index]), &session)
         })
         .collect();
-    let (links, launches) = futures_util::future::join(
+    // Job 1's browser starts with the links; the others once job 1's first page is up, so two
+    // Chromiums never start on the same cores at once and the first step comes as soon as alone.
+    let (links, first_browser) = futures_util::future::join(
         futures_util::future::join_all(agents.iter().map(|agent| ToolClient::connect(port, agent))),
-        futures_util::future::join_all(
-            first_urls
-                .iter()
-                .enumerate()
-                .map(|(index, url)| JobBrowser::launch(index + 1, url)),
-        ),
+        JobBrowser::launch(1, &first_urls[0]),
     )
     .await;
     let clients = links
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
         .map_err(|why| Exit::verify(VerifyCode::Unproven, why))?;
-    let mut browsers = Vec::new();
-    for launch in launches {
-        let browser = launch.map_err(|why| Exit::verify(VerifyCode::Unproven, why))?;
-        eprintln!(
-            "reticle verify: chromium started (job {}, pid {})",
-            browsers.len() + 1,
-            browser.pid().map_or("unknown".into(), |p| p.to_string())
-        );
-        browsers.push(browser);
-    }
+    let first_browser = first_browser.map_err(|why| Exit::verify(VerifyCode::Unproven, why))?;
+    announce(1, &first_browser);
     let total = names.len();
     let shared = Shared {
         queue: Mutex::new(names.iter().cloned().enumerate().skip(jobs).collect()),
@@ -356,28 +351,27 @@ async fn run_suite(
         began_at: now_rfc3339(),
         broken: Mutex::new(None),
         stop: AtomicBool::new(false),
+        launched,
+        first_replay: Mutex::new(None),
+        first_page_up: watch::Sender::new(false),
     };
-    let first_replay = Mutex::new(None::<Duration>);
-    let workers = browsers
+    let mut first_browser = Some(first_browser);
+    let workers = clients
         .iter()
-        .zip(&clients)
+        .zip(first_urls)
         .enumerate()
-        .map(|(i, (browser, client))| {
+        .map(|(i, (client, first_url))| {
             let first = (i, names[i].clone());
-            job(
+            run_job(
                 &shared,
                 i + 1,
-                browser,
                 client,
                 first,
-                &first_replay,
-                launched,
+                first_browser.take(),
+                first_url,
             )
         });
     futures_util::future::join_all(workers).await;
-    for browser in browsers {
-        browser.close().await;
-    }
 
     let broken = shared
         .broken
@@ -427,7 +421,11 @@ async fn run_suite(
         flows: &records,
     };
     let mut document = Value::Object(run.document(&outcome_record));
-    if let Some(first) = *first_replay.lock().unwrap_or_else(|p| p.into_inner()) {
+    if let Some(first) = *shared
+        .first_replay
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+    {
         document["launchToFirstReplayMs"] = json!(first.as_millis() as u64);
     }
     print!("\n{}", table(&records));
@@ -489,14 +487,56 @@ fn summary(code: VerifyCode, broken: Option<&str>, because: &str, records: &[Val
 
 /// One job: takes flows off the queue until it is empty or the run broke. `client` is the job's
 /// own link (its own agent, for the lease book).
+/// Says which browser a job runs (its pid: what a person, or a test, kills it by).
+fn announce(number: usize, browser: &JobBrowser) {
+    eprintln!(
+        "reticle verify: chromium started (job {number}, pid {})",
+        browser.pid().map_or("unknown".into(), |p| p.to_string())
+    );
+}
+
+/// One job from start to end: its browser (`launched` for job 1; any other launches its own
+/// once the first page is up), its flows, then the browser closed. A browser that cannot start
+/// breaks the run.
+async fn run_job(
+    shared: &Shared<'_>,
+    number: usize,
+    client: &ToolClient,
+    first: (usize, String),
+    launched: Option<JobBrowser>,
+    first_url: String,
+) {
+    let browser = match launched {
+        Some(browser) => browser,
+        None => {
+            let _ = shared.first_page_up.subscribe().wait_for(|up| *up).await;
+            if shared.stopped() {
+                return;
+            }
+            match JobBrowser::launch(number, &first_url).await {
+                Ok(browser) => {
+                    announce(number, &browser);
+                    browser
+                }
+                Err(why) => {
+                    shared.break_run(why.clone());
+                    shared.finish(first.0, not_run(&first.1, &why));
+                    return;
+                }
+            }
+        }
+    };
+    job(shared, number, &browser, client, first).await;
+    shared.first_page_up.send_replace(true);
+    browser.close().await;
+}
+
 async fn job(
     shared: &Shared<'_>,
     number: usize,
     browser: &JobBrowser,
     client: &ToolClient,
     first: (usize, String),
-    first_replay: &Mutex<Option<Duration>>,
-    launched: Instant,
 ) {
     let mut start_up = Some(first).filter(|_| !shared.stopped());
     while let Some((index, name)) = start_up.clone().or_else(|| shared.next()) {
@@ -529,7 +569,9 @@ async fn job(
                 break;
             }
         };
-        if let Err(why) = await_session(shared, browser, &session).await {
+        let awaited = await_session(shared, browser, &session).await;
+        shared.first_page_up.send_replace(true);
+        if let Err(why) = awaited {
             shared.break_run(why.clone());
             shared.finish(index, not_run(&name, &why));
             if !browser.died() {
@@ -542,16 +584,29 @@ async fn job(
         let held = match lease::acquire(client, &session).await {
             Ok(held) => held,
             Err(why) => {
+                // A page that left between being seen and being leased may have left with its
+                // browser: that death, once it shows, is what the run reports.
+                if !browser.died() && session_gone(shared, &session).await {
+                    let _ = tokio::time::timeout(DEATH_SHOWS_WITHIN, browser.death()).await;
+                }
+                if browser.died() {
+                    let why =
+                        format!("the browser of job {number} died before its flow was driven");
+                    shared.break_run(why.clone());
+                    shared.finish(index, not_run(&name, &why));
+                    break;
+                }
                 let why = format!("not driven: the job could not lease session {session}: {why}");
                 shared.finish(index, not_run(&name, &why));
                 browser.close_page(page).await;
                 continue;
             }
         };
-        first_replay
+        shared
+            .first_replay
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert_with(|| launched.elapsed());
+            .get_or_insert_with(|| shared.launched.elapsed());
         // A browser that dies mid-flow ends the flow at once: what the replay says after that
         // is about a page that is gone.
         let replayed = tokio::select! {
@@ -582,6 +637,13 @@ async fn job(
         shared.finish(index, record);
         browser.close_page(page).await;
     }
+}
+
+/// Whether the daemon no longer lists `session` (a daemon that does not answer says nothing).
+async fn session_gone(shared: &Shared<'_>, session: &str) -> bool {
+    fetch_status(shared.port, STATUS_BOUND)
+        .await
+        .is_some_and(|status| !status.sessions.iter().any(|s| s.id == session))
 }
 
 /// Waits until the daemon lists `session`; a sentence naming the likely cause when it does not
