@@ -76,6 +76,44 @@ fn said(ran: &harness::cli::Ran) -> String {
     ran.said()
 }
 
+/// A flow that passes only in storage no earlier flow touched: `/storage.html` signals
+/// `storage.fresh` when its origin's localStorage did not hold its mark before it loaded.
+fn fresh_storage(name: &str) -> Value {
+    let mut flow = click_flow(name, "storage-check", "storage.fresh", 2000);
+    flow["startPath"] = json!("/storage.html");
+    flow
+}
+
+#[tokio::test]
+async fn each_flow_runs_in_storage_no_other_flow_touched() {
+    let flows = [
+        fresh_storage("fresh-a"),
+        fresh_storage("fresh-b"),
+        fresh_storage("fresh-c"),
+    ];
+    let rig = rig_with_flows(&flows).await;
+    let url = rig.url("");
+    let isolated = rig.verify(&reticle(), &url, &["--jobs", "1"]).await;
+    assert_eq!(isolated.code, Some(0), "{}", isolated.said());
+
+    // Negative control: a verify that opens later flows in the first flow's context shows them
+    // its storage, and they fail.
+    let shared = rig
+        .verify_with(
+            &reticle(),
+            &url,
+            &["--jobs", "1"],
+            &[(env::TEST_STAND_IN_VERIFY_SHARES_CONTEXT, "1")],
+        )
+        .await;
+    assert_eq!(
+        shared.code,
+        Some(1),
+        "flows sharing a context saw fresh storage: {}",
+        shared.said()
+    );
+}
+
 #[tokio::test]
 async fn a_green_suite_exits_0_with_a_junit_testcase_per_flow_and_a_run_artifact() {
     let rig = rig_with_flows(&[count(), ping()]).await;

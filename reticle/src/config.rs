@@ -82,6 +82,10 @@ pub mod env {
     /// Test only, a stand-in: `reticle verify` drives its sessions without leasing them (the
     /// negative control of its leases; `1`, `true`, `on`, `yes`).
     pub const TEST_STAND_IN_VERIFY_SKIPS_LEASES: &str = "RETICLE_TEST_STAND_IN_VERIFY_SKIPS_LEASES";
+    /// Test only, a stand-in: `reticle verify` opens every later flow in its job's start-up
+    /// context instead of a fresh one (the negative control of flow isolation).
+    pub const TEST_STAND_IN_VERIFY_SHARES_CONTEXT: &str =
+        "RETICLE_TEST_STAND_IN_VERIFY_SHARES_CONTEXT";
     /// Test only, a stand-in: the workspace writes its files in place (truncate, then write)
     /// instead of atomically (the negative control of the durability row).
     pub const TEST_STAND_IN_WRITE_IN_PLACE: &str = "RETICLE_TEST_STAND_IN_WRITE_IN_PLACE";

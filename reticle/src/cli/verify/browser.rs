@@ -194,6 +194,9 @@ impl JobBrowser {
 
     /// Opens `url` in a fresh browser context: storage no other flow has seen.
     pub async fn open(&self, url: &str) -> Result<FlowPage, String> {
+        if crate::config::switch_on(env::TEST_STAND_IN_VERIFY_SHARES_CONTEXT) {
+            return self.open_in_start_up_context(url).await;
+        }
         let context = self
             .answer(LAUNCH_BOUND, async {
                 self.inner
@@ -223,6 +226,26 @@ impl JobBrowser {
         .await
         .map_err(|why| format!("{url} did not load: {why}"))?;
         Ok(FlowPage::Context(context))
+    }
+
+    /// The stand-in's way: a tab in the start-up context, storage shared with the first flow.
+    async fn open_in_start_up_context(&self, url: &str) -> Result<FlowPage, String> {
+        let target = CreateTargetParams::new(url);
+        let created = self
+            .answer(LAUNCH_BOUND, async {
+                self.inner
+                    .execute(target)
+                    .await
+                    .map_err(|e| format!("Chromium could not open {url}: {e}"))
+            })
+            .await?;
+        let tab = created.result.target_id.clone();
+        self.answer(LAUNCH_BOUND, async {
+            self.until_parsed(tab.clone()).await;
+            Ok(())
+        })
+        .await?;
+        Ok(FlowPage::StartUp(tab))
     }
 
     /// Resolves once tab `tab` holds its own document (not the blank one a new tab starts with)
