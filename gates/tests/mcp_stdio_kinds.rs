@@ -134,3 +134,48 @@ async fn files_for_stdin_and_stdout_are_served_to_the_end_of_the_input() {
     .await;
     assert!(written.contains("protocolVersion"), "{written}");
 }
+
+/// An agent that sends many calls before reading a byte fills the pipe: the proxy goes on
+/// writing through its writer thread, and every answer arrives, in the order asked.
+#[tokio::test]
+async fn an_agent_that_reads_late_gets_every_answer_in_order() {
+    const CALLS: u64 = 60;
+    let stage = Stage::default();
+    let mut child = ProxyOptions::new(stage.port, stage.state.path())
+        .command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("reticle mcp starts");
+    let mut to_proxy = child.stdin.take().expect("stdin");
+    let mut answers = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut sent = vec![initialize(1), INITIALIZED.to_string()];
+    // tools/list answers are about 14 KB each: a few fill a 64 KiB pipe.
+    sent.extend((2..2 + CALLS).map(|id| request(id, "tools/list", json!({}))));
+    to_proxy
+        .write_all(sent.concat().as_bytes())
+        .await
+        .expect("the proxy reads");
+    let mut ids = Vec::new();
+    let read = tokio::time::timeout(BOUND, async {
+        while ids.len() < (CALLS + 1) as usize {
+            let Ok(Some(line)) = answers.next_line().await else {
+                break;
+            };
+            let answer: Value = serde_json::from_str(&line).expect("a JSON line");
+            assert!(answer.get("result").is_some(), "{answer}");
+            ids.push(answer["id"].as_u64().expect("an id"));
+        }
+    })
+    .await;
+    drop(to_proxy);
+    let _ = tokio::time::timeout(BOUND, child.wait()).await;
+    assert!(
+        read.is_ok(),
+        "answers stopped after {} of {}",
+        ids.len(),
+        CALLS + 1
+    );
+    assert_eq!(ids, (1..2 + CALLS).collect::<Vec<_>>());
+}

@@ -80,16 +80,14 @@ pub fn run(port: u16) -> ExitCode {
     }));
     runtime.block_on(async move {
         let (inputs_tx, inputs) = mpsc::unbounded_channel();
-        let (out, writer) = stdio::start(inputs_tx.clone());
+        let out = stdio::start(inputs_tx.clone());
         let supervisor = Supervisor::new(
             settings,
             ProxyLog::open(port),
             out,
             Workers::new(Box::new(ProcessLauncher { port }), inputs_tx),
         );
-        let code = supervisor.serve(inputs).await;
-        let _ = writer.join();
-        code
+        supervisor.serve(inputs).await
     })
 }
 

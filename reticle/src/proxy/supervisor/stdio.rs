@@ -4,12 +4,13 @@
 //! poller can watch it (a pipe, a socket, a terminal) it is read on the runtime thread; otherwise
 //! (a file, `/dev/null`) on a thread of its own. stdout writes the actor's lines in order and
 //! remembers whether a write ever failed: on the actor's own thread when the write cannot block
-//! (an empty pipe, a socket with room), else through a writer thread, so an agent that stops
-//! reading never stalls the actor.
+//! (an empty pipe, a socket with room), else through a writer thread (started the first time one
+//! is needed), so an agent that stops reading never stalls the actor.
 //!
 //! Neither descriptor is ever switched to non-blocking mode: the agent may share its file
 //! description with other processes. A read happens only after `poll` says it will not wait.
 
+use std::cell::OnceCell;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::sync::Arc;
@@ -31,31 +32,21 @@ use crate::proxy::settings::MAX_LINE_BYTES;
 const READ_CHUNK: usize = 64 * 1024;
 
 /// Starts serving the agent's stdin and stdout for the actor; must run inside the runtime.
-/// Returns where the actor writes, and the writer thread (joined once the actor is done).
-pub(super) fn start(
-    inputs: mpsc::UnboundedSender<Input>,
-) -> (AgentOut, std::thread::JoinHandle<()>) {
+/// Returns where the actor writes (its writer thread, once started, is joined when it drops).
+pub(super) fn start(inputs: mpsc::UnboundedSender<Input>) -> AgentOut {
     // SAFETY: fd 0 stays open, and names the same description, for the process's whole life.
     match unsafe { AsyncFd::register_with_interest(std::io::stdin(), Interest::READABLE) } {
         Ok(stdin) => drop(tokio::spawn(read_ready(stdin, inputs))),
         Err(_) => drop(std::thread::spawn(move || read_blocking(inputs))),
     }
-    let (lines, queue) = std::sync::mpsc::channel::<String>();
-    let broken = Arc::new(AtomicBool::new(false));
-    let queued = Arc::new(AtomicUsize::new(0));
-    let writer = {
-        let (broken, queued) = (broken.clone(), queued.clone());
-        std::thread::spawn(move || write_queued(queue, broken, queued))
-    };
     // SAFETY: as fd 0 above, fd 1 is never closed while the process runs.
     let direct = DirectOut::detect(unsafe { BorrowedFd::borrow_raw(nix::libc::STDOUT_FILENO) });
-    let out = AgentOut {
+    AgentOut {
         direct,
-        queued,
-        lines,
-        broken,
-    };
-    (out, writer)
+        queued: Arc::new(AtomicUsize::new(0)),
+        broken: Arc::new(AtomicBool::new(false)),
+        writer: OnceCell::new(),
+    }
 }
 
 /// Where the actor writes to the agent: one JSON line per message.
@@ -64,8 +55,16 @@ pub(super) struct AgentOut {
     direct: Option<DirectOut>,
     /// Lines handed to the writer thread and not yet written out by it.
     queued: Arc<AtomicUsize>,
-    lines: std::sync::mpsc::Sender<String>,
     broken: Arc<AtomicBool>,
+    /// The writer thread, started by the first line that cannot be written directly (an agent
+    /// that reads promptly over a pipe or socket never needs it).
+    writer: OnceCell<Writer>,
+}
+
+/// The writer thread and its queue.
+struct Writer {
+    lines: std::sync::mpsc::Sender<String>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl AgentOut {
@@ -75,9 +74,24 @@ impl AgentOut {
         Self {
             direct: None,
             queued: Arc::new(AtomicUsize::new(0)),
-            lines,
             broken: Arc::new(AtomicBool::new(false)),
+            writer: OnceCell::from(Writer {
+                lines,
+                thread: None,
+            }),
         }
+    }
+
+    fn writer(&self) -> &Writer {
+        self.writer.get_or_init(|| {
+            let (lines, queue) = std::sync::mpsc::channel::<String>();
+            let (broken, queued) = (self.broken.clone(), self.queued.clone());
+            let thread = std::thread::spawn(move || write_queued(queue, broken, queued));
+            Writer {
+                lines,
+                thread: Some(thread),
+            }
+        })
     }
 
     /// Writes one message, encoded as a line of JSON (no newline). Written here when nothing is
@@ -98,7 +112,7 @@ impl AgentOut {
             }
         }
         self.queued.fetch_add(1, Ordering::AcqRel);
-        if self.lines.send(line).is_err() {
+        if self.writer().lines.send(line).is_err() {
             self.queued.fetch_sub(1, Ordering::AcqRel);
         }
     }
@@ -106,6 +120,18 @@ impl AgentOut {
     /// Whether a write to stdout has failed (the agent stopped reading).
     pub(super) fn is_broken(&self) -> bool {
         self.broken.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for AgentOut {
+    /// Lets the writer thread write what it holds, then waits for it.
+    fn drop(&mut self) {
+        if let Some(Writer { lines, thread }) = self.writer.take() {
+            drop(lines);
+            if let Some(thread) = thread {
+                let _ = thread.join();
+            }
+        }
     }
 }
 
@@ -387,15 +413,11 @@ mod tests {
         let (reader, writer) = nix::unistd::pipe().unwrap();
         let writer = leak(writer);
         let (lines, queue) = std::sync::mpsc::channel::<String>();
-        let out = AgentOut {
-            direct: Some(DirectOut::Pipe {
-                fd: writer,
-                capacity: 1 << 16,
-            }),
-            queued: Arc::new(AtomicUsize::new(0)),
-            lines,
-            broken: Arc::new(AtomicBool::new(false)),
-        };
+        let mut out = AgentOut::queued_only(lines);
+        out.direct = Some(DirectOut::Pipe {
+            fd: writer,
+            capacity: 1 << 16,
+        });
         out.write_line("1".into());
         out.write_line("2".into());
         out.write_line("3".into());
