@@ -485,8 +485,6 @@ fn summary(code: VerifyCode, broken: Option<&str>, because: &str, records: &[Val
     format!("{head} ({because})\n  {}", flows.join("\n  "))
 }
 
-/// One job: takes flows off the queue until it is empty or the run broke. `client` is the job's
-/// own link (its own agent, for the lease book).
 /// Says which browser a job runs (its pid: what a person, or a test, kills it by).
 fn announce(number: usize, browser: &JobBrowser) {
     eprintln!(
@@ -495,7 +493,7 @@ fn announce(number: usize, browser: &JobBrowser) {
     );
 }
 
-/// One job from start to end: its browser (`launched` for job 1; any other launches its own
+/// One job from start to end: its browser (given for job 1; any other job launches its own
 /// once the first page is up), its flows, then the browser closed. A browser that cannot start
 /// breaks the run.
 async fn run_job(
@@ -503,10 +501,10 @@ async fn run_job(
     number: usize,
     client: &ToolClient,
     first: (usize, String),
-    launched: Option<JobBrowser>,
+    browser: Option<JobBrowser>,
     first_url: String,
 ) {
-    let browser = match launched {
+    let browser = match browser {
         Some(browser) => browser,
         None => {
             let _ = shared.first_page_up.subscribe().wait_for(|up| *up).await;
@@ -531,6 +529,9 @@ async fn run_job(
     browser.close().await;
 }
 
+/// One job's flows: its `first` in the browser's start-up tab, then flows off the queue until
+/// it is empty or the run broke. `client` is the job's own link (its own agent, for the lease
+/// book).
 async fn job(
     shared: &Shared<'_>,
     number: usize,
