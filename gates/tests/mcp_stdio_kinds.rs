@@ -141,6 +141,8 @@ async fn files_for_stdin_and_stdout_are_served_to_the_end_of_the_input() {
 async fn an_agent_that_reads_late_gets_every_answer_in_order() {
     const CALLS: u64 = 60;
     let stage = Stage::default();
+    // Spawned here, not through `RawMcp`: its reader drains stdout at once, and the pipe must
+    // fill for the writer thread to be needed.
     let mut child = ProxyOptions::new(stage.port, stage.state.path())
         .command()
         .stdin(Stdio::piped())

@@ -210,27 +210,18 @@ impl JobBrowser {
             .browser_context_id(context.clone())
             .build()
             .map_err(|e| format!("Chromium could not be asked for a tab: {e}"))?;
-        let created = self
-            .answer(LAUNCH_BOUND, async {
-                self.inner
-                    .execute(target)
-                    .await
-                    .map_err(|e| format!("Chromium could not open {url}: {e}"))
-            })
-            .await?;
-        let tab = created.result.target_id.clone();
-        self.answer(LAUNCH_BOUND, async {
-            self.until_parsed(tab).await;
-            Ok(())
-        })
-        .await
-        .map_err(|why| format!("{url} did not load: {why}"))?;
+        self.open_tab(target, url).await?;
         Ok(FlowPage::Context(context))
     }
 
     /// The stand-in's way: a tab in the start-up context, storage shared with the first flow.
     async fn open_in_start_up_context(&self, url: &str) -> Result<FlowPage, String> {
-        let target = CreateTargetParams::new(url);
+        let tab = self.open_tab(CreateTargetParams::new(url), url).await?;
+        Ok(FlowPage::StartUp(tab))
+    }
+
+    /// Creates the tab `target` describes and waits (bounded) until it has parsed `url`.
+    async fn open_tab(&self, target: CreateTargetParams, url: &str) -> Result<TargetId, String> {
         let created = self
             .answer(LAUNCH_BOUND, async {
                 self.inner
@@ -240,12 +231,19 @@ impl JobBrowser {
             })
             .await?;
         let tab = created.result.target_id.clone();
+        self.parsed(&tab)
+            .await
+            .map_err(|why| format!("{url} did not load: {why}"))?;
+        Ok(tab)
+    }
+
+    /// [`Self::until_parsed`], bounded and ended early by the browser's death.
+    async fn parsed(&self, tab: &TargetId) -> Result<(), String> {
         self.answer(LAUNCH_BOUND, async {
             self.until_parsed(tab.clone()).await;
             Ok(())
         })
-        .await?;
-        Ok(FlowPage::StartUp(tab))
+        .await
     }
 
     /// Resolves once tab `tab` holds its own document (not the blank one a new tab starts with)
@@ -286,12 +284,9 @@ impl JobBrowser {
                 }
             })
             .await?;
-        self.answer(LAUNCH_BOUND, async {
-            self.until_parsed(tab.clone()).await;
-            Ok(())
-        })
-        .await
-        .map_err(|why| format!("the start-up tab did not load: {why}"))?;
+        self.parsed(&tab)
+            .await
+            .map_err(|why| format!("the start-up tab did not load: {why}"))?;
         Ok(FlowPage::StartUp(tab))
     }
 

@@ -139,7 +139,7 @@ impl Drop for AgentOut {
 #[derive(Debug, PartialEq, Eq)]
 enum Direct {
     All,
-    /// This many bytes left; the rest must follow through the writer thread.
+    /// Only this many bytes went out; the rest must follow through the writer thread.
     Part(usize),
     /// Nothing written: it could have waited.
     NotNow,
