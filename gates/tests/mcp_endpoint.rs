@@ -5,7 +5,9 @@
 //! is attached (control: it fires once none is). A client that stops reading its stream: a POST
 //! once its backlog is full is refused 503 naming the cap (control: a read stream never is), and
 //! an answer waiting for room is dropped after its bound, freeing its call's slot (control: the
-//! slot was held meanwhile).
+//! slot was held meanwhile). A POST that asks for its answer inline (as `reticle mcp` does) gets
+//! it as its own response and the stream does not carry it (control: with the inline wait at
+//! zero, the same POST gets 202 and the answer on the stream).
 
 mod support;
 
@@ -13,6 +15,7 @@ use harness::sse_stream::SseReader;
 use harness::{OwnedDaemon, poll};
 use nix::sys::signal::Signal;
 use reticle::config::{MCP_STREAM_BACKLOG, env};
+use reticle::mcp::{INLINE_ANSWER, INLINE_ANSWER_HEADER};
 use serde_json::{Value, json};
 use support::{BOUND, initialize_line};
 
@@ -107,6 +110,65 @@ async fn a_stream_serves_a_fresh_session_with_json_rpc_exactly() {
         .await
         .unwrap();
     assert_eq!(missing.status(), 400);
+}
+
+/// One POST asking for its answer inline: its status and the answer it carried, if any.
+async fn post_inline(stream: &SseReader, body: &str) -> (u16, Option<Value>) {
+    let (status, text) = stream
+        .try_post_with(body, &[(INLINE_ANSWER_HEADER, INLINE_ANSWER)])
+        .await
+        .unwrap();
+    (status, serde_json::from_str(&text).ok())
+}
+
+#[tokio::test]
+async fn an_answer_asked_for_inline_comes_back_on_its_post_and_only_there() {
+    let call = r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"reticle_sessions","arguments":{}}}"#;
+    let ping = r#"{"jsonrpc":"2.0","id":"last","method":"ping"}"#;
+    // A long wait, so the tool call's answer (from its own task) comes back inline however
+    // slow the machine; initialize is answered before its POST returns under any wait.
+    let daemon = OwnedDaemon::builder()
+        .env(env::MCP_INLINE_WAIT_MS, "60000")
+        .start()
+        .await;
+    let mut stream = SseReader::open(daemon.port()).await;
+    assert_eq!(stream.next_event().await.unwrap().0, "reticle-session");
+    let (status, init) = post_inline(&stream, &initialize_line(1)).await;
+    assert_eq!(status, 200);
+    assert_eq!(init.unwrap()["result"]["protocolVersion"], "2025-06-18");
+    let (status, sessions) = post_inline(&stream, call).await;
+    assert_eq!(status, 200);
+    let sessions = sessions.unwrap();
+    assert_eq!(sessions["id"], "s");
+    assert_eq!(
+        sessions["result"]["structuredContent"]["sessions"],
+        json!([])
+    );
+    // A notification has no answer to carry; a POST that does not ask gets 202 and the stream.
+    let (status, nothing) = post_inline(
+        &stream,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    )
+    .await;
+    assert_eq!((status, nothing), (202, None));
+    assert_eq!(stream.post(ping).await, 202);
+    let first_on_stream = stream.next_message().await;
+    assert_eq!(
+        first_on_stream["id"], "last",
+        "the stream carried only the answer nobody asked for inline: {first_on_stream}"
+    );
+
+    // Control: no inline wait, so the same POSTs are answered on the stream.
+    let daemon = OwnedDaemon::builder()
+        .env(env::MCP_INLINE_WAIT_MS, "0")
+        .start()
+        .await;
+    let mut stream = SseReader::open(daemon.port()).await;
+    assert_eq!(stream.next_event().await.unwrap().0, "reticle-session");
+    assert_eq!(post_inline(&stream, &initialize_line(1)).await, (202, None));
+    assert_eq!(stream.next_message().await["id"], 1);
+    assert_eq!(post_inline(&stream, call).await, (202, None));
+    assert_eq!(stream.next_message().await["id"], "s");
 }
 
 #[tokio::test]

@@ -124,15 +124,26 @@ impl SseReader {
 
     /// POSTs one raw body to this session; the HTTP status and body.
     pub async fn try_post(&self, body: &str) -> Result<(u16, String), String> {
+        self.try_post_with(body, &[]).await
+    }
+
+    /// POSTs one raw body to this session with extra request headers; the HTTP status and body.
+    pub async fn try_post_with(
+        &self,
+        body: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<(u16, String), String> {
         let client = reqwest::Client::builder()
             .no_proxy()
             .build()
             .map_err(|e| e.to_string())?;
-        let sent = client
+        let mut request = client
             .post(&self.post_url)
-            .header("content-type", "application/json")
-            .body(body.to_string())
-            .send();
+            .header("content-type", "application/json");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let sent = request.body(body.to_string()).send();
         let response = tokio::time::timeout(BOUND, sent)
             .await
             .map_err(|_| "the POST was not answered within the bound".to_string())?

@@ -61,6 +61,9 @@ pub mod env {
     pub const MAX_MCP_SESSIONS: &str = "RETICLE_MAX_MCP_SESSIONS";
     /// The most tool calls the daemon's MCP endpoint runs at once, over all sessions.
     pub const MAX_MCP_CALLS: &str = "RETICLE_MAX_MCP_CALLS";
+    /// How long a POST from `reticle mcp` waits for its request's answer to carry it back itself
+    /// (ms, default 2; `0`: every answer goes on the stream).
+    pub const MCP_INLINE_WAIT_MS: &str = "RETICLE_MCP_INLINE_WAIT_MS";
     /// How long a session lease lives without a call from its holder, in ms (default 5 min).
     pub const LEASE_TTL_MS: &str = "RETICLE_LEASE_TTL_MS";
     /// How long an agent's leases outlive its last MCP link closing, in ms (default 10 s): a
@@ -117,6 +120,10 @@ pub const DEFAULT_DRAIN: Duration = Duration::from_secs(5);
 /// Defaults for the daemon's caps: what one client, or one page, can make it hold.
 pub const DEFAULT_MAX_MCP_SESSIONS: u32 = 64;
 pub const DEFAULT_MAX_MCP_CALLS: u32 = 256;
+/// How long a POST that asked for its answer inline waits for it: long enough for the calls that
+/// answer at once (a read of the daemon's own state, a query the page answers in a millisecond),
+/// short, because the proxy's next POST waits behind it.
+pub const DEFAULT_MCP_INLINE_WAIT: Duration = Duration::from_millis(2);
 /// Answers waiting on one MCP stream; a POST to a session whose backlog is full is refused.
 pub const MCP_STREAM_BACKLOG: usize = 1024;
 /// How long an answer waits for room on its stream before it is dropped (the stream is not

@@ -1,7 +1,10 @@
 //! The MCP endpoint's caps, read once at start: open sessions (one per stream) and tool calls
-//! running at once. Each refusal names its cap and the variable that raises it. The defaults and
-//! variable names live in [`crate::config`]; this module reads and words them, it must not
+//! running at once; and, beside them, how long a POST waits for an answer it asked to carry
+//! ([`super::inline`]). Each refusal names its cap and the variable that raises it. The defaults
+//! and variable names live in [`crate::config`]; this module reads and words them, it must not
 //! refuse on its own.
+
+use std::time::Duration;
 
 use crate::config::{self, ConfigError, env};
 
@@ -10,6 +13,8 @@ use crate::config::{self, ConfigError, env};
 pub struct McpLimits {
     pub sessions: usize,
     pub calls: usize,
+    /// How long a POST that asked for its answer inline waits for it (zero: never inline).
+    pub inline_wait: Duration,
 }
 
 impl Default for McpLimits {
@@ -17,6 +22,7 @@ impl Default for McpLimits {
         Self {
             sessions: config::DEFAULT_MAX_MCP_SESSIONS as usize,
             calls: config::DEFAULT_MAX_MCP_CALLS as usize,
+            inline_wait: config::DEFAULT_MCP_INLINE_WAIT,
         }
     }
 }
@@ -30,6 +36,10 @@ impl McpLimits {
             )? as usize,
             calls: config::count_from_env(env::MAX_MCP_CALLS, config::DEFAULT_MAX_MCP_CALLS)?
                 as usize,
+            inline_wait: config::millis_from_env(
+                env::MCP_INLINE_WAIT_MS,
+                config::DEFAULT_MCP_INLINE_WAIT,
+            )?,
         })
     }
 

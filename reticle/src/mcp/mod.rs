@@ -1,6 +1,8 @@
 //! The daemon's MCP endpoint over the legacy SSE transport: `GET /mcp/sse` opens a stream whose
 //! first event names the POST path of a fresh protocol session; `POST /mcp/message?sessionId=..`
-//! takes one JSON-RPC message (202) whose answer arrives on that stream as a `message` event.
+//! takes one JSON-RPC message (202) whose answer arrives on that stream as a `message` event, or,
+//! for a POST that asks with [`INLINE_ANSWER_HEADER`] and an answer ready within a short bound,
+//! in the POST's own response ([`inline`]).
 //! The same protocol sessions are also served over Streamable HTTP at `/mcp` ([`streamable`]).
 //!
 //! # Layout
@@ -8,11 +10,13 @@
 //! - [`protocol`]: the handshake: versions, server identity, instructions (shared with the proxy).
 //! - [`limits`]: the caps on open sessions and running calls, and how their refusals read.
 //! - [`session`]: one protocol session: what each method answers.
+//! - [`inline`]: the POSTs waiting for their own answers, and which of them gets each answer.
 //! - [`transport`]: the two HTTP handlers and the stream's frames.
 //! - [`streamable`]: the Streamable HTTP endpoint: each answer in its POST's response.
 //!
 //! This room speaks MCP; it must not run tools itself (that is [`crate::tools::run_tool`]).
 
+pub mod inline;
 pub mod jsonrpc;
 pub mod limits;
 pub mod protocol;
@@ -48,6 +52,12 @@ pub const MESSAGE_EVENT: &str = "message";
 pub const SESSION_EVENT: &str = "reticle-session";
 /// Sent on every stream before a planned shutdown: `{"reason"}`.
 pub const SHUTDOWN_EVENT: &str = "reticle-shutdown";
+/// The request header by which a POST to [`MESSAGE_PATH`] asks for its request's answer in its
+/// own response when the answer is ready within the daemon's inline wait (`reticle mcp` sends
+/// it); its value is [`INLINE_ANSWER`]. Without it, every answer goes on the stream.
+pub const INLINE_ANSWER_HEADER: &str = "x-reticle-answer";
+/// The value of [`INLINE_ANSWER_HEADER`].
+pub const INLINE_ANSWER: &str = "inline";
 /// The largest MCP message body a POST to [`MESSAGE_PATH`] may carry.
 pub const MAX_MCP_BODY_BYTES: usize = 4 * 1024 * 1024;
 

@@ -12,7 +12,9 @@
 //! root span carries its JSON-RPC id: the agent's own when `reticle mcp` forwarded it in `_meta`.
 //! Every call runs as its session's agent (the lease holder it is checked as): the agent id the
 //! stream was opened with, else the stream itself, labelled with the `clientInfo` name its
-//! `initialize` gave.
+//! `initialize` gave. A request posted with [`Self::receive_answering`] has its answer handed to
+//! that POST when it comes within the bound ([`super::inline`]); every other answer goes on the
+//! session's stream.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -24,6 +26,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use super::inline::WaitingPosts;
 use super::jsonrpc::{
     self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, REQUEST_CANCELLED,
 };
@@ -59,6 +62,8 @@ pub struct ProtocolSession {
     /// Tool calls still running, by their request id (as JSON text); whoever removes an entry
     /// (the call finishing, or a cancellation) answers it.
     running: Mutex<HashMap<String, AbortHandle>>,
+    /// The POSTs waiting to carry their own request's answer.
+    waiting_posts: WaitingPosts,
 }
 
 /// A JSON-RPC error answer: its code and message.
@@ -73,6 +78,7 @@ impl ProtocolSession {
             outbound,
             negotiated: Mutex::new(None),
             running: Mutex::new(HashMap::new()),
+            waiting_posts: WaitingPosts::default(),
         }
     }
 
@@ -118,13 +124,17 @@ impl ProtocolSession {
         .await;
     }
 
-    /// Puts the answer to request `id` on the stream, as [`Self::send`] does.
+    /// Hands the answer to request `id` to the POST waiting for it, if one is; else puts it on
+    /// the stream, as [`Self::send`] does.
     async fn answer(&self, id: &Value, line: String) {
-        self.put(Outbound {
-            answers: Some(jsonrpc::id_key(id)),
-            line,
-        })
-        .await;
+        let key = jsonrpc::id_key(id);
+        if let Err(line) = self.waiting_posts.hand_over(&key, line) {
+            self.put(Outbound {
+                answers: Some(key),
+                line,
+            })
+            .await;
+        }
     }
 
     async fn put(&self, outbound: Outbound) {
@@ -141,6 +151,31 @@ impl ProtocolSession {
 
     /// Handles one posted message.
     pub async fn receive(self: &Arc<Self>, body: &[u8], mcp: &McpState, ctx: &ToolContext) {
+        if let Some(message) = self.read(body).await {
+            self.handle(message, mcp, ctx).await;
+        }
+    }
+
+    /// Handles one posted message, as [`Self::receive`] does; a request's answer, when it comes
+    /// within `bound`, is returned for the POST's own response instead of going on the stream.
+    pub async fn receive_answering(
+        self: &Arc<Self>,
+        body: &[u8],
+        mcp: &McpState,
+        ctx: &ToolContext,
+        bound: std::time::Duration,
+    ) -> Option<String> {
+        let message = self.read(body).await?;
+        let waiter = match &message.kind {
+            jsonrpc::Kind::Request { id, .. } => self.waiting_posts.register(jsonrpc::id_key(id)),
+            _ => None,
+        };
+        self.handle(message, mcp, ctx).await;
+        waiter?.within(bound).await
+    }
+
+    /// The message a body holds; a body that holds none is answered on the stream here.
+    async fn read(&self, body: &[u8]) -> Option<jsonrpc::Message> {
         let Ok(text) = std::str::from_utf8(body) else {
             let answer = jsonrpc::error_response(
                 &Value::Null,
@@ -148,16 +183,25 @@ impl ProtocolSession {
                 "parse error: the message is not UTF-8",
                 None,
             );
-            return self.answer(&Value::Null, answer.to_string()).await;
+            self.answer(&Value::Null, answer.to_string()).await;
+            return None;
         };
-        let message = match jsonrpc::parse(text) {
-            Ok(message) => message,
+        match jsonrpc::parse(text) {
+            Ok(message) => Some(message),
             Err(invalid) => {
-                return self
-                    .answer(&invalid.id, invalid.response().to_string())
+                self.answer(&invalid.id, invalid.response().to_string())
                     .await;
+                None
             }
-        };
+        }
+    }
+
+    async fn handle(
+        self: &Arc<Self>,
+        message: jsonrpc::Message,
+        mcp: &McpState,
+        ctx: &ToolContext,
+    ) {
         match &message.kind {
             jsonrpc::Kind::Request { id, method } => {
                 self.request(id.clone(), method, message.params(), mcp, ctx)
@@ -491,6 +535,48 @@ mod tests {
         assert_eq!(ran["result"]["structuredContent"]["count"], 0);
         assert!(ran["result"]["structuredContent"]["why"].is_string());
         assert!(ran["result"].get("resultType").is_none());
+    }
+
+    #[tokio::test]
+    async fn an_answer_in_time_goes_back_to_its_post_and_a_later_one_on_the_stream() {
+        use std::time::Duration;
+        let (session, mut rx, mcp, ctx) = setup(Catalogue::standard());
+        let answer_id = |line: Option<String>| -> Value {
+            serde_json::from_str::<Value>(&line.expect("an inline answer")).unwrap()["id"].clone()
+        };
+        // initialize is answered before its POST returns: even no wait carries it back.
+        let init = session
+            .receive_answering(INIT.as_bytes(), &mcp, &ctx, Duration::ZERO)
+            .await;
+        assert_eq!(answer_id(init), json!(0));
+        let call = |id: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"reticle_sessions","arguments":{{}}}}}}"#
+            )
+        };
+        // A tool call answers from its own task, which this single-threaded runtime cannot run
+        // before a zero wait ends: its answer goes on the stream.
+        let late = session
+            .receive_answering(call("late").as_bytes(), &mcp, &ctx, Duration::ZERO)
+            .await;
+        assert_eq!(late, None);
+        let streamed = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            streamed.line.contains(r#""id":"late""#),
+            "{}",
+            streamed.line
+        );
+        let in_time = session
+            .receive_answering(call("soon").as_bytes(), &mcp, &ctx, Duration::from_secs(60))
+            .await;
+        assert_eq!(answer_id(in_time), json!("soon"));
+        assert!(
+            rx.try_recv().is_err(),
+            "an answer carried inline is not streamed too"
+        );
     }
 
     #[tokio::test]

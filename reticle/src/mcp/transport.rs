@@ -1,6 +1,8 @@
 //! The legacy SSE transport, by hand: `GET /mcp/sse` opens a stream (first event `endpoint` with
 //! the POST path, then `reticle-session`, then one `message` event per answer, keep-alive
-//! comments in between) and `POST /mcp/message?sessionId=..` hands one message to its session.
+//! comments in between) and `POST /mcp/message?sessionId=..` hands one message to its session;
+//! a POST carrying [`INLINE_ANSWER_HEADER`] gets its request's answer as its own `200` response
+//! when the answer comes within the inline wait, else `202` and the answer on the stream.
 //! A stream may name the agent it belongs to (`?agent=<id>`, what `reticle mcp` mints once per
 //! process): its calls then run as that agent, and the lease book counts it as one of that
 //! agent's links (an agent's leases outlive its last link only by the link grace).
@@ -16,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::{StreamExt, stream};
@@ -26,8 +28,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::{Outbound, ProtocolSession};
 use super::{
-    AGENT_PARAM, ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, McpState, SESSION_EVENT,
-    SHUTDOWN_EVENT,
+    AGENT_PARAM, ENDPOINT_EVENT, INLINE_ANSWER, INLINE_ANSWER_HEADER, MESSAGE_EVENT, MESSAGE_PATH,
+    McpState, SESSION_EVENT, SHUTDOWN_EVENT,
 };
 use crate::daemon::activity::{Attachment, Holder};
 use crate::plane::refusal;
@@ -115,11 +117,13 @@ pub async fn mcp_sse_open(
 
 /// `POST /mcp/message?sessionId=..`: one JSON-RPC message for an open session; 202 once handled
 /// (protocol methods) or started (tool calls), 503 while the stream's backlog is full. The
-/// answer goes on the session's stream.
+/// answer goes on the session's stream, unless the POST asked for it inline and it came within
+/// the inline wait: then it is this POST's `200` response.
 pub async fn mcp_message_post(
     State(mcp): State<McpState>,
     State(ctx): State<ToolContext>,
     Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let Some(id) = query.get("sessionId") else {
@@ -143,8 +147,27 @@ pub async fn mcp_message_post(
             &super::limits::backlog_refusal(id),
         );
     }
-    session.receive(&body, &mcp, &ctx).await;
+    let inline_wait = mcp.limits().inline_wait;
+    if !inline_wait.is_zero() && asks_inline(&headers) {
+        if let Some(answer) = session
+            .receive_answering(&body, &mcp, &ctx, inline_wait)
+            .await
+        {
+            return ([(header::CONTENT_TYPE, "application/json")], answer).into_response();
+        }
+    } else {
+        session.receive(&body, &mcp, &ctx).await;
+    }
     StatusCode::ACCEPTED.into_response()
+}
+
+/// Whether a POST asked to carry its own answer.
+fn asks_inline(headers: &HeaderMap) -> bool {
+    headers.get(INLINE_ANSWER_HEADER).is_some_and(|value| {
+        value
+            .as_bytes()
+            .eq_ignore_ascii_case(INLINE_ANSWER.as_bytes())
+    })
 }
 
 /// Whether `agent` may name an agent: 1 to 64 ASCII letters, digits, `-` or `_`.

@@ -5,7 +5,7 @@
 //! a fresh one is made. A POST is `NotSent` (it did not run, and may be sent again) only when no
 //! connection could be made, or when writing it failed before the kernel took a single byte;
 //! once any byte has left, a failure is `Unknown` (it may or may not have run). It must not know
-//! MCP: bytes in, a status and a body out.
+//! MCP: bytes (and the caller's extra request headers) in, a status and a body out.
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -37,6 +37,8 @@ pub struct PostLink {
     addr: SocketAddr,
     authority: String,
     path: String,
+    /// Extra request header lines, each ending in CRLF.
+    headers: String,
     kept: Option<(TcpStream, Instant)>,
 }
 
@@ -55,8 +57,15 @@ impl PostLink {
             addr,
             authority: authority.to_string(),
             path: if path.is_empty() { "/" } else { path }.to_string(),
+            headers: String::new(),
             kept: None,
         })
+    }
+
+    /// The same link, sending `name: value` with every request.
+    pub fn with_header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push_str(&format!("{name}: {value}\r\n"));
+        self
     }
 
     /// POSTs `body` as JSON, within `bound` in all.
@@ -81,9 +90,10 @@ impl PostLink {
             },
         };
         let request = format!(
-            "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            "POST {} HTTP/1.1\r\nhost: {}\r\n{}content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
             self.path,
             self.authority,
+            self.headers,
             body.len()
         );
         let exchange = async {
@@ -325,6 +335,34 @@ mod tests {
             Posted::Answered { status: 202, .. }
         ));
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn extra_headers_go_with_every_request_and_a_body_comes_back() {
+        // Answers each request with its own head as the body.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp/message", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut seen = Vec::new();
+            let mut chunk = [0u8; 4096];
+            while !seen.ends_with(b"{}") {
+                let n = stream.read(&mut chunk).await.unwrap();
+                assert!(n > 0, "the request ended early");
+                seen.extend_from_slice(&chunk[..n]);
+            }
+            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", seen.len());
+            stream.write_all(head.as_bytes()).await.unwrap();
+            stream.write_all(&seen).await.unwrap();
+        });
+        let mut link = PostLink::new(&url)
+            .unwrap()
+            .with_header("x-answer", "inline");
+        let Posted::Answered { status: 200, body } = link.post("{}", BOUND).await else {
+            panic!("no answer");
+        };
+        assert!(body.contains("\r\nx-answer: inline\r\n"), "{body}");
+        assert!(body.ends_with("\r\n\r\n{}"), "{body}");
     }
 
     #[tokio::test]

@@ -13,6 +13,10 @@ pub const BACKOFF_CAP: Duration = Duration::from_secs(2);
 pub const STREAM_STALL: Duration = Duration::from_secs(5);
 /// How long the worker waits for the stream's headers and endpoint frame.
 pub const STREAM_HANDSHAKE: Duration = Duration::from_secs(3);
+/// How long a POST whose fate cannot be known waits to see whether its stream broke too (then
+/// the link dropped, and the stream's end answers the call): two of the daemon's keep-alives,
+/// since a broken stream shows at the next one. Past it, the POST alone failed.
+pub const STREAM_FATE: Duration = Duration::from_secs(2);
 /// How long one POST may take before it counts as failed.
 pub const POST_BOUND: Duration = Duration::from_secs(10);
 /// A worker silent for this long is killed and replaced.

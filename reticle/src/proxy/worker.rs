@@ -4,7 +4,8 @@
 //! it is asked to, waits for it to answer, opens `GET /mcp/sse` and checks the endpoint frame;
 //! then it relays `message` frames up and POSTs what it is given, in order, one at a time, on
 //! one kept-alive connection per session ([`super::post_link`], which decides which failures
-//! prove a call was never sent). A `connect` supersedes any attempt still under way: only the
+//! prove a call was never sent), each asking for its answer inline (an answer ready within the
+//! daemon's short wait comes back as the POST's response and is relayed up like a frame). A `connect` supersedes any attempt still under way: only the
 //! last one may open the session. It reads its commands on its own runtime (stdin is the supervisor's pipe). It keeps no protocol
 //! state and exits when its stdin closes (the supervisor is gone).
 
@@ -25,13 +26,13 @@ use super::boot::boot;
 use super::events;
 use super::link::{BEAT_EVERY, LinkCommand, Report, read_command, report_line};
 use super::post_link::{PostLink, Posted};
-use super::settings::{POST_BOUND, STREAM_HANDSHAKE, STREAM_STALL, Settings};
+use super::settings::{POST_BOUND, STREAM_FATE, STREAM_HANDSHAKE, STREAM_STALL, Settings};
 use super::sse::{Frame, SseParser};
 use crate::daemon::StateDir;
 use crate::daemon::spawn::spawn_detached;
 use crate::mcp::{
-    AGENT_PARAM, ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SESSION_EVENT, SHUTDOWN_EVENT,
-    SSE_PATH,
+    AGENT_PARAM, ENDPOINT_EVENT, INLINE_ANSWER, INLINE_ANSWER_HEADER, MESSAGE_EVENT, MESSAGE_PATH,
+    SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH,
 };
 use crate::probe::obstacles::{
     foreign_holder, outbound_holder, recorded_daemon_running, start_failure,
@@ -467,7 +468,8 @@ async fn open_stream(port: u16, agent: &str, spawned: Option<u32>) -> Result<Est
     Ok(Established {
         response,
         parser,
-        posts: PostLink::new(&endpoint.unwrap_or_default())?,
+        posts: PostLink::new(&endpoint.unwrap_or_default())?
+            .with_header(INLINE_ANSWER_HEADER, INLINE_ANSWER),
         session: info["session"].as_str().unwrap_or_default().to_string(),
         instance: info["instance"].as_str().unwrap_or_default().to_string(),
         catalogue: serde_json::from_value(info["catalogue"].clone()).ok(),
@@ -560,7 +562,10 @@ async fn read_stream(
 
 /// POSTs each message in order, one at a time, so the daemon sees them in the order sent, on a
 /// connection kept alive between them ([`PostLink`], which says which failures prove a call
-/// never reached the daemon).
+/// never reached the daemon). Each POST asks for its answer inline: an answer that comes back as
+/// the POST's response is relayed up like one from the stream. A POST whose fate cannot be known
+/// is left to the stream's end when the stream ends with it (a daemon that died resets both),
+/// so its call is answered as lost with the link, not as refused by a daemon still there.
 async fn post_in_order(
     mut link: PostLink,
     mut posts: mpsc::UnboundedReceiver<(u64, String)>,
@@ -590,7 +595,12 @@ async fn post_in_order(
             },
         };
         let failure = match sent {
-            Posted::Answered { status, .. } if (200..300).contains(&status) => None,
+            Posted::Answered { status, body } if (200..300).contains(&status) => {
+                if !body.is_empty() {
+                    let _ = reports.send(Report::Message { epoch, data: body });
+                }
+                None
+            }
             Posted::Answered { status, body } => {
                 let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
                 let reason = format!("the daemon refused it with HTTP {status}: {}", body.trim());
@@ -600,7 +610,15 @@ async fn post_in_order(
                 let reason = format!("no connection could be made for its POST: {why}");
                 Some((reason, Some(false), true))
             }
-            Posted::Unknown(why) => Some((format!("its POST failed: {why}"), None, false)),
+            Posted::Unknown(why) => {
+                if tokio::time::timeout(STREAM_FATE, stop.cancelled())
+                    .await
+                    .is_ok()
+                {
+                    return posts;
+                }
+                Some((format!("its POST failed: {why}"), None, false))
+            }
         };
         if let Some((reason, reached, retryable)) = failure {
             let _ = reports.send(Report::PostFailed {
