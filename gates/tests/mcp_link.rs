@@ -6,6 +6,10 @@
 //! direction. Every toxic on every direction, and on the bridge hop too, is in
 //! `transport_faults.rs`.
 //!
+//! A worker killed while a call runs at the daemon: the call's `posting` report reached the
+//! supervisor through the posting ledger, so the call is answered as one that may have run and
+//! is never sent again (control: a supervisor that never reads the ledger sends it again).
+//!
 //! One finer test stays on the in-test relay, because it needs a fault no TCP toxic can express:
 //! only the SSE stream blackholed while `/status` still answers, so the call waits out the queue
 //! bound itself instead of being refused at once as a foreign holder.
@@ -13,9 +17,10 @@
 mod common;
 mod support;
 
-use harness::{McpClient, OwnedDaemon, ProxyOptions};
+use harness::mcp_client::worker_of;
+use harness::{McpClient, OwnedDaemon, ProxyOptions, poll};
 use reticle::proxy::events as proxy_events;
-use serde_json::json;
+use serde_json::{Value, json};
 use support::relay::{Mode, Relay};
 use support::{BOUND, LogOnFailure, events};
 
@@ -80,6 +85,76 @@ async fn the_proxy_that_refuses_after_warm_up_goes_red_under_the_first_toxic() {
     assert!(control.went_red(), "{control:?}");
     assert!(control.evidence.contains("under "), "{control:?}");
     assert!(control.evidence.contains("stand-in"), "{control:?}");
+}
+
+/// Kills the worker of a proxy (with `proxy_env`) while its 120 s call runs at a fresh daemon;
+/// how the call was answered within [`BOUND`] (`None`: it was not), and whether the daemon was
+/// then running it twice (it was sent again).
+async fn answer_after_the_worker_dies_mid_call(
+    proxy_env: &[(&str, &str)],
+) -> (Option<Value>, bool) {
+    let daemon = OwnedDaemon::builder()
+        .env(reticle::config::env::TEST_CATALOGUE, "+reticle_test_sleep")
+        .start()
+        .await;
+    let state = tempfile::tempdir().unwrap();
+    let options = proxy_env.iter().fold(
+        ProxyOptions::new(daemon.port(), state.path()),
+        |options, (key, value)| options.env(key, *value),
+    );
+    let client = std::sync::Arc::new(McpClient::start(options).await.expect("the proxy starts"));
+    let _evidence = LogOnFailure(client.options().clone());
+    client
+        .call_until_ok("reticle_sessions", json!({}), BOUND)
+        .await;
+    let caller = client.clone();
+    let slow = tokio::spawn(async move {
+        caller
+            .call_tool("reticle_test_sleep", json!({ "ms": 120_000 }))
+            .await
+    });
+    let worker = poll::until("the worker to be listed", BOUND, async || {
+        worker_of(client.pid())
+    })
+    .await;
+    poll::until("the call to run at the daemon", BOUND, async || {
+        let status = daemon.status().await?;
+        (status.calls_in_flight == 1).then_some(())
+    })
+    .await;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(worker as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let answer = match tokio::time::timeout(BOUND, slow).await {
+        Ok(Ok(Err(harness::McpFailure::Rpc {
+            code: -32001, data, ..
+        }))) => data,
+        _ => None,
+    };
+    let twice = daemon
+        .status()
+        .await
+        .is_some_and(|status| status.calls_in_flight == 2);
+    (answer, twice)
+}
+
+#[tokio::test]
+async fn a_worker_killed_mid_call_leaves_the_call_answered_as_possibly_run_and_never_resent() {
+    let (answer, twice) = answer_after_the_worker_dies_mid_call(&[]).await;
+    let data = answer.expect("the call is answered -32001 at once");
+    assert_eq!(data["population"], "in_flight_lost", "{data}");
+    assert_eq!(data["ran"], "unknown", "{data}");
+    assert!(!twice, "the call was sent again");
+
+    // Control: a supervisor that never reads the ledger takes the call for unsent and sends it
+    // again (the call is still unanswered when the bound ends, so the resend is running).
+    let unread = [(reticle::config::env::TEST_STAND_IN_LEDGER_UNREAD, "1")];
+    assert_eq!(
+        answer_after_the_worker_dies_mid_call(&unread).await,
+        (None, true)
+    );
 }
 
 #[tokio::test]

@@ -45,6 +45,9 @@ pub mod env {
     pub const RECONNECT_ATTEMPTS: &str = "RETICLE_RECONNECT_ATTEMPTS";
     /// `reticle mcp`: how long calls still owed get once stdin closes.
     pub const DRAIN_MS: &str = "RETICLE_DRAIN_MS";
+    /// `reticle mcp-worker`: the descriptor of its posting ledger, set by the supervisor that
+    /// started it (internal; see `proxy::ledger`).
+    pub const POSTING_LEDGER_FD: &str = "RETICLE_POSTING_LEDGER_FD";
     /// The project whose `.reticle/` holds capsules (default: the daemon's working directory).
     pub const PROJECT_DIR: &str = "RETICLE_PROJECT_DIR";
     /// How long the first calls after a daemon starts wait for a first page (ms, default 3000).
@@ -101,6 +104,9 @@ pub mod env {
     /// Test only, a stand-in: a replay reuses the ref a step's target resolved to the first
     /// time instead of resolving it afresh (the negative control of stale-never-replayed).
     pub const TEST_STAND_IN_STORED_REF: &str = "RETICLE_TEST_STAND_IN_STORED_REF";
+    /// Test only, a stand-in: `reticle mcp` never reads its worker's posting ledger, so it takes
+    /// a call whose POST left for one that never did (the negative control of the ledger).
+    pub const TEST_STAND_IN_LEDGER_UNREAD: &str = "RETICLE_TEST_STAND_IN_LEDGER_UNREAD";
     /// Test only: a JSON-RPC method whose handling panics inside `reticle mcp`.
     pub const TEST_PANIC_METHOD: &str = "RETICLE_TEST_PANIC_METHOD";
     /// Test only, a stand-in for the gate's trace controls: the daemon's trace breaks every

@@ -16,6 +16,8 @@ pub fn spawn_detached(port: u16, instance: &str) -> io::Result<Child> {
     command
         .args(["serve", "--foreground", "--port", &port.to_string()])
         .env(env::INSTANCE_ID, instance)
+        // The proxy's worker starts daemons too: its ledger is its own.
+        .env_remove(env::POSTING_LEDGER_FD)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());

@@ -13,7 +13,8 @@
 //! - [`supervisor`]: the actor on stdio, its states and the populations of lost calls.
 //! - [`replay`]: the handshake replayed into every daemon session (a pure state machine).
 //! - [`worker`]: probe, spawn, wait, stream, POST.
-//! - [`link`]: the pipe protocol between them.
+//! - [`link`]: the pipe protocol between them; [`ledger`]: the second pipe, for `posting` reports
+//!   only, which the supervisor reads without waking for it.
 //! - [`post_link`]: the worker's kept-alive POST connection and which failures prove "not sent".
 //! - [`calls`]: the book of owed calls and the -32001 sentences.
 //! - [`events`]: the proxy log's event names.
@@ -25,6 +26,7 @@ pub mod boot;
 pub mod calls;
 pub mod events;
 pub mod executable;
+pub mod ledger;
 pub mod lines;
 pub mod link;
 pub mod post_link;

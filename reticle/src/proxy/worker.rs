@@ -12,7 +12,7 @@
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::boot::boot;
 use super::events;
+use super::ledger::LedgerWriter;
 use super::link::{BEAT_EVERY, LinkCommand, Report, read_command, report_line};
 use super::post_link::{PostLink, Posted};
 use super::settings::{POST_BOUND, STREAM_FATE, STREAM_HANDSHAKE, STREAM_STALL, Settings};
@@ -42,17 +43,34 @@ use crate::probe::{
 };
 use crate::wire::CatalogueSummary;
 
-/// Writes reports to stdout synchronously, one line each, so a `posting` report is in the pipe
-/// before its POST leaves (the supervisor reads a dead worker's pipe to the end).
+/// Writes reports synchronously, one line each: `posting` reports into the posting ledger when
+/// it has room ([`super::ledger`]), the rest (and a `posting` the ledger cannot take) to stdout.
+/// A `posting` report is in a pipe before its POST leaves (the supervisor reads a dead worker's
+/// pipes to the end).
 #[derive(Debug, Clone, Copy)]
-struct Reports;
+struct Reports {
+    ledger: Option<&'static LedgerWriter>,
+}
 
 impl Reports {
+    /// Reports through the ledger this process was given, if any.
+    fn inherited() -> Self {
+        static LEDGER: OnceLock<Option<LedgerWriter>> = OnceLock::new();
+        Self {
+            ledger: LEDGER.get_or_init(LedgerWriter::inherited).as_ref(),
+        }
+    }
+
     fn send(&self, report: Report) -> Result<(), ()> {
         let Ok(mut line) = report_line(&report) else {
             return Err(());
         };
         line.push('\n');
+        if let (Report::Posting { .. }, Some(ledger)) = (&report, self.ledger)
+            && ledger.write_line(&line).is_ok()
+        {
+            return Ok(());
+        }
         let mut out = std::io::stdout().lock();
         if out
             .write_all(line.as_bytes())
@@ -98,7 +116,7 @@ pub fn run(port: u16) -> ExitCode {
 }
 
 async fn serve(settings: Settings) {
-    let reports = Reports;
+    let reports = Reports::inherited();
     let mut commands = match commands() {
         Ok(commands) => commands,
         Err(err) => {

@@ -4,6 +4,7 @@
 //! new one's. It must not interpret reports: they go to the actor as [`Input`]s.
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -15,9 +16,10 @@ use tokio::time::Instant;
 
 use super::Input;
 use super::log::ProxyLog;
-use crate::proxy::events;
+use crate::config::env;
 use crate::proxy::link::{LinkCommand, command_line, read_report};
 use crate::proxy::settings::WORKER_SILENCE;
+use crate::proxy::{events, ledger};
 
 /// Starts worker processes and signals them.
 pub(super) trait Launcher {
@@ -159,7 +161,9 @@ impl Workers {
     }
 }
 
-/// Starts `reticle mcp-worker --port N` (this same executable) with piped stdin and stdout.
+/// Starts `reticle mcp-worker --port N` (this same executable) with piped stdin and stdout, and
+/// its posting ledger ([`crate::proxy::ledger`]) at fd 3, read whenever stdout is and once more
+/// after the worker is gone.
 pub(super) struct ProcessLauncher {
     pub(super) port: u16,
 }
@@ -171,13 +175,23 @@ impl Launcher for ProcessLauncher {
         inputs: mpsc::UnboundedSender<Input>,
     ) -> io::Result<Launched> {
         let exe = std::env::current_exe()?;
-        let mut child = tokio::process::Command::new(exe)
+        let (mut ledger, ledger_end) = ledger::pipe()?;
+        let passed = ledger_end.as_raw_fd();
+        let mut command = tokio::process::Command::new(exe);
+        command
             .args(["mcp-worker", "--port", &self.port.to_string()])
+            .env(env::POSTING_LEDGER_FD, ledger::LEDGER_FD.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()?;
+            .kill_on_drop(true);
+        // SAFETY: the closure only moves a descriptor with async-signal-safe calls.
+        unsafe {
+            command.pre_exec(move || ledger::place_in_child(passed));
+        }
+        let mut child = command.spawn()?;
+        // The worker holds the only write end now.
+        drop(ledger_end);
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(io::Error::other("the worker's pipes were not set up"));
         };
@@ -195,16 +209,30 @@ impl Launcher for ProcessLauncher {
             }
         });
         tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(stdout).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                if let Ok(report) = read_report(&line) {
+            let read_ledger = std::env::var_os(env::TEST_STAND_IN_LEDGER_UNREAD).is_none();
+            let mut postings = move || {
+                if read_ledger {
+                    ledger.drain()
+                } else {
+                    Vec::new()
+                }
+            };
+            let deliver = |line: &str| {
+                if let Ok(report) = read_report(line) {
                     let _ = inputs.send(Input::Worker { generation, report });
                 }
+            };
+            let mut lines = tokio::io::BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                // What the ledger holds was written before this line.
+                postings().iter().for_each(|posting| deliver(posting));
+                deliver(&line);
             }
             let status = match child.wait().await {
                 Ok(status) => describe_exit(status),
                 Err(err) => format!("unknown ({err})"),
             };
+            postings().iter().for_each(|posting| deliver(posting));
             let _ = inputs.send(Input::WorkerGone { generation, status });
         });
         Ok(Launched { pid, commands })
