@@ -8,6 +8,7 @@
 //!   idle shutdown, and how it starts and ends; [`daemon::run`] assembles the rooms.
 //! - [`http`]: the daemon's HTTP router (`/status`, the MCP and bridge routes) and its
 //!   loopback/token guard: the top layer, handed to [`daemon::run`] by the CLI.
+//! - [`http_get`]: a small HTTP/1.1 GET client (the proxy's daemon stream, the `/status` probe).
 //! - [`plane`]: what every room answering HTTP shares: loopback recognition, the refusal body.
 //! - [`mcp`]: the daemon's MCP endpoint (SSE + POST) and the JSON-RPC/handshake pieces the proxy
 //!   shares.
@@ -24,7 +25,7 @@
 //! - [`verdict`]: predicates, their evaluation over a window and the page, and the verdict.
 //! - [`cli`]: the `reticle` command line.
 //!
-//! Dependencies point one way (bottom: `wire`, `config`, `store`, `verdict`, `plane`; top: `http`
+//! Dependencies point one way (bottom: `wire`, `config`, `store`, `verdict`, `plane`, `http_get`; top: `http`
 //! and `cli`); the rank table and its check are in `reticle/tests/layering.rs`.
 
 pub mod auth;
@@ -33,6 +34,7 @@ pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod http;
+pub mod http_get;
 pub mod mcp;
 pub mod plane;
 pub mod probe;

@@ -21,12 +21,15 @@ const RANKS: &[(&str, &[&str])] = &[
     // What the rooms serving on the daemon's HTTP plane share (loopback, the refusal body): a
     // leaf, so the bridge and the MCP endpoint need not reach up into `http` for it.
     ("plane", &[]),
+    // A small HTTP/1.1 GET client over one TCP connection, for the `/status` probe and the
+    // proxy's daemon stream: a leaf, so neither needs a general HTTP client.
+    ("http_get", &[]),
     ("auth", &["config", "wire", "store"]),
     // The process: state dir, lock, log, activity, heartbeat; not the assembly (`daemon::run`).
     ("daemon", &["config", "wire", "store"]),
     ("trace", &["config", "wire", "daemon"]),
     // Client-side truth about a port, shared by the CLI and the proxy.
-    ("probe", &["config", "wire", "daemon"]),
+    ("probe", &["config", "wire", "daemon", "http_get"]),
     // The rooms that serve, each taking only the state it needs: the tools drive the bridge, the
     // MCP endpoint runs tools.
     ("bridge", &["config", "wire", "auth", "daemon", "plane"]),
@@ -39,8 +42,11 @@ const RANKS: &[(&str, &[&str])] = &[
     ),
     ("mcp", &["config", "wire", "daemon", "plane", "tools"]),
     // The stdio proxy shares `wire`, `mcp` (JSON-RPC, the handshake) and `probe` with the
-    // daemon, never the CLI.
-    ("proxy", &["config", "wire", "daemon", "probe", "mcp"]),
+    // daemon, never the CLI; it reads the daemon's stream with `http_get`.
+    (
+        "proxy",
+        &["config", "wire", "daemon", "probe", "mcp", "http_get"],
+    ),
     // The one place that assembles the rooms into a daemon life; it is handed the router, so it
     // never imports `http`.
     (

@@ -2,7 +2,7 @@
 //! but does not answer as Reticle: a squatter, or a stopped or wedged daemon), `outbound`
 //! (refuses TCP, yet is the local end of a connection, so no daemon can bind it) or `free`; and
 //! [`PresenceKind`], the same words without the details, for messages that carry only the word
-//! (the proxy worker's reports).
+//! (the proxy worker's reports). `/status` is fetched with [`crate::http_get`].
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::holders::{OutboundConnections, outbound};
+use crate::http_get::{self, Connection};
 use crate::wire::StatusReport;
 
 /// Bound on the TCP connect probe.
@@ -106,21 +107,23 @@ pub async fn probe(port: u16) -> PortPresence {
     }
 }
 
-/// `GET /status` on loopback, bounded; `None` when it does not answer as a Reticle daemon.
+/// The longest `/status` body read before the answer is called foreign.
+const MAX_STATUS_BODY: usize = 1024 * 1024;
+
+/// `GET /status` on loopback, bounded; `None` when it does not answer as a Reticle daemon (a
+/// 2xx JSON status report saying it is running) within `bound`.
 pub async fn fetch_status(port: u16, bound: Duration) -> Option<StatusReport> {
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(bound)
-        .build()
-        .ok()?;
-    let response = client
-        .get(format!("http://127.0.0.1:{port}/status"))
-        .send()
-        .await
-        .ok()?;
-    if !response.status().is_success() {
-        return None;
-    }
-    let status: StatusReport = response.json().await.ok()?;
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let exchange = async {
+        let response = http_get::get(addr, "/status", Connection::Close)
+            .await
+            .ok()?;
+        if !(200..300).contains(&response.status) {
+            return None;
+        }
+        response.body(MAX_STATUS_BODY).await.ok()
+    };
+    let body = tokio::time::timeout(bound, exchange).await.ok()??;
+    let status: StatusReport = serde_json::from_slice(&body).ok()?;
     status.running.then_some(status)
 }

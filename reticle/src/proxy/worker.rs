@@ -1,7 +1,8 @@
 //! The worker, `reticle mcp-worker --port N`: started (and restarted) by the supervisor, it holds
 //! every socket the proxy has on the daemon's port, so the supervisor holds none. On a `connect`
 //! command it probes the port (bounded TCP + `/status`), starts a daemon when the port is free and
-//! it is asked to, waits for it to answer, opens `GET /mcp/sse` and checks the endpoint frame;
+//! it is asked to, waits for it to answer, opens `GET /mcp/sse` ([`crate::http_get`]) and checks
+//! the endpoint frame;
 //! then it relays `message` frames up and POSTs what it is given, in order, one at a time, on
 //! one kept-alive connection per session ([`super::post_link`], which decides which failures
 //! prove a call was never sent), each asking for its answer inline (an answer ready within the
@@ -10,12 +11,13 @@
 //! state and exits when its stdin closes (the supervisor is gone).
 
 use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use axum::http::StatusCode;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::net::unix::pipe;
@@ -31,6 +33,7 @@ use super::settings::{POST_BOUND, STREAM_FATE, STREAM_HANDSHAKE, STREAM_STALL, S
 use super::sse::{Frame, SseParser};
 use crate::daemon::StateDir;
 use crate::daemon::spawn::spawn_detached;
+use crate::http_get::{self, Connection, Response};
 use crate::mcp::{
     AGENT_PARAM, ENDPOINT_EVENT, INLINE_ANSWER, INLINE_ANSWER_HEADER, MESSAGE_EVENT, MESSAGE_PATH,
     SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH,
@@ -200,7 +203,7 @@ fn commands() -> std::io::Result<Lines<BufReader<pipe::Receiver>>> {
 
 /// A daemon stream whose endpoint frame was usable.
 struct Established {
-    response: reqwest::Response,
+    response: Response,
     parser: SseParser,
     /// Where its POSTs go.
     posts: PostLink,
@@ -429,22 +432,16 @@ async fn start_daemon(settings: &Settings, reports: &Reports) -> Result<u32, Unr
 }
 
 async fn open_stream(port: u16, agent: &str, spawned: Option<u32>) -> Result<Established, String> {
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .tcp_nodelay(true)
-        .build()
-        .map_err(|err| format!("cannot build an HTTP client: {err}"))?;
-    let url = format!("http://127.0.0.1:{port}{SSE_PATH}?{AGENT_PARAM}={agent}");
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let path = format!("{SSE_PATH}?{AGENT_PARAM}={agent}");
     let handshake = async {
-        let mut response = client
-            .get(&url)
-            .send()
+        let mut response = http_get::get(addr, &path, Connection::Open)
             .await
-            .map_err(|err| format!("GET {SSE_PATH} failed: {}", chain(&err)))?;
-        if !response.status().is_success() {
+            .map_err(|err| format!("GET {SSE_PATH} failed: {err}"))?;
+        if !(200..300).contains(&response.status) {
             return Err(format!(
                 "the daemon answered GET {SSE_PATH} with HTTP {}",
-                response.status()
+                http_status(response.status)
             ));
         }
         let mut parser = SseParser::new();
@@ -455,12 +452,7 @@ async fn open_stream(port: u16, agent: &str, spawned: Option<u32>) -> Result<Est
             let chunk = response
                 .chunk()
                 .await
-                .map_err(|err| {
-                    format!(
-                        "the stream failed before its endpoint event: {}",
-                        chain(&err)
-                    )
-                })?
+                .map_err(|err| format!("the stream failed before its endpoint event: {err}"))?
                 .ok_or("the stream ended before its endpoint event")?;
             for Frame { event, data } in parser.feed(&chunk) {
                 match event.as_str() {
@@ -526,7 +518,7 @@ pub fn endpoint_url(port: u16, data: &str) -> Result<String, String> {
 
 /// Relays frames until the stream ends; returns the reason (`closed` when told to stop).
 async fn read_stream(
-    mut response: reqwest::Response,
+    mut response: Response,
     mut parser: SseParser,
     epoch: u64,
     reports: &Reports,
@@ -548,7 +540,7 @@ async fn read_stream(
                     ),
                 );
             }
-            Ok(Err(err)) => return ("sse_error", chain(&err)),
+            Ok(Err(err)) => return ("sse_error", err),
             Ok(Ok(None)) => {
                 let reason = if retiring {
                     "daemon_shutdown"
@@ -620,8 +612,11 @@ async fn post_in_order(
                 None
             }
             Posted::Answered { status, body } => {
-                let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
-                let reason = format!("the daemon refused it with HTTP {status}: {}", body.trim());
+                let reason = format!(
+                    "the daemon refused it with HTTP {}: {}",
+                    http_status(status),
+                    body.trim()
+                );
                 Some((reason, Some(false), false))
             }
             Posted::NotSent(why) => {
@@ -650,16 +645,9 @@ async fn post_in_order(
     }
 }
 
-/// An error with its causes, joined: reqwest's own text leaves out the interesting part.
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+/// A status code as HTTP names it (`404 Not Found`).
+fn http_status(code: u16) -> StatusCode {
+    StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_GATEWAY)
 }
 
 #[cfg(test)]
