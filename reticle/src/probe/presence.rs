@@ -127,3 +127,97 @@ pub async fn fetch_status(port: u16, bound: Duration) -> Option<StatusReport> {
     let status: StatusReport = serde_json::from_slice(&body).ok()?;
     status.running.then_some(status)
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    const BOUND: Duration = Duration::from_secs(5);
+
+    /// A stand-in listener that answers every connection with `answer` (after reading the
+    /// request's head) and closes; `None` answers nothing and holds the connection.
+    async fn listener(answer: Option<String>) -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let Some(answer) = answer.clone() else {
+                    held.push(stream);
+                    continue;
+                };
+                tokio::spawn(async move {
+                    let mut seen = Vec::new();
+                    let mut chunk = [0u8; 1024];
+                    while !seen.ends_with(b"\r\n\r\n") {
+                        match stream.read(&mut chunk).await {
+                            Ok(n) if n > 0 => seen.extend_from_slice(&chunk[..n]),
+                            _ => return,
+                        }
+                    }
+                    let _ = stream.write_all(answer.as_bytes()).await;
+                });
+            }
+        });
+        port
+    }
+
+    fn report(running: bool) -> String {
+        serde_json::json!({
+            "running": running, "version": "0", "instance": "i", "pid": 1, "port": 1,
+            "startedAt": "t", "sessionCount": 0, "sessions": []
+        })
+        .to_string()
+    }
+
+    fn answer(status: &str, body: &str) -> Option<String> {
+        Some(format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        ))
+    }
+
+    #[tokio::test]
+    async fn only_a_running_status_report_is_a_daemon() {
+        let daemon = listener(answer("200 OK", &report(true))).await;
+        let status = fetch_status(daemon, BOUND)
+            .await
+            .expect("a daemon's answer");
+        assert_eq!(status.instance, "i");
+        // The same report sent chunked reads alike.
+        let body = report(true);
+        let chunked = format!(
+            "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+            body.len()
+        );
+        assert!(
+            fetch_status(listener(Some(chunked)).await, BOUND)
+                .await
+                .is_some()
+        );
+        // Controls: everything else is not a daemon.
+        for foreign in [
+            answer("200 OK", &report(false)),
+            answer("404 Not Found", &report(true)),
+            answer("200 OK", "<html>a dev server</html>"),
+            Some("SSH-2.0-OpenSSH_9.6\r\n\r\n".to_string()),
+            Some(String::new()),
+        ] {
+            let port = listener(foreign.clone()).await;
+            assert!(fetch_status(port, BOUND).await.is_none(), "{foreign:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_listener_that_never_answers_is_not_a_daemon_within_the_bound() {
+        let silent = listener(None).await;
+        assert!(
+            fetch_status(silent, Duration::from_millis(100))
+                .await
+                .is_none()
+        );
+    }
+}
