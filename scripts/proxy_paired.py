@@ -2,7 +2,9 @@
 proxy's stdio, call `reticle_sessions` in turn (A then B, then B then A, ...), so the machine's
 drift hits both alike; prints each side's median and p90 and A minus B. It measures; it asserts
 nothing. Each proxy keeps a position bias of up to ~15 us (run it both ways round and average).
-Usage: python3 scripts/proxy_paired.py <daemon reticle> <A reticle> <B reticle> <free port> [calls]
+Usage: python3 scripts/proxy_paired.py <daemon reticle> <A reticle> <B reticle> <port> [calls]
+(<port>: a free port below 32768, outside the kernel's ephemeral range, which the proxies' own
+connections may take before the daemon binds it)
 (a "reticle" may be a wrapper script that sets environment variables and execs the binary)."""
 import json, os, subprocess, sys, tempfile, time, urllib.request
 
