@@ -3,12 +3,13 @@
 //! status line and headers (a bounded head), and hands the body out as it comes, framed by
 //! `content-length`, by `transfer-encoding: chunked` (decoded incrementally: the daemon's SSE
 //! stream is chunked) or by the connection's end. Garbage is refused with an error sentence,
-//! never a panic. It owns no timeout: every read is bounded by its caller. A leaf: it imports no
+//! never a panic. [`read_response`] reads any HTTP/1.1 response off a borrowed connection too
+//! (the proxy's POSTs, which keep theirs alive). It owns no timeout: every read is bounded by its caller. A leaf: it imports no
 //! other room, and it must not know what it fetches (MCP, `/status`).
 
 use std::net::SocketAddr;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// The longest response head read before the answer is called garbled.
@@ -27,12 +28,14 @@ pub enum Connection {
     Open,
 }
 
-/// A response whose head has been read; its body is read with [`Response::chunk`] or
-/// [`Response::body`].
-pub struct Response {
+/// A response whose head has been read off `S` (the connection, owned or borrowed); its body is
+/// read with [`Response::chunk`], [`Response::body`] or [`Response::finish`].
+pub struct Response<S = TcpStream> {
     /// The status code.
     pub status: u16,
-    stream: TcpStream,
+    /// Whether the head said `connection: close`.
+    closes: bool,
+    stream: S,
     /// Bytes read from the connection, not yet decoded.
     pending: Vec<u8>,
     decoder: BodyDecoder,
@@ -53,6 +56,11 @@ pub async fn get(addr: SocketAddr, path: &str, connection: Connection) -> Result
         .write_all(request.as_bytes())
         .await
         .map_err(|err| format!("sending the request failed: {err}"))?;
+    read_response(stream).await
+}
+
+/// Reads a response's head off `stream`, whose request has been written.
+pub async fn read_response<S: AsyncRead + Unpin>(mut stream: S) -> Result<Response<S>, String> {
     let mut buffer = Vec::with_capacity(1024);
     let head_end = loop {
         if let Some(at) = find(&buffer, b"\r\n\r\n") {
@@ -69,16 +77,24 @@ pub async fn get(addr: SocketAddr, path: &str, connection: Connection) -> Result
         return Err("the answer's head was too long".into());
     }
     let (status, decoder) = read_head(&buffer[..head_end])?;
+    let closes = says_close(&buffer[..head_end]);
     let pending = buffer.split_off(head_end + 4);
     Ok(Response {
         status,
+        closes,
         stream,
         pending,
         decoder,
     })
 }
 
-impl Response {
+/// A whole body, and whether its connection may carry another request.
+pub struct Finished {
+    pub body: Vec<u8>,
+    pub reusable: bool,
+}
+
+impl<S: AsyncRead + Unpin> Response<S> {
     /// The body's next bytes as they come; `None` once the body is whole. A connection that
     /// ends before its framing says the body is whole is an error.
     pub async fn chunk(&mut self) -> Result<Option<Vec<u8>>, String> {
@@ -110,10 +126,44 @@ impl Response {
         }
         Ok(body)
     }
+
+    /// The whole body (refused past `limit` bytes), and whether the connection may carry another
+    /// request: not when the head said `connection: close`, the body ran to the connection's
+    /// end, or bytes came after it.
+    pub async fn finish(mut self, limit: usize) -> Result<Finished, String> {
+        let to_end = matches!(self.decoder.framing, Framing::ToEnd);
+        let mut body = Vec::new();
+        while let Some(bytes) = self.chunk().await? {
+            body.extend_from_slice(&bytes);
+            if body.len() > limit {
+                return Err(format!("the answer's body was longer than {limit} bytes"));
+            }
+        }
+        let reusable = !self.closes && !to_end && self.pending.is_empty();
+        Ok(Finished { body, reusable })
+    }
+}
+
+/// Whether a head (without its final blank line) says `connection: close`.
+fn says_close(head: &[u8]) -> bool {
+    String::from_utf8_lossy(head)
+        .split("\r\n")
+        .skip(1)
+        .any(|line| {
+            line.split_once(':').is_some_and(|(name, value)| {
+                name.eq_ignore_ascii_case("connection")
+                    && value
+                        .split(',')
+                        .any(|v| v.trim().eq_ignore_ascii_case("close"))
+            })
+        })
 }
 
 /// Appends what the connection has next; how many bytes (0 at its end).
-async fn read_more(stream: &mut TcpStream, into: &mut Vec<u8>) -> Result<usize, String> {
+async fn read_more<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    into: &mut Vec<u8>,
+) -> Result<usize, String> {
     let mut chunk = [0u8; READ_SIZE];
     let n = stream
         .read(&mut chunk)
@@ -386,6 +436,56 @@ mod tests {
     use tokio::net::TcpListener;
 
     use super::*;
+
+    #[tokio::test]
+    async fn a_finished_answer_says_whether_its_connection_may_carry_another() {
+        async fn finished(raw: &'static [u8]) -> (String, bool) {
+            let done = read_response(raw)
+                .await
+                .unwrap()
+                .finish(1024)
+                .await
+                .unwrap();
+            (String::from_utf8(done.body).unwrap(), done.reusable)
+        }
+        let cases: [(&[u8], &str, bool); 6] = [
+            (
+                b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n",
+                "",
+                true,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}",
+                "{}",
+                true,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+                "{}",
+                true,
+            ),
+            // Controls: a close asked for, a body to the end, a stray byte after the body.
+            (
+                b"HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\ncontent-length: 2\r\n\r\n{}",
+                "{}",
+                false,
+            ),
+            (b"HTTP/1.0 200 OK\r\n\r\n{}", "{}", false),
+            (
+                b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}x",
+                "{}",
+                false,
+            ),
+        ];
+        for (raw, body, reusable) in cases {
+            assert_eq!(
+                finished(raw).await,
+                (body.to_string(), reusable),
+                "{}",
+                String::from_utf8_lossy(raw)
+            );
+        }
+    }
 
     /// A chunked body with an extension and a trailer, and what it decodes to.
     const CHUNKED: &[u8] =

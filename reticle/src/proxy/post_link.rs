@@ -5,21 +5,24 @@
 //! a fresh one is made. A POST is `NotSent` (it did not run, and may be sent again) only when no
 //! connection could be made, or when writing it failed before the kernel took a single byte;
 //! once any byte has left, a failure is `Unknown` (it may or may not have run). It must not know
-//! MCP: bytes (and the caller's extra request headers) in, a status and a body out.
+//! MCP: bytes (and the caller's extra request headers) in, a status and a body out (read by
+//! [`crate::http_get::read_response`], which also says whether the connection may be kept).
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
+
+use crate::http_get;
 
 /// How long a kept connection may idle and still be used: well under any idle timeout of the
 /// daemon's HTTP server, so a server-side close never races a request.
 pub const KEEP_IDLE: Duration = Duration::from_secs(5);
 
-/// The longest response head read before the answer is called garbled.
-const MAX_HEAD: usize = 16 * 1024;
+/// The longest answer body read.
+const MAX_BODY: usize = 64 * 1024 * 1024;
 
 /// How a POST ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -152,75 +155,14 @@ fn shows_alive(stream: &TcpStream) -> bool {
 
 /// Reads one response: its status, its body, and whether the connection may be used again.
 async fn read_response(stream: &mut TcpStream) -> Result<(u16, String, bool), String> {
-    let mut buffer = Vec::with_capacity(512);
-    let head_end = loop {
-        if let Some(at) = find(&buffer, b"\r\n\r\n") {
-            break at;
-        }
-        if buffer.len() > MAX_HEAD {
-            return Err("the answer's head was too long".into());
-        }
-        read_more(stream, &mut buffer, "before an answer came").await?;
-    };
-    let head =
-        std::str::from_utf8(&buffer[..head_end]).map_err(|_| "the answer's head was not text")?;
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|line| line.split(' ').nth(1))
-        .and_then(|code| code.parse::<u16>().ok())
-        .ok_or("the answer named no status")?;
-    let mut length = None;
-    let mut keep = true;
-    for line in lines {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        let value = value.trim();
-        if name.eq_ignore_ascii_case("content-length") {
-            length = value.parse::<usize>().ok();
-        } else if name.eq_ignore_ascii_case("connection") && value.eq_ignore_ascii_case("close") {
-            keep = false;
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            // Not spoken here: the body runs to the connection's end.
-            length = None;
-        }
-    }
-    let mut body = buffer.split_off(head_end + 4);
-    match length {
-        Some(length) => {
-            while body.len() < length {
-                read_more(stream, &mut body, "inside the answer's body").await?;
-            }
-            body.truncate(length);
-        }
-        None => {
-            keep = false;
-            stream
-                .read_to_end(&mut body)
-                .await
-                .map_err(|err| format!("reading the answer failed: {err}"))?;
-        }
-    }
-    Ok((status, String::from_utf8_lossy(&body).into_owned(), keep))
-}
-
-/// Appends what the connection has next; an end of stream is an error, saying where it came.
-async fn read_more(stream: &mut TcpStream, into: &mut Vec<u8>, place: &str) -> Result<(), String> {
-    let mut chunk = [0u8; 4096];
-    let n = stream
-        .read(&mut chunk)
-        .await
-        .map_err(|err| format!("reading the answer failed: {err}"))?;
-    if n == 0 {
-        return Err(format!("the connection closed {place}"));
-    }
-    into.extend_from_slice(&chunk[..n]);
-    Ok(())
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+    let response = http_get::read_response(stream).await?;
+    let status = response.status;
+    let finished = response.finish(MAX_BODY).await?;
+    Ok((
+        status,
+        String::from_utf8_lossy(&finished.body).into_owned(),
+        finished.reusable,
+    ))
 }
 
 #[cfg(test)]
@@ -228,6 +170,7 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    use tokio::io::AsyncReadExt;
     use tokio::net::TcpListener;
 
     use super::*;
