@@ -116,15 +116,8 @@ impl<S: AsyncRead + Unpin> Response<S> {
     }
 
     /// The whole body, refused when it grows past `limit` bytes.
-    pub async fn body(mut self, limit: usize) -> Result<Vec<u8>, String> {
-        let mut body = Vec::new();
-        while let Some(bytes) = self.chunk().await? {
-            body.extend_from_slice(&bytes);
-            if body.len() > limit {
-                return Err(format!("the answer's body was longer than {limit} bytes"));
-            }
-        }
-        Ok(body)
+    pub async fn body(self, limit: usize) -> Result<Vec<u8>, String> {
+        Ok(self.finish(limit).await?.body)
     }
 
     /// The whole body (refused past `limit` bytes), and whether the connection may carry another

@@ -1,10 +1,11 @@
-//! Answers handed to the POST that carried their request, on the SSE transport: a POST that asks
+//! Answers handed to the POST that carried their request. On the SSE transport a POST that asks
 //! for it with [`super::INLINE_ANSWER_HEADER`] waits a short bound for its request's answer and
 //! returns it as its own response (one write, where the stream costs a 202 and an event on a
 //! second connection); an answer that does not come within the bound goes on the stream as
 //! before, and the POST returns 202. Exactly one of the two carries each answer: whoever takes
-//! the waiter out of the book (the answer, or the POST giving up) decides. This module keeps the
-//! book; it must not parse messages or decide which requests may be answered inline.
+//! the waiter out of the book (the answer, or the POST giving up) decides. Streamable HTTP's
+//! POSTs wait for their answers here without a bound. This module keeps the book; it must not
+//! parse messages or decide which requests may be answered inline.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -33,6 +34,11 @@ impl WaitingPosts {
             key,
             rx,
         })
+    }
+
+    /// Whether no POST is waiting.
+    pub fn is_empty(&self) -> bool {
+        lock(&self.waiting).is_empty()
     }
 
     /// Hands `line`, the answer to request `key`, to the POST waiting for it; gives the line back
@@ -73,6 +79,11 @@ impl AnswerWaiter {
         if lock(&self.waiting).remove(&self.key).is_some() {
             return None;
         }
+        (&mut self.rx).await.ok()
+    }
+
+    /// The answer, however long it takes; `None` if the session went away without one.
+    pub async fn answer(mut self) -> Option<String> {
         (&mut self.rx).await.ok()
     }
 }

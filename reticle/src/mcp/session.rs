@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use super::inline::WaitingPosts;
+use super::inline::{AnswerWaiter, WaitingPosts};
 use super::jsonrpc::{
     self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, REQUEST_CANCELLED,
 };
@@ -34,17 +34,6 @@ use super::{McpState, protocol};
 use crate::tools::lease_book::Holder;
 use crate::tools::{Catalogue, ToolContext, run_tool};
 use crate::wire::trace::CLIENT_ID_META;
-
-/// One line for a session's client, with the request it answers: the transport that carries
-/// it either streams every line (SSE) or hands each answer to the POST that asked (Streamable
-/// HTTP).
-#[derive(Debug)]
-pub struct Outbound {
-    /// The id key ([`jsonrpc::id_key`]) of the request this line answers; `None` for a
-    /// notification.
-    pub answers: Option<String>,
-    pub line: String,
-}
 
 /// One client's protocol session.
 #[derive(Debug)]
@@ -56,7 +45,7 @@ pub struct ProtocolSession {
     /// The client's name from `initialize`, a label for the agent.
     client: Mutex<Option<String>>,
     /// Lines to put on this session's stream as `message` events.
-    outbound: mpsc::Sender<Outbound>,
+    outbound: mpsc::Sender<String>,
     /// The protocol version agreed by `initialize`; `None` until then.
     negotiated: Mutex<Option<&'static str>>,
     /// Tool calls still running, by their request id (as JSON text); whoever removes an entry
@@ -70,7 +59,7 @@ pub struct ProtocolSession {
 type RpcFailure = (i32, String);
 
 impl ProtocolSession {
-    pub fn new(id: String, outbound: mpsc::Sender<Outbound>) -> Self {
+    pub fn new(id: String, outbound: mpsc::Sender<String>) -> Self {
         Self {
             agent: id.clone(),
             client: Mutex::new(None),
@@ -117,30 +106,21 @@ impl ProtocolSession {
     /// so does a stream with no room for [`crate::config::MCP_STREAM_WAIT`] (its client stopped
     /// reading).
     pub async fn send(&self, line: String) {
-        self.put(Outbound {
-            answers: None,
-            line,
-        })
-        .await;
+        self.put(line).await;
     }
 
     /// Hands the answer to request `id` to the POST waiting for it, if one is; else puts it on
     /// the stream, as [`Self::send`] does.
     async fn answer(&self, id: &Value, line: String) {
-        let key = jsonrpc::id_key(id);
-        if let Err(line) = self.waiting_posts.hand_over(&key, line) {
-            self.put(Outbound {
-                answers: Some(key),
-                line,
-            })
-            .await;
+        if let Err(line) = self.waiting_posts.hand_over(&jsonrpc::id_key(id), line) {
+            self.put(line).await;
         }
     }
 
-    async fn put(&self, outbound: Outbound) {
+    async fn put(&self, line: String) {
         let _ = self
             .outbound
-            .send_timeout(outbound, crate::config::MCP_STREAM_WAIT)
+            .send_timeout(line, crate::config::MCP_STREAM_WAIT)
             .await;
     }
 
@@ -167,11 +147,22 @@ impl ProtocolSession {
     ) -> Option<String> {
         let message = self.read(body).await?;
         let waiter = match &message.kind {
-            jsonrpc::Kind::Request { id, .. } => self.waiting_posts.register(jsonrpc::id_key(id)),
+            jsonrpc::Kind::Request { id, .. } => self.claim_answer(id),
             _ => None,
         };
         self.handle(message, mcp, ctx).await;
         waiter?.within(bound).await
+    }
+
+    /// A claim on the answer to request `id`, for the POST that carries it (register it before
+    /// the request is handled); `None` while another POST claims that id.
+    pub fn claim_answer(&self, id: &Value) -> Option<AnswerWaiter> {
+        self.waiting_posts.register(jsonrpc::id_key(id))
+    }
+
+    /// Whether a POST waits for an answer on this session.
+    pub fn answers_awaited(&self) -> bool {
+        !self.waiting_posts.is_empty()
     }
 
     /// The message a body holds; a body that holds none is answered on the stream here.
@@ -196,7 +187,8 @@ impl ProtocolSession {
         }
     }
 
-    async fn handle(
+    /// Handles one message already read (and checked) off a POST.
+    pub async fn handle(
         self: &Arc<Self>,
         message: jsonrpc::Message,
         mcp: &McpState,
@@ -477,7 +469,7 @@ mod tests {
         catalogue: Catalogue,
     ) -> (
         Arc<ProtocolSession>,
-        mpsc::Receiver<Outbound>,
+        mpsc::Receiver<String>,
         McpState,
         ToolContext,
     ) {
@@ -500,7 +492,7 @@ mod tests {
 
     async fn ask(
         session: &Arc<ProtocolSession>,
-        rx: &mut mpsc::Receiver<Outbound>,
+        rx: &mut mpsc::Receiver<String>,
         mcp: &McpState,
         ctx: &ToolContext,
         line: &str,
@@ -510,7 +502,7 @@ mod tests {
             .await
             .expect("an answer")
             .expect("the stream is open");
-        serde_json::from_str(&text.line).unwrap()
+        serde_json::from_str(&text).unwrap()
     }
 
     const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
@@ -564,11 +556,7 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        assert!(
-            streamed.line.contains(r#""id":"late""#),
-            "{}",
-            streamed.line
-        );
+        assert!(streamed.contains(r#""id":"late""#), "{streamed}");
         let in_time = session
             .receive_answering(call("soon").as_bytes(), &mcp, &ctx, Duration::from_secs(60))
             .await;
@@ -693,7 +681,7 @@ mod tests {
             Catalogue::with_edits("+reticle_test_echo", crate::tools::Surface::Default).unwrap(),
         )
         .await;
-        let note: Value = serde_json::from_str(&rx.recv().await.unwrap().line).unwrap();
+        let note: Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
         assert_eq!(note["method"], "notifications/tools/list_changed");
         assert!(note.get("id").is_none());
     }

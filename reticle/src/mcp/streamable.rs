@@ -11,7 +11,6 @@
 //! proxy, nothing here outlives the daemon: a client of this endpoint sees a daemon that died as
 //! a failed connection and must initialize again.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,10 +19,10 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::jsonrpc::{self, Kind};
-use super::session::{Outbound, ProtocolSession};
+use super::session::ProtocolSession;
 use super::{McpState, limits};
 use crate::daemon::activity::Holder;
 use crate::plane::refusal;
@@ -36,35 +35,24 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 /// How long a session may go without a request before the next `initialize` closes it.
 pub const HTTP_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
 
-/// One Streamable HTTP session: its protocol session and the POSTs waiting for their answers.
+/// One Streamable HTTP session: its protocol session (which hands each answer to the POST that
+/// claimed it, [`super::inline`]) and when it last saw a request.
 #[derive(Debug)]
 pub struct HttpSession {
     protocol: Arc<ProtocolSession>,
-    /// The POSTs waiting for an answer, by their request's id key.
-    waiting: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>,
     last_request: Mutex<Instant>,
 }
 
 impl HttpSession {
-    /// Opens a session whose answers are routed to the POSTs waiting for them (a line no POST
-    /// waits for, such as a notification, is dropped).
+    /// Opens a session. Every answer goes to the POST that claimed it; a line no POST waits for
+    /// (a notification) is dropped, as no stream is offered here.
     fn open() -> Self {
-        let (tx, mut rx) = mpsc::channel::<Outbound>(crate::config::MCP_STREAM_BACKLOG);
-        let waiting: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>> = Arc::default();
-        let routes = waiting.clone();
+        let (tx, mut rx) = mpsc::channel::<String>(crate::config::MCP_STREAM_BACKLOG);
         // Ends when the protocol session (the channel's only sender) is gone.
-        tokio::spawn(async move {
-            while let Some(out) = rx.recv().await {
-                let waiter = out.answers.and_then(|key| lock(&routes).remove(&key));
-                if let Some(waiter) = waiter {
-                    let _ = waiter.send(out.line);
-                }
-            }
-        });
+        tokio::spawn(async move { while rx.recv().await.is_some() {} });
         let id = uuid::Uuid::new_v4().to_string();
         Self {
             protocol: Arc::new(ProtocolSession::new(id, tx)),
-            waiting,
             last_request: Mutex::new(Instant::now()),
         }
     }
@@ -76,19 +64,6 @@ impl HttpSession {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// A POST's claim on the answer to its request; dropped (the client went away), it stops
-/// waiting and the answer, when it comes, is dropped.
-struct Claim {
-    waiting: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>,
-    key: String,
-}
-
-impl Drop for Claim {
-    fn drop(&mut self) {
-        lock(&self.waiting).remove(&self.key);
-    }
 }
 
 /// `POST /mcp`: one JSON-RPC message.
@@ -148,26 +123,16 @@ pub async fn mcp_streamable_post(
         );
     }
     let Kind::Request { id, .. } = &message.kind else {
-        protocol.receive(&body, &mcp, &ctx).await;
+        protocol.handle(message, &mcp, &ctx).await;
         return StatusCode::ACCEPTED.into_response();
     };
-    let key = jsonrpc::id_key(id);
-    let (tx, rx) = oneshot::channel();
-    {
-        let mut waiting = lock(&session.waiting);
-        if waiting.contains_key(&key) {
-            let reason = "this request id is already waiting for its answer on this session; send each request with a fresh id";
-            let answer = jsonrpc::error_response(id, jsonrpc::INVALID_REQUEST, reason, None);
-            return json_answer(StatusCode::OK, answer.to_string());
-        }
-        waiting.insert(key.clone(), tx);
-    }
-    let _claim = Claim {
-        waiting: session.waiting.clone(),
-        key,
+    let Some(claim) = protocol.claim_answer(id) else {
+        let reason = "this request id is already waiting for its answer on this session; send each request with a fresh id";
+        let answer = jsonrpc::error_response(id, jsonrpc::INVALID_REQUEST, reason, None);
+        return json_answer(StatusCode::OK, answer.to_string());
     };
-    protocol.receive(&body, &mcp, &ctx).await;
-    let Ok(line) = rx.await else {
+    protocol.handle(message, &mcp, &ctx).await;
+    let Some(line) = claim.answer().await else {
         return refusal(
             StatusCode::SERVICE_UNAVAILABLE,
             "the daemon could not deliver this request's answer (its session was closed); send initialize again",
@@ -230,7 +195,7 @@ fn json_answer(status: StatusCode, line: String) -> Response {
 fn open_session(mcp: &McpState) -> Result<Arc<HttpSession>, String> {
     let idle: Vec<String> = lock(&mcp.inner.http_sessions)
         .iter()
-        .filter(|(_, s)| s.idle_for() > HTTP_SESSION_IDLE && lock(&s.waiting).is_empty())
+        .filter(|(_, s)| s.idle_for() > HTTP_SESSION_IDLE && !s.protocol.answers_awaited())
         .map(|(id, _)| id.clone())
         .collect();
     for id in idle {

@@ -26,7 +26,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::session::{Outbound, ProtocolSession};
+use super::session::ProtocolSession;
 use super::{
     AGENT_PARAM, ENDPOINT_EVENT, INLINE_ANSWER, INLINE_ANSWER_HEADER, MESSAGE_EVENT, MESSAGE_PATH,
     McpState, SESSION_EVENT, SHUTDOWN_EVENT,
@@ -95,12 +95,12 @@ pub async fn mcp_sse_open(
     .map(Ok::<Event, Infallible>);
     let tail = stream::unfold(
         Some((rx, guard, mcp.shutdown().clone())),
-        |open: Option<(mpsc::Receiver<Outbound>, StreamGuard, CancellationToken)>| async move {
+        |open: Option<(mpsc::Receiver<String>, StreamGuard, CancellationToken)>| async move {
             let (mut rx, guard, shutdown) = open?;
             tokio::select! {
                 biased;
                 line = rx.recv() => {
-                    let line = line?.line;
+                    let line = line?;
                     Some((Ok(Event::default().event(MESSAGE_EVENT).data(line)), Some((rx, guard, shutdown))))
                 }
                 _ = shutdown.cancelled() => {

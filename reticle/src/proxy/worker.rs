@@ -2,13 +2,13 @@
 //! every socket the proxy has on the daemon's port, so the supervisor holds none. On a `connect`
 //! command it probes the port (bounded TCP + `/status`), starts a daemon when the port is free and
 //! it is asked to, waits for it to answer, opens `GET /mcp/sse` ([`crate::http_get`]) and checks
-//! the endpoint frame;
-//! then it relays `message` frames up and POSTs what it is given, in order, one at a time, on
-//! one kept-alive connection per session ([`super::post_link`], which decides which failures
-//! prove a call was never sent), each asking for its answer inline (an answer ready within the
-//! daemon's short wait comes back as the POST's response and is relayed up like a frame). A `connect` supersedes any attempt still under way: only the
-//! last one may open the session. It reads its commands on its own runtime (stdin is the supervisor's pipe). It keeps no protocol
-//! state and exits when its stdin closes (the supervisor is gone).
+//! the endpoint frame; then it relays `message` frames up and POSTs what it is given, in order,
+//! one at a time, on one kept-alive connection per session ([`super::post_link`], which decides
+//! which failures prove a call was never sent), each asking for its answer inline (an answer
+//! ready within the daemon's short wait comes back as the POST's response and is relayed up like
+//! a frame). A `connect` supersedes any attempt still under way: only the last one may open the
+//! session. It reads its commands on its own runtime (stdin is the supervisor's pipe). It keeps
+//! no protocol state and exits when its stdin closes (the supervisor is gone).
 
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -645,9 +645,9 @@ async fn post_in_order(
     }
 }
 
-/// A status code as HTTP names it (`404 Not Found`).
-fn http_status(code: u16) -> StatusCode {
-    StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_GATEWAY)
+/// A status code as HTTP names it (`404 Not Found`), or the bare number HTTP has no name for.
+fn http_status(code: u16) -> String {
+    StatusCode::from_u16(code).map_or_else(|_| code.to_string(), |status| status.to_string())
 }
 
 #[cfg(test)]
