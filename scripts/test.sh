@@ -10,6 +10,10 @@ ensure_sdk_deps "$root"
 # The browser gates drive Debian's Chromium.
 ensure_chromium
 
+# One run of the whole suite builds each crate once: incremental state would only take disk
+# (3.5 GB of a clean debug build's 8.5 GB), and CI machines have run out of it.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check
 echo "==> cargo clippy --all-targets -- -D warnings"

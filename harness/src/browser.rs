@@ -88,6 +88,9 @@ impl Browser {
             .args(switch_names(EXTRA_FLAGS))
             .user_data_dir(profile.path())
             .env(marker::MARKER_VAR, marker::marker())
+            // Its temporary files (the singleton socket's directory) stay in the profile, which
+            // is removed with it even when the browser is killed.
+            .env("TMPDIR", profile.path().to_string_lossy())
             .launch_timeout(Duration::from_secs(30))
             .request_timeout(Duration::from_secs(30))
             .viewport(None)

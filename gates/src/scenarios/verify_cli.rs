@@ -204,6 +204,7 @@ impl VerifyRig {
         .is_some();
         // Read just before the kill, while the browser surely runs.
         let argv = pid.map(browser_argv).unwrap_or_default();
+        let singleton = singleton_dir(&argv);
         let killed = match pid {
             Some(pid) if session_up => kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok(),
             _ => false,
@@ -225,9 +226,26 @@ impl VerifyRig {
         };
         (
             ran,
-            json!({"killed": killed, "pid": pid, "sessionUp": session_up, "argv": argv}),
+            json!({
+                "killed": killed,
+                "pid": pid,
+                "sessionUp": session_up,
+                "argv": argv,
+                "singletonDir": singleton,
+            }),
         )
     }
+}
+
+/// The directory a running Chromium with arguments `argv` keeps its singleton socket in: the
+/// target of the `SingletonSocket` link in its `--user-data-dir`. Chromium makes it under its
+/// temporary directory and removes it only when it closes cleanly.
+pub fn singleton_dir(argv: &[String]) -> Option<std::path::PathBuf> {
+    let profile = argv
+        .iter()
+        .find_map(|arg| arg.strip_prefix("--user-data-dir="))?;
+    let socket = std::fs::read_link(Path::new(profile).join("SingletonSocket")).ok()?;
+    socket.parent().map(Path::to_path_buf)
 }
 
 /// The arguments process `pid` runs with (`/proc/<pid>/cmdline`); empty once it is gone.

@@ -98,14 +98,22 @@ impl JobBrowser {
             "reticle-verify-{}-{job}",
             uuid::Uuid::new_v4().simple()
         ));
+        // Chromium's own temporary files (its singleton socket's directory) go inside the
+        // profile, so they leave with it even when the browser is killed.
+        std::fs::create_dir_all(&profile)
+            .map_err(|e| format!("its profile {} could not be made: {e}", profile.display()))?;
         let mut process = tokio::process::Command::new(&binary)
             .args(chromium_args(&profile, first_url))
+            .env("TMPDIR", &profile)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| format!("Chromium ({}) did not start: {e}", binary.display()))?;
+            .map_err(|e| {
+                let _ = std::fs::remove_dir_all(&profile);
+                format!("Chromium ({}) did not start: {e}", binary.display())
+            })?;
         let pid = process.id();
         let endpoint = tokio::time::timeout(LAUNCH_BOUND, devtools_endpoint(&mut process))
             .await
