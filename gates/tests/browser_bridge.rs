@@ -1,12 +1,13 @@
 //! The bridge through real Chromium and our SDK (`sdk/`), served by the harness's `FixtureApp`
 //! (the rig is `harness::SdkRig`): a page becomes a session and is drivable (snapshot, query, act,
-//! state_read, console and network events); two tabs are two sessions and closing one leaves the
-//! other drivable. The rows run through their gate scenarios, the same code `reticle gate` runs:
-//! a tab closed mid-command resolves it as `observation_lost` (H4.3), an outage backs off with
-//! jitter and keeps the SDK's noise out of the console events (H5.1), warns once (H5.2), marks an
-//! offline overflow with a gap marker (H5.3), a sandboxed iframe still starts a session (H5.4) and
-//! a stale ref is refused by name (H5.5). H5.1's negative control: a stand-in SDK that reconnects
-//! without backoff is scored silent.
+//! state_read, console and network events); a query reports what a user can see, whatever hides
+//! an element; two tabs are two sessions and closing one leaves the other drivable. The rows run
+//! through their gate scenarios, the same code `reticle gate` runs: a tab closed mid-command
+//! resolves it as `observation_lost` (H4.3), an outage backs off with jitter and keeps the SDK's
+//! noise out of the console events (H5.1), warns once (H5.2), marks an offline overflow with a gap
+//! marker (H5.3), a sandboxed iframe still starts a session (H5.4) and a stale ref is refused by
+//! name (H5.5). H5.1's negative control: a stand-in SDK that reconnects without backoff is scored
+//! silent.
 //!
 //! Each test launches its own Chromium: under nextest every test is its own process.
 
@@ -131,6 +132,65 @@ async fn a_page_with_our_sdk_is_a_drivable_session_with_console_and_network_even
         "{:?}",
         tab.console()
     );
+}
+
+/// Elements whose visibility a query reports, each with what a user would see: hidden by its own
+/// style, an ancestor's style, an attribute on an ancestor, a closed `details` or `dialog`,
+/// `content-visibility`; and the visible cases beside them (a `visibility:
+/// visible` child of a `visibility: hidden` parent is rendered, so visible).
+const VISIBILITY_CASES: &[(&str, bool)] = &[
+    ("v-plain", true),
+    ("v-display-none", false),
+    ("v-parent-display-none", false),
+    ("v-visibility-hidden", false),
+    ("v-hidden-parent-visible-child", true),
+    ("v-aria-hidden-parent", false),
+    ("v-inert-parent", false),
+    ("v-hidden-attr", false),
+    ("v-closed-summary", true),
+    ("v-closed-details", false),
+    ("v-open-details", true),
+    ("v-opacity-zero", true),
+    ("v-content-visibility-hidden", false),
+    ("v-closed-dialog", false),
+];
+
+/// Adds the elements of [`VISIBILITY_CASES`] to the page.
+const ADD_VISIBILITY_CASES: &str = r#"(() => {
+  document.body.insertAdjacentHTML('beforeend', `<div>
+    <button data-testid="v-plain">x</button>
+    <button data-testid="v-display-none" style="display:none">x</button>
+    <div style="display:none"><button data-testid="v-parent-display-none">x</button></div>
+    <button data-testid="v-visibility-hidden" style="visibility:hidden">x</button>
+    <div style="visibility:hidden"><button data-testid="v-hidden-parent-visible-child" style="visibility:visible">x</button></div>
+    <div aria-hidden="true"><button data-testid="v-aria-hidden-parent">x</button></div>
+    <div inert><button data-testid="v-inert-parent">x</button></div>
+    <button data-testid="v-hidden-attr" hidden>x</button>
+    <details><summary data-testid="v-closed-summary">s</summary><button data-testid="v-closed-details">x</button></details>
+    <details open><summary>s</summary><button data-testid="v-open-details">x</button></details>
+    <button data-testid="v-opacity-zero" style="opacity:0">x</button>
+    <div style="content-visibility:hidden"><button data-testid="v-content-visibility-hidden">x</button></div>
+    <dialog><button data-testid="v-closed-dialog">x</button></dialog>
+  </div>`);
+  return true;
+})()"#;
+
+#[tokio::test]
+async fn a_query_reports_what_a_user_can_see_through_every_kind_of_hiding() {
+    let rig = rig().await;
+    let tab = rig.browser.open(&rig.url("seen")).await.unwrap();
+    wait_session(&rig, "seen").await;
+    let added: bool = tab.eval(ADD_VISIBILITY_CASES).await.unwrap();
+    assert!(added);
+    let mut wrong = Vec::new();
+    for (testid, visible) in VISIBILITY_CASES {
+        let answer = command(&rig, "seen", "query", json!({"testid": testid})).await;
+        let seen = &ok_result(&answer)["elements"][0]["visible"];
+        if seen != &json!(visible) {
+            wrong.push(format!("{testid}: visible {seen}, expected {visible}"));
+        }
+    }
+    assert_eq!(wrong, Vec::<String>::new());
 }
 
 #[tokio::test]
