@@ -41,3 +41,21 @@ ensure_sdk_deps() {
     (cd "$sdk" && npm ci --no-audit --no-fund --loglevel=error)
   fi
 }
+
+# Says how much disk the run has where it writes (the build under target/, the tests' temporary
+# dirs), and warns when that is less than a clean run takes: about 5.1 GB under target/ and 0.4
+# GB of temporary dirs (the app-wiring tests install real Vite and Next.js apps). A warning, not
+# a refusal: a run over an existing build needs far less.
+report_disk_space() {
+  local root="$1" tmp="${TMPDIR:-/tmp}" build_mb tmp_mb
+  build_mb=$(df -Pm "$root" 2>/dev/null | awk 'NR==2 {print $4}') || true
+  tmp_mb=$(df -Pm "$tmp" 2>/dev/null | awk 'NR==2 {print $4}') || true
+  if [ -z "$build_mb" ] || [ -z "$tmp_mb" ]; then
+    echo "setup: warning: cannot tell the free disk under $root or in $tmp (does $tmp exist?)" >&2
+    return 0
+  fi
+  echo "setup: ${build_mb} MB free for the build under $root/target, ${tmp_mb} MB in $tmp" >&2
+  if [ "$build_mb" -lt 6000 ] || [ "$tmp_mb" -lt 1000 ]; then
+    echo "setup: warning: a clean build and test run takes about 5.1 GB under target/ and 0.4 GB in $tmp; with less free, expect 'No space left on device' (free some, or point TMPDIR elsewhere)" >&2
+  fi
+}

@@ -9,6 +9,7 @@ ensure_build_deps
 ensure_sdk_deps "$root"
 # The browser gates drive Debian's Chromium.
 ensure_chromium
+report_disk_space "$root"
 
 # One run of the whole suite builds each crate once: incremental state would only take disk
 # (3.5 GB of a clean debug build's 8.5 GB), and CI machines have run out of it.
