@@ -270,6 +270,9 @@ function isHiddenByAttributes(el) {
   return el.tagName === 'DIALOG' && !el.open;
 }
 
+/** What `checkVisibility` is asked: CSS display, visibility and content-visibility. */
+const BY_STYLE = Object.freeze({ visibilityProperty: true, checkVisibilityCSS: true });
+
 /** Hidden by its own attributes or computed style (ancestors not considered). */
 export function isHiddenBySelf(el, win = el.ownerDocument.defaultView) {
   if (isHiddenByAttributes(el)) return true;
@@ -317,7 +320,7 @@ export function isVisible(el, layout = hasLayout(el.ownerDocument)) {
     }
   }
   if (layout) {
-    if (native && !el.checkVisibility({ visibilityProperty: true, checkVisibilityCSS: true })) return false;
+    if (native && !el.checkVisibility(BY_STYLE)) return false;
     const r = el.getBoundingClientRect();
     if (r.width === 0 && r.height === 0 && el.getClientRects().length === 0) return false;
   }
