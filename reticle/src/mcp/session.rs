@@ -2,9 +2,12 @@
 //! `initialize`, `ping`, `tools/list` and `tools/call` per JSON-RPC 2.0 (ids echoed,
 //! notifications unanswered) and refuses anything else before `initialize` has been seen.
 //! Protocol methods are answered before the POST that carried them returns, so a client that
-//! waits for each POST knows its `initialize` was handled before its next call; tool calls run
-//! on their own task, which `notifications/cancelled` naming the call stops (the call is then
-//! answered once with error -32800, so every request still gets exactly one answer). A call
+//! waits for each POST knows its `initialize` was handled before its next call. A tool call's
+//! first poll runs on the task of the POST that carried it, so a call that needs no waiting is
+//! answered there; a call that waits goes on its own task, which `notifications/cancelled`
+//! naming the call stops (a cancellation that comes during the first poll stops it once it has
+//! its task). A stopped call is answered once with error -32800, so every request still gets
+//! exactly one answer. A call
 //! reusing the id of a call still running, or past the daemon's call cap, is refused -32600 and
 //! the running call keeps its answer; an answer waits a bounded time for room on its stream.
 //! Answers are encoded once: `tools/list` is the catalogue's pre-encoded result, and a tool
@@ -19,6 +22,7 @@
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 
 use futures_util::FutureExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -50,13 +54,31 @@ pub struct ProtocolSession {
     negotiated: Mutex<Option<&'static str>>,
     /// Tool calls still running, by their request id (as JSON text); whoever removes an entry
     /// (the call finishing, or a cancellation) answers it.
-    running: Mutex<HashMap<String, AbortHandle>>,
+    running: Mutex<HashMap<String, Running>>,
     /// The POSTs waiting to carry their own request's answer.
     waiting_posts: WaitingPosts,
 }
 
 /// A JSON-RPC error answer: its code and message.
 type RpcFailure = (i32, String);
+
+/// What became of a call handed to its own task.
+#[derive(Debug, PartialEq, Eq)]
+enum Handed {
+    Running,
+    CancelledMeanwhile,
+}
+
+/// Where a running call stands, for a cancellation.
+#[derive(Debug)]
+enum Running {
+    /// Its first poll runs on the task of the POST that carried it: nothing can stop it there.
+    FirstPoll,
+    /// A cancellation came during the first poll: the call is stopped once it has a task.
+    CancelAsked,
+    /// It waits on its own task, which a cancellation aborts.
+    Task(AbortHandle),
+}
 
 impl ProtocolSession {
     pub fn new(id: String, outbound: mpsc::Sender<String>) -> Self {
@@ -237,7 +259,7 @@ impl ProtocolSession {
                 Err(refusal) => Err(refusal),
             },
             "tools/call" => match read_call(params) {
-                Ok(call) => match self.spawn_call(&id, call, mcp, ctx.clone()) {
+                Ok(call) => match self.start_call(&id, call, mcp, ctx.clone()).await {
                     Ok(()) => return,
                     Err(refusal) => Err(refusal),
                 },
@@ -265,9 +287,12 @@ impl ProtocolSession {
         Ok(protocol::initialize_result(Some(asked)))
     }
 
-    /// Starts the call on its own task, unless its id is already running on this session or
-    /// the daemon's call cap is reached (then the refusal to answer it with).
-    fn spawn_call(
+    /// Starts the call, unless its id is already running on this session or the daemon's call
+    /// cap is reached (then the refusal to answer it with). Its first poll runs here, on the
+    /// task of the POST that carried it: a call that needs no waiting (most that read the
+    /// daemon's own state) is answered without a task, a timer or a second thread woken. A call
+    /// that waits goes on its own task, which the POST's connection ending cannot stop.
+    async fn start_call(
         self: &Arc<Self>,
         id: &Value,
         call: CallToolRequestParams,
@@ -276,27 +301,13 @@ impl ProtocolSession {
     ) -> Result<(), RpcFailure> {
         let session = self.clone();
         let key = id.to_string();
-        // Held until the task has registered, so a cancel or a duplicate cannot miss it.
-        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        if running.contains_key(&key) {
-            mcp.log_refusal(&self.id, "tools/call", "duplicate_id");
-            return Err((
-                INVALID_REQUEST,
-                format!(
-                    "request id {} is already in use by a call still running on this session; send each request with a fresh id",
-                    crate::wire::messages::clip(&key, 80)
-                ),
-            ));
-        }
-        let Some(counted) = InFlight::begin(mcp) else {
-            mcp.log_refusal(&self.id, "tools/call", "call_cap");
-            return Err((INVALID_REQUEST, mcp.limits().calls_refusal()));
-        };
-        let (id, mcp) = (id.clone(), mcp.clone());
+        let counted = self.book_call(&key, mcp)?;
+        let catalogue = mcp.catalogue();
         let ctx = ctx.called_by(self.holder());
-        let task = tokio::spawn(async move {
+        let answer_id = id.clone();
+        let id = id.clone();
+        let mut call = Box::pin(async move {
             let _counted = counted;
-            let catalogue = mcp.catalogue();
             let rpc_id = forwarded_client_id(&call).unwrap_or_else(|| id.to_string());
             let arguments = call.arguments.unwrap_or_default();
             let run = run_tool(&ctx, &catalogue, &call.name, arguments, Some(&rpc_id));
@@ -324,8 +335,57 @@ impl ProtocolSession {
                 session.answer(&id, call_answer_line(&id, answer)).await;
             }
         });
-        running.insert(key, task.abort_handle());
+        let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
+        if first.is_ready() {
+            return Ok(());
+        }
+        // Polled again at once on its own task, which takes over every wake-up it registered.
+        let task = tokio::spawn(call).abort_handle();
+        if self.hand_to_task(&key, &task) == Handed::CancelledMeanwhile {
+            task.abort();
+            self.answer_cancelled(&answer_id, mcp).await;
+        }
         Ok(())
+    }
+
+    /// Books call `key`, whose first poll has just ended waiting, as running on `task`; unless
+    /// a cancellation came during that poll, when the call is taken off the books for the
+    /// caller to stop and answer as cancelled.
+    fn hand_to_task(&self, key: &str, task: &AbortHandle) -> Handed {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        match running.get_mut(key) {
+            Some(Running::CancelAsked) => {
+                running.remove(key);
+                Handed::CancelledMeanwhile
+            }
+            Some(standing) => {
+                *standing = Running::Task(task.clone());
+                Handed::Running
+            }
+            None => Handed::Running,
+        }
+    }
+
+    /// Puts call `key` on the books as running, counted in flight; the refusal when its id is
+    /// already running on this session or the daemon's call cap is reached.
+    fn book_call(&self, key: &str, mcp: &McpState) -> Result<InFlight, RpcFailure> {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        if running.contains_key(key) {
+            mcp.log_refusal(&self.id, "tools/call", "duplicate_id");
+            return Err((
+                INVALID_REQUEST,
+                format!(
+                    "request id {} is already in use by a call still running on this session; send each request with a fresh id",
+                    crate::wire::messages::clip(key, 80)
+                ),
+            ));
+        }
+        let Some(counted) = InFlight::begin(mcp) else {
+            mcp.log_refusal(&self.id, "tools/call", "call_cap");
+            return Err((INVALID_REQUEST, mcp.limits().calls_refusal()));
+        };
+        running.insert(key.to_string(), Running::FirstPoll);
+        Ok(counted)
     }
 
     /// Takes a running call off the books; whoever gets it answers it.
@@ -340,15 +400,29 @@ impl ProtocolSession {
     /// Stops the call `id` names, if it is still running, and answers it as cancelled; a call
     /// already answered (or unknown) is left alone, as the protocol asks.
     async fn cancel(&self, id: &Value, mcp: &McpState) {
-        let handle = self
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id.to_string());
-        let Some(handle) = handle else {
-            return;
+        let handle = {
+            let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            let key = id.to_string();
+            match running.get_mut(&key) {
+                Some(standing @ Running::FirstPoll) => {
+                    // Stopped by the POST's task once the call has a task of its own; a call
+                    // that ends within its first poll is answered with its own result.
+                    *standing = Running::CancelAsked;
+                    return;
+                }
+                Some(Running::Task(_)) => match running.remove(&key) {
+                    Some(Running::Task(handle)) => handle,
+                    _ => return,
+                },
+                _ => return,
+            }
         };
         handle.abort();
+        self.answer_cancelled(id, mcp).await;
+    }
+
+    /// Answers call `id` as stopped by its client's cancellation.
+    async fn answer_cancelled(&self, id: &Value, mcp: &McpState) {
         mcp.log(
             "mcp_call_cancelled",
             json!({ "session": self.id, "id": id }),
@@ -462,7 +536,7 @@ fn read_call(params: Option<&Value>) -> Result<CallToolRequestParams, RpcFailure
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::Catalogue;
+    use crate::tools::{Catalogue, Surface};
     use tokio_util::sync::CancellationToken;
 
     fn setup(
@@ -532,7 +606,9 @@ mod tests {
     #[tokio::test]
     async fn an_answer_in_time_goes_back_to_its_post_and_a_later_one_on_the_stream() {
         use std::time::Duration;
-        let (session, mut rx, mcp, ctx) = setup(Catalogue::standard());
+        let catalogue = Catalogue::with_edits("+reticle_test_sleep", Surface::Default)
+            .expect("the test catalogue");
+        let (session, mut rx, mcp, ctx) = setup(catalogue);
         let answer_id = |line: Option<String>| -> Value {
             serde_json::from_str::<Value>(&line.expect("an inline answer")).unwrap()["id"].clone()
         };
@@ -541,15 +617,20 @@ mod tests {
             .receive_answering(INIT.as_bytes(), &mcp, &ctx, Duration::ZERO)
             .await;
         assert_eq!(answer_id(init), json!(0));
-        let call = |id: &str| {
+        let call = |id: &str, tool: &str, arguments: &str| {
             format!(
-                r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"reticle_sessions","arguments":{{}}}}}}"#
+                r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
             )
         };
-        // A tool call answers from its own task, which this single-threaded runtime cannot run
-        // before a zero wait ends: its answer goes on the stream.
+        // A call that waits answers from its own task, after a zero wait has ended: its answer
+        // goes on the stream.
         let late = session
-            .receive_answering(call("late").as_bytes(), &mcp, &ctx, Duration::ZERO)
+            .receive_answering(
+                call("late", "reticle_test_sleep", r#"{"ms":20}"#).as_bytes(),
+                &mcp,
+                &ctx,
+                Duration::ZERO,
+            )
             .await;
         assert_eq!(late, None);
         let streamed = tokio::time::timeout(Duration::from_secs(5), rx.recv())
@@ -558,13 +639,59 @@ mod tests {
             .unwrap();
         assert!(streamed.contains(r#""id":"late""#), "{streamed}");
         let in_time = session
-            .receive_answering(call("soon").as_bytes(), &mcp, &ctx, Duration::from_secs(60))
+            .receive_answering(
+                call("soon", "reticle_test_sleep", r#"{"ms":20}"#).as_bytes(),
+                &mcp,
+                &ctx,
+                Duration::from_secs(60),
+            )
             .await;
         assert_eq!(answer_id(in_time), json!("soon"));
+        // A call that needs no waiting is answered within its first poll, on the POST's own
+        // task: even a zero wait carries its answer back.
+        let at_once = session
+            .receive_answering(
+                call("now", "reticle_sessions", "{}").as_bytes(),
+                &mcp,
+                &ctx,
+                Duration::ZERO,
+            )
+            .await;
+        assert_eq!(answer_id(at_once), json!("now"));
         assert!(
             rx.try_recv().is_err(),
             "an answer carried inline is not streamed too"
         );
+    }
+
+    #[tokio::test]
+    async fn a_cancellation_during_a_first_poll_stops_the_call_once_it_has_a_task() {
+        let (session, mut rx, mcp, _ctx) = setup(Catalogue::standard());
+        let idle = tokio::spawn(std::future::pending::<()>()).abort_handle();
+        // No cancellation: the call is booked on its task, and a later cancellation finds it.
+        session.book_call("1", &mcp).expect("booked");
+        assert_eq!(session.hand_to_task("1", &idle), Handed::Running);
+        assert!(matches!(
+            session.running.lock().unwrap().get("1"),
+            Some(Running::Task(_))
+        ));
+        // A cancellation while the first poll runs is kept for the hand-over, and answers
+        // nothing yet (the call may still end within that poll, with its own answer).
+        session.book_call("2", &mcp).expect("booked");
+        session.cancel(&json!(2), &mcp).await;
+        assert!(rx.try_recv().is_err(), "nothing is answered mid-poll");
+        assert_eq!(session.hand_to_task("2", &idle), Handed::CancelledMeanwhile);
+        assert!(!session.running.lock().unwrap().contains_key("2"));
+        // A call that ended within its first poll took itself off the books: a late
+        // cancellation finds nothing to stop or answer.
+        session.book_call("3", &mcp).expect("booked");
+        assert!(session.finish("3"));
+        session.cancel(&json!(3), &mcp).await;
+        assert!(
+            rx.try_recv().is_err(),
+            "a finished call is not answered twice"
+        );
+        idle.abort();
     }
 
     #[tokio::test]
