@@ -290,7 +290,7 @@ impl ProtocolSession {
     /// Starts the call, unless its id is already running on this session or the daemon's call
     /// cap is reached (then the refusal to answer it with). Its first poll runs here, on the
     /// task of the POST that carried it: a call that needs no waiting (most that read the
-    /// daemon's own state) is answered without a task, a timer or a second thread woken. A call
+    /// daemon's own state) is answered without a task or a timer of its own. A call
     /// that waits goes on its own task, which the POST's connection ending cannot stop.
     async fn start_call(
         self: &Arc<Self>,
