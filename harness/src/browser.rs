@@ -69,7 +69,21 @@ pub struct Browser {
     inner: chromiumoxide::Browser,
     handler: tokio::task::JoinHandle<()>,
     pid: Option<u32>,
-    _profile: tempfile::TempDir,
+    _profile: Profile,
+}
+
+/// How long the profile's removal is retried while the browser's helper processes let go of it.
+const PROFILE_RELEASE_BOUND: Duration = Duration::from_secs(5);
+
+/// The browser's profile dir, removed when the harness lets go of the browser, even while a
+/// killed browser's helper processes still write into it (a single removal racing them stops
+/// half-way and leaves the dir behind).
+struct Profile(std::path::PathBuf);
+
+impl Drop for Profile {
+    fn drop(&mut self) {
+        reticle::store::remove_dir_released(&self.0, PROFILE_RELEASE_BOUND);
+    }
 }
 
 impl Browser {
@@ -105,7 +119,7 @@ impl Browser {
             inner,
             handler,
             pid,
-            _profile: profile,
+            _profile: Profile(profile.keep()),
         })
     }
 

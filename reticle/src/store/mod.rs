@@ -3,8 +3,9 @@
 //! feedback outbox and the configs `reticle init` rewrites. A rewritten file keeps its mode and
 //! owner; a new one is created 0600 ([`write_in_place`] is the durability row's stand-in, never
 //! used but by a workspace built for it). [`private`] holds the state dir's own files;
-//! [`workspace`] the project's `.reticle/` (flows, baselines, runs, capsules, project.json). This
-//! room writes files; it must not decide what goes in them.
+//! [`workspace`] the project's `.reticle/` (flows, baselines, runs, capsules, project.json).
+//! [`remove_dir_released`] removes a directory other processes let go of late (a killed
+//! browser's profile). This room writes files; it must not decide what goes in them.
 
 pub mod private;
 pub mod workspace;
@@ -90,6 +91,27 @@ fn keep_owner_and_mode(file: &File, old: &fs::Metadata) -> io::Result<()> {
     ))
 }
 
+/// How often [`remove_dir_released`] tries again.
+const RELEASE_RETRY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Removes directory `dir` that other processes may still be writing into for a moment (a
+/// killed browser's profile, whose helper processes outlive it briefly: a removal racing their
+/// last writes stops half-way), trying again until it is gone or `bound` has passed. Whether it
+/// is gone.
+pub fn remove_dir_released(dir: &Path, bound: std::time::Duration) -> bool {
+    let started = std::time::Instant::now();
+    loop {
+        let _ = fs::remove_dir_all(dir);
+        if fs::symlink_metadata(dir).is_err() {
+            return true;
+        }
+        if started.elapsed() >= bound {
+            return false;
+        }
+        std::thread::sleep(RELEASE_RETRY);
+    }
+}
+
 /// Deletes all but the `keep` newest files ending in `suffix` (by name: names start with a
 /// timestamp).
 pub fn keep_newest(dir: &Path, keep: usize, suffix: &str) {
@@ -121,6 +143,30 @@ pub fn keep_newest(dir: &Path, keep: usize, suffix: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_directory_still_written_into_is_removed_once_its_writer_lets_go() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("profile");
+        fs::create_dir_all(dir.join("a/b")).unwrap();
+        // A writer that keeps adding files for a while, as a killed browser's helpers do.
+        let busy = dir.join("a/b");
+        let writer = std::thread::spawn(move || {
+            for n in 0..200 {
+                let _ = fs::create_dir_all(&busy);
+                let _ = fs::write(busy.join(format!("f{n}")), b"x");
+            }
+        });
+        let gone = remove_dir_released(&dir, std::time::Duration::from_secs(30));
+        writer.join().unwrap();
+        // The writer may have re-made the dir after the last removal: one more settles it.
+        let gone = gone && remove_dir_released(&dir, std::time::Duration::from_secs(30));
+        assert!(gone && !dir.exists());
+        assert!(remove_dir_released(
+            &root.path().join("never-made"),
+            std::time::Duration::ZERO
+        ));
+    }
 
     #[test]
     fn writes_are_whole_and_the_directory_is_bounded() {

@@ -337,6 +337,12 @@ impl JobBrowser {
         {
             let _ = tokio::time::timeout(CLOSE_BOUND, self.process.kill()).await;
         }
+        // Its helper processes may still write into the profile for a moment.
+        let profile = self.profile.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            crate::store::remove_dir_released(&profile, CLOSE_BOUND)
+        })
+        .await;
     }
 }
 
