@@ -304,11 +304,10 @@ impl ProtocolSession {
         let counted = self.book_call(&key, mcp)?;
         let catalogue = mcp.catalogue();
         let ctx = ctx.called_by(self.holder());
-        let answer_id = id.clone();
-        let id = id.clone();
+        let (call_id, call_key) = (id.clone(), key.clone());
         let mut call = Box::pin(async move {
             let _counted = counted;
-            let rpc_id = forwarded_client_id(&call).unwrap_or_else(|| id.to_string());
+            let rpc_id = forwarded_client_id(&call).unwrap_or_else(|| call_key.clone());
             let arguments = call.arguments.unwrap_or_default();
             let run = run_tool(&ctx, &catalogue, &call.name, arguments, Some(&rpc_id));
             let answer = match AssertUnwindSafe(run).catch_unwind().await {
@@ -331,8 +330,10 @@ impl ProtocolSession {
                     None,
                 )),
             };
-            if session.finish(&id.to_string()) {
-                session.answer(&id, call_answer_line(&id, answer)).await;
+            if session.finish(&call_key) {
+                session
+                    .answer(&call_id, call_answer_line(&call_id, answer))
+                    .await;
             }
         });
         let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
@@ -343,7 +344,7 @@ impl ProtocolSession {
         let task = tokio::spawn(call).abort_handle();
         if self.hand_to_task(&key, &task) == Handed::CancelledMeanwhile {
             task.abort();
-            self.answer_cancelled(&answer_id, mcp).await;
+            self.answer_cancelled(id, mcp).await;
         }
         Ok(())
     }

@@ -270,9 +270,6 @@ function isHiddenByAttributes(el) {
   return el.tagName === 'DIALOG' && !el.open;
 }
 
-/** What `checkVisibility` is asked: CSS display, visibility and content-visibility. */
-const BY_STYLE = Object.freeze({ visibilityProperty: true, checkVisibilityCSS: true });
-
 /** Hidden by its own attributes or computed style (ancestors not considered). */
 export function isHiddenBySelf(el, win = el.ownerDocument.defaultView) {
   if (isHiddenByAttributes(el)) return true;
@@ -303,11 +300,14 @@ export function hasLayout(doc) {
   }
 }
 
+/** What `checkVisibility` is asked: CSS display, visibility and content-visibility. */
+const BY_STYLE = Object.freeze({ visibilityProperty: true, checkVisibilityCSS: true });
+
 /**
  * Hidden by itself or any ancestor, or (with layout) taking no space at all. With a layout
  * engine the browser's `checkVisibility` answers for the styles along the flat tree (display,
- * visibility, content-visibility) in one native call, where reading each ancestor's computed
- * style cost ten times as much; the ancestors' attributes are still read here. It follows CSS:
+ * visibility, content-visibility) in one native call, about 1.7 times faster than reading each
+ * ancestor's computed style; the ancestors' attributes are still read here. It follows CSS:
  * a `visibility: visible` element inside a `visibility: hidden` one is rendered, so visible.
  */
 export function isVisible(el, layout = hasLayout(el.ownerDocument)) {
