@@ -6,22 +6,14 @@ Usage: python3 scripts/proxy_paired.py <daemon reticle> <A reticle> <B reticle> 
 (<port>: a free port below 32768, outside the kernel's ephemeral range, which the proxies' own
 connections may take before the daemon binds it)
 (a "reticle" may be a wrapper script that sets environment variables and execs the binary)."""
-import json, os, subprocess, sys, tempfile, time, urllib.request
+import json, os, subprocess, sys, time
+
+import bench_daemon
 
 daemon_bin, a_bin, b_bin, port = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 calls = int(sys.argv[5]) if len(sys.argv) > 5 else 4000
-state = tempfile.mkdtemp()
-env = dict(os.environ, RETICLE_STATE_DIR=state, RETICLE_IDLE_SHUTDOWN_MS="20000", RETICLE_PROJECT_DIR=state)
-daemon = subprocess.Popen([daemon_bin, "serve", "--foreground", "--port", str(port)], env=env,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-deadline = time.time() + 20
-while True:
-    try:
-        urllib.request.urlopen(f"http://127.0.0.1:{port}/status", timeout=1).read()
-        break
-    except OSError:
-        assert time.time() < deadline, "the daemon did not answer /status"
-        time.sleep(0.05)
+env = bench_daemon.private_env()
+daemon = bench_daemon.start(daemon_bin, port, env)
 
 
 class Agent:

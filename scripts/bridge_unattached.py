@@ -1,0 +1,67 @@
+"""The page's share of a command with no DevTools client attached: a daemon (harness routes on),
+the fixture app (apps/e2e/dev-server.mjs), and Debian's Chromium started headless on the app's
+URL with nothing connected to it; then commands through `POST /bridge/commands`, each timed by the
+daemon from send to answer (`roundTripUs`): an unknown command (the SDK refuses it at once: the
+transport floor) and `query {testid: login-submit}`, in alternating blocks. It measures; it asserts
+nothing. Usage: python3 scripts/bridge_unattached.py <reticle> <daemon port> <app port> [commands]
+(ports: free, below 32768)."""
+import json, os, shutil, subprocess, sys, tempfile, time, urllib.request
+
+import bench_daemon
+
+binary, port, app_port = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+count = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+profile = tempfile.mkdtemp()
+env = dict(bench_daemon.private_env(), RETICLE_HARNESS_ROUTES="1", RETICLE_IDLE_SHUTDOWN_MS="60000")
+state = env["RETICLE_STATE_DIR"]
+daemon = bench_daemon.start(binary, port, env)
+app = subprocess.Popen(["node", os.path.join(root, "apps/e2e/dev-server.mjs"), str(app_port)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_for(what, ready):
+    deadline = time.time() + 30
+    while True:
+        try:
+            if ready():
+                return
+        except OSError:
+            pass
+        assert time.time() < deadline, f"{what} within 30 s"
+        time.sleep(0.05)
+
+
+wait_for("the app answers", lambda: urllib.request.urlopen(f"http://127.0.0.1:{app_port}/", timeout=5).read())
+token = open(os.path.join(state, "pairing-token")).read().strip()
+url = f"http://127.0.0.1:{app_port}/?reticlePort={port}&reticleToken={token}&session=bench"
+browser = subprocess.Popen(["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                            "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                            "--disable-sync", f"--user-data-dir={profile}", url],
+                           env=dict(os.environ, TMPDIR=profile), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def command(name, args):
+    body = json.dumps({"session": "bench", "name": name, "args": args}).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/bridge/commands", data=body,
+                                     headers={"content-type": "application/json"})
+    return json.loads(urllib.request.urlopen(request, timeout=10).read())
+
+
+wait_for("the page's session answers a query", lambda: command("query", {"testid": "login-submit"}).get("ok"))
+kinds = {"unknown command": ("nope", {}), "query {testid: login-submit}": ("query", {"testid": "login-submit"})}
+for name, args in kinds.values():
+    for _ in range(100):
+        command(name, args)
+samples = {kind: [] for kind in kinds}
+for _ in range(5):
+    for kind, (name, args) in kinds.items():
+        samples[kind].extend(command(name, args)["roundTripUs"] for _ in range(count // 5))
+for kind, xs in samples.items():
+    xs.sort()
+    print(f"{kind}, no DevTools attached: median {xs[len(xs) // 2]} us, p90 {xs[int(len(xs) * 0.9)]} us ({len(xs)} commands)")
+for process in (browser, app, daemon):
+    process.kill()
+    process.wait()
+for directory in (profile, state):
+    shutil.rmtree(directory, ignore_errors=True)
