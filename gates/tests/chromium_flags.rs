@@ -101,12 +101,12 @@ fn left_behind(singleton: Option<&Path>) -> Option<String> {
     }
 }
 
-/// Kills the Chromium with `pid` and waits, with a bound, until its process is gone.
+/// Kills the Chromium with `pid` and waits, with a bound, until its process is gone (a dead
+/// process, reaped or not, shows no arguments).
 async fn kill_browser(pid: i32) {
     let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
     poll::within(Duration::from_secs(10), async || {
-        (!Path::new(&format!("/proc/{pid}/cmdline")).exists() || browser_argv(pid).is_empty())
-            .then_some(())
+        browser_argv(pid).is_empty().then_some(())
     })
     .await;
 }
