@@ -5,40 +5,17 @@ daemon from send to answer (`roundTripUs`): an unknown command (the SDK refuses 
 transport floor) and `query {testid: login-submit}`, in alternating blocks. It measures; it asserts
 nothing. Usage: python3 scripts/bridge_unattached.py <reticle> <daemon port> <app port> [commands]
 (ports: free, below 32768)."""
-import json, os, shutil, subprocess, sys, tempfile, time, urllib.request
+import json, shutil, sys, urllib.request
 
 import bench_daemon
 
 binary, port, app_port = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 count = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
-root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-profile = tempfile.mkdtemp()
 env = dict(bench_daemon.private_env(), RETICLE_HARNESS_ROUTES="1", RETICLE_IDLE_SHUTDOWN_MS="60000")
 state = env["RETICLE_STATE_DIR"]
 daemon = bench_daemon.start(binary, port, env)
-app = subprocess.Popen(["node", os.path.join(root, "apps/e2e/dev-server.mjs"), str(app_port)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def wait_for(what, ready):
-    deadline = time.time() + 30
-    while True:
-        try:
-            if ready():
-                return
-        except OSError:
-            pass
-        assert time.time() < deadline, f"{what} within 30 s"
-        time.sleep(0.05)
-
-
-wait_for("the app answers", lambda: urllib.request.urlopen(f"http://127.0.0.1:{app_port}/", timeout=5).read())
-token = open(os.path.join(state, "pairing-token")).read().strip()
-url = f"http://127.0.0.1:{app_port}/?reticlePort={port}&reticleToken={token}&session=bench"
-browser = subprocess.Popen(["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                            "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                            "--disable-sync", f"--user-data-dir={profile}", url],
-                           env=dict(os.environ, TMPDIR=profile), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+app = bench_daemon.start_app(app_port)
+browser = bench_daemon.UnattachedChromium(bench_daemon.page_url(app_port, port, state, "bench"))
 
 
 def command(name, args):
@@ -48,7 +25,7 @@ def command(name, args):
     return json.loads(urllib.request.urlopen(request, timeout=10).read())
 
 
-wait_for("the page's session answers a query", lambda: command("query", {"testid": "login-submit"}).get("ok"))
+bench_daemon.wait_for("the page's session answers a query", lambda: command("query", {"testid": "login-submit"}).get("ok"))
 kinds = {"unknown command": ("nope", {}), "query {testid: login-submit}": ("query", {"testid": "login-submit"})}
 for name, args in kinds.values():
     for _ in range(100):
@@ -60,8 +37,8 @@ for _ in range(5):
 for kind, xs in samples.items():
     xs.sort()
     print(f"{kind}, no DevTools attached: median {xs[len(xs) // 2]} us, p90 {xs[int(len(xs) * 0.9)]} us ({len(xs)} commands)")
-for process in (browser, app, daemon):
+browser.stop()
+for process in (app, daemon):
     process.kill()
     process.wait()
-for directory in (profile, state):
-    shutil.rmtree(directory, ignore_errors=True)
+shutil.rmtree(state, ignore_errors=True)

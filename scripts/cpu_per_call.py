@@ -3,7 +3,7 @@ supervisor and its worker, read from /proc/<pid>/stat (user and system) around <
 stand-in agent, with the round trip's median. It measures; it asserts nothing.
 Usage: python3 scripts/cpu_per_call.py <reticle> <port> [calls] [K=V ...]   (K=V: the daemon's
 environment, e.g. TOKIO_WORKER_THREADS=1; port: free, below 32768)."""
-import json, os, subprocess, sys, time
+import os, subprocess, sys, time
 
 import bench_daemon
 
@@ -11,19 +11,7 @@ binary, port = sys.argv[1], int(sys.argv[2])
 calls = int(sys.argv[3]) if len(sys.argv) > 3 else 10000
 env = bench_daemon.private_env()
 daemon = bench_daemon.start(binary, port, dict(env, **dict(kv.split("=", 1) for kv in sys.argv[4:])))
-proxy = subprocess.Popen([binary, "mcp", "--port", str(port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, env=env, bufsize=0)
-buf, n = b"", 0
-
-
-def call(method, params):
-    global buf, n
-    n += 1
-    proxy.stdin.write((json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}) + "\n").encode())
-    while b"\n" not in buf:
-        buf += os.read(proxy.stdout.fileno(), 65536)
-    line, buf = buf.split(b"\n", 1)
-    return line
+agent = bench_daemon.StdioAgent(binary, port, env)
 
 
 def ticks(pid):
@@ -31,17 +19,16 @@ def ticks(pid):
     return int(fields[11]), int(fields[12])
 
 
-call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cpu", "version": "1"}})
-proxy.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+agent.initialize("cpu")
 for _ in range(500):
-    call("tools/call", {"name": "reticle_sessions", "arguments": {}})
-worker = int(subprocess.run(["pgrep", "-P", str(proxy.pid)], capture_output=True, text=True).stdout.split()[0])
-pids = {"daemon": daemon.pid, "supervisor": proxy.pid, "worker": worker}
+    agent.tool("reticle_sessions", {})
+worker = int(subprocess.run(["pgrep", "-P", str(agent.proxy.pid)], capture_output=True, text=True).stdout.split()[0])
+pids = {"daemon": daemon.pid, "supervisor": agent.proxy.pid, "worker": worker}
 before = {name: ticks(pid) for name, pid in pids.items()}
 times = []
 for _ in range(calls):
     started = time.perf_counter()
-    call("tools/call", {"name": "reticle_sessions", "arguments": {}})
+    agent.tool("reticle_sessions", {})
     times.append(time.perf_counter() - started)
 after = {name: ticks(pid) for name, pid in pids.items()}
 hz = os.sysconf("SC_CLK_TCK")
@@ -49,7 +36,6 @@ times.sort()
 print(f"median {times[len(times) // 2] * 1e3:.3f} ms; CPU per call: " + ", ".join(
     f"{name} user {(after[name][0] - before[name][0]) / hz / calls * 1e6:.0f} sys {(after[name][1] - before[name][1]) / hz / calls * 1e6:.0f} us"
     for name in pids))
-proxy.stdin.close()
-proxy.wait()
+agent.stop()
 daemon.terminate()
 daemon.wait()

@@ -5,9 +5,10 @@ both alike; prints each side's median and A minus B. It measures; it asserts not
 Usage: python3 scripts/daemon_paired.py <A reticle> <B reticle> <proxy reticle> <port A> <port B>
        [calls] [A's env: K=V,K=V] [B's env: K=V,...]
 (ports: free, below 32768, outside the kernel's ephemeral range)."""
-import json, os, subprocess, sys, time
+import sys, time
 
 import bench_daemon
+from bench_daemon import quantile
 
 a_bin, b_bin, proxy_bin, port_a, port_b = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 calls = int(sys.argv[6]) if len(sys.argv) > 6 else 4000
@@ -18,46 +19,26 @@ class Side:
     def __init__(self, daemon_bin, port, daemon_env):
         env = bench_daemon.private_env()
         self.daemon = bench_daemon.start(daemon_bin, port, dict(env, **daemon_env))
-        self.proxy = subprocess.Popen([proxy_bin, "mcp", "--port", str(port)], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0)
-        self.fd, self.buf, self.n, self.times = self.proxy.stdout.fileno(), b"", 0, []
-
-    def call(self, method, params):
-        self.n += 1
-        os.write(self.proxy.stdin.fileno(), (json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params}) + "\n").encode())
-        while True:
-            while b"\n" not in self.buf:
-                self.buf += os.read(self.fd, 65536)
-            line, self.buf = self.buf.split(b"\n", 1)
-            answer = json.loads(line)
-            if answer.get("id") == self.n:
-                return answer
-
-    def sessions(self):
-        assert "result" in self.call("tools/call", {"name": "reticle_sessions", "arguments": {}})
-
-    def warm(self):
-        self.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "paired", "version": "1"}})
-        os.write(self.proxy.stdin.fileno(), b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        for _ in range(300):
-            self.sessions()
+        self.agent = bench_daemon.StdioAgent(proxy_bin, port, env)
+        self.times = []
 
     def stop(self):
-        self.proxy.stdin.close()
-        self.proxy.wait()
+        self.agent.stop()
         self.daemon.terminate()
         self.daemon.wait()
 
 
 a, b = Side(a_bin, port_a, extra[0]), Side(b_bin, port_b, extra[1])
-a.warm()
-b.warm()
+for side in (a, b):
+    side.agent.initialize("paired")
+    for _ in range(300):
+        side.agent.tool("reticle_sessions", {})
 for i in range(calls):
     for side in (a, b) if i % 2 == 0 else (b, a):
         started = time.perf_counter()
-        side.sessions()
+        side.agent.tool("reticle_sessions", {})
         side.times.append(time.perf_counter() - started)
-median = lambda xs: sorted(xs)[len(xs) // 2] * 1e6
-print("A median %.1f us | B median %.1f us | A-B %.1f us" % (median(a.times), median(b.times), median(a.times) - median(b.times)))
+print("A median %.1f us | B median %.1f us | A-B %.1f us" % (
+    quantile(a.times, .5), quantile(b.times, .5), quantile(a.times, .5) - quantile(b.times, .5)))
 a.stop()
 b.stop()
