@@ -56,6 +56,9 @@ pub mod env {
     pub const ADVERTISE_ALL_TOOLS: &str = "RETICLE_ADVERTISE_ALL_TOOLS";
     /// Write a trace line per closed span to the daemon log (`1`, `true`, `on`, `yes`).
     pub const TRACE: &str = "RETICLE_TRACE";
+    /// Tokio's own: the daemon's worker thread count, instead of its one (for paired
+    /// measurements).
+    pub const TOKIO_WORKER_THREADS: &str = "TOKIO_WORKER_THREADS";
     /// Mount the `/bridge/*` routes, which send raw page commands over HTTP for the harness and
     /// the benches (`1`, `true`, `on`, `yes`). Off by default: an agent's only path to a page is
     /// a tool call through `run_tool`.

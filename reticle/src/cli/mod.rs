@@ -277,9 +277,13 @@ fn run(command: Command) -> Result<(), Exit> {
     } = command
     {
         let port = port.resolve()?;
-        return runtime(true)?.block_on(serve::foreground(port));
+        let rt = crate::daemon::runtime::build().map_err(runtime_failed)?;
+        return rt.block_on(serve::foreground(port));
     }
-    let rt = runtime(false)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(runtime_failed)?;
     match command {
         Command::Serve { port, .. } => rt.block_on(serve::detached(port.resolve()?)),
         Command::Status { port, json } => rt.block_on(status::status(port.resolve()?, json)),
@@ -309,14 +313,6 @@ fn run(command: Command) -> Result<(), Exit> {
     }
 }
 
-fn runtime(multi_thread: bool) -> Result<tokio::runtime::Runtime, Exit> {
-    let mut builder = if multi_thread {
-        tokio::runtime::Builder::new_multi_thread()
-    } else {
-        tokio::runtime::Builder::new_current_thread()
-    };
-    builder
-        .enable_all()
-        .build()
-        .map_err(|err| Exit::failure(format!("cannot start the async runtime: {err}")))
+fn runtime_failed(err: std::io::Error) -> Exit {
+    Exit::failure(format!("cannot start the async runtime: {err}"))
 }

@@ -5,7 +5,9 @@
 //! used but by a workspace built for it). [`private`] holds the state dir's own files;
 //! [`workspace`] the project's `.reticle/` (flows, baselines, runs, capsules, project.json).
 //! [`remove_dir_released`] removes a directory other processes let go of late (a killed
-//! browser's profile). This room writes files; it must not decide what goes in them.
+//! browser's profile). A write that syncs to disk runs [`off_the_runtime`], so an fsync never
+//! holds up the daemon's one async worker. This room writes files; it must not decide what goes
+//! in them.
 
 pub mod private;
 pub mod workspace;
@@ -19,6 +21,10 @@ use std::path::Path;
 /// existing file keeps its mode and owner (refused when the owner cannot be kept); a new one is
 /// readable by its owner only.
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    off_the_runtime(|| write_atomic_here(dir, name, bytes))
+}
+
+fn write_atomic_here(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     fs::create_dir_all(dir)?;
     let target = dir.join(name);
     let existing = fs::metadata(&target).ok();
@@ -50,6 +56,10 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
 /// place, truncating first (a reader, or a kill, between the two sees an empty or partial
 /// file). Never used unless a workspace is built with [`workspace::Writes::InPlaceStandIn`].
 pub fn write_in_place(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    off_the_runtime(|| write_in_place_here(dir, name, bytes))
+}
+
+fn write_in_place_here(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     fs::create_dir_all(dir)?;
     let mut file = OpenOptions::new()
         .write(true)
@@ -60,6 +70,19 @@ pub fn write_in_place(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     file.sync_all()?;
     file.write_all(bytes)?;
     file.sync_all()
+}
+
+/// Runs `work`, which blocks on the disk (an fsync), without holding up the async runtime it is
+/// called from: on a multi-thread runtime's worker, the worker's other tasks move to a fresh
+/// thread meanwhile (`block_in_place`); anywhere else (no runtime, a single-thread one, a
+/// blocking-pool thread) it simply runs.
+pub fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) if runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
 }
 
 /// The text of the file at `path`, or `None` when there is none.
@@ -143,6 +166,38 @@ pub fn keep_newest(dir: &Path, keep: usize, suffix: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On a runtime with one worker, whether a task that blocks waiting for a neighbour task
+    /// (spawned just before, onto the same worker) sees it run: through [`off_the_runtime`] when
+    /// `off`, else blocking the worker itself.
+    fn neighbour_runs_while_blocked(off: bool) -> bool {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            tokio::spawn(async move {
+                let (tx, rx) = std::sync::mpsc::channel::<()>();
+                tokio::spawn(async move {
+                    let _ = tx.send(());
+                });
+                let wait = || rx.recv_timeout(std::time::Duration::from_secs(2)).is_ok();
+                if off { off_the_runtime(wait) } else { wait() }
+            })
+            .await
+            .unwrap()
+        })
+    }
+
+    #[test]
+    fn a_blocking_section_leaves_the_one_worker_to_the_other_tasks() {
+        assert!(neighbour_runs_while_blocked(true));
+        // Control: the same wait on the worker itself starves its neighbour until it gives up.
+        assert!(!neighbour_runs_while_blocked(false));
+        // Outside any runtime the section simply runs.
+        assert_eq!(off_the_runtime(|| 7), 7);
+    }
 
     #[test]
     fn a_directory_still_written_into_is_removed_once_its_writer_lets_go() {

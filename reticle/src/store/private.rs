@@ -132,6 +132,10 @@ fn temporary_beside(path: &Path) -> io::Result<(PathBuf, File)> {
 /// Replaces `path` with a new 0600 file holding `bytes`: written to an exclusive temporary file
 /// and renamed over it, so a link planted at `path` is replaced, never followed.
 pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    super::off_the_runtime(|| replace_here(path, bytes))
+}
+
+fn replace_here(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let (temp, mut file) = temporary_beside(path)?;
     let result = file
         .write_all(bytes)
@@ -147,6 +151,10 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// once (a temporary file hard-linked into place, which never replaces). `Ok(false)` when
 /// something already was there, and then it is left as it was.
 pub fn create_once(path: &Path, bytes: &[u8]) -> io::Result<bool> {
+    super::off_the_runtime(|| create_once_here(path, bytes))
+}
+
+fn create_once_here(path: &Path, bytes: &[u8]) -> io::Result<bool> {
     let (temp, mut file) = temporary_beside(path)?;
     let linked = file
         .write_all(bytes)
