@@ -415,11 +415,12 @@ async fn typescript_client(
         .env(marker::MARKER_VAR, marker::marker())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let child = node
+    let mut child = node
         .spawn()
         .expect("node runs (it is installed with the SDK's tests)");
+    harness::child_stderr::forward(child.stderr.take());
     let output = tokio::time::timeout(NODE_BOUND, child.wait_with_output())
         .await
         .unwrap_or_else(|_| panic!("the TypeScript client hung past {NODE_BOUND:?}"))

@@ -41,9 +41,10 @@ async fn a_socket_pair_for_stdin_and_stdout_is_served() {
         .command()
         .stdin(Stdio::from(std::os::fd::OwnedFd::from(proxy_in)))
         .stdout(Stdio::from(std::os::fd::OwnedFd::from(proxy_out)))
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("reticle mcp starts");
+    harness::child_stderr::forward(child.stderr.take());
     for end in [&agent_in, &agent_out] {
         end.set_nonblocking(true)
             .expect("the agent's ends go async");
@@ -109,9 +110,10 @@ async fn files_for_stdin_and_stdout_are_served_to_the_end_of_the_input() {
         .command()
         .stdin(std::fs::File::open(&input).expect("open the input"))
         .stdout(std::fs::File::create(&output).expect("create the output"))
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("reticle mcp starts");
+    harness::child_stderr::forward(child.stderr.take());
     let exited = tokio::time::timeout(BOUND, child.wait()).await;
     assert!(
         matches!(exited, Ok(Ok(status)) if status.success()),
@@ -147,9 +149,10 @@ async fn an_agent_that_reads_late_gets_every_answer_in_order() {
         .command()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("reticle mcp starts");
+    harness::child_stderr::forward(child.stderr.take());
     let mut to_proxy = child.stdin.take().expect("stdin");
     let mut answers = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let mut sent = vec![initialize(1), INITIALIZED.to_string()];
@@ -180,4 +183,43 @@ async fn an_agent_that_reads_late_gets_every_answer_in_order() {
         CALLS + 1
     );
     assert_eq!(ids, (1..2 + CALLS).collect::<Vec<_>>());
+}
+
+/// Where `pid`'s file descriptor 2 leads (`pipe:[inode]`, a tty, a file).
+fn stderr_of(pid: &str) -> std::path::PathBuf {
+    std::fs::read_link(format!("/proc/{pid}/fd/2")).expect("the process's stderr")
+}
+
+/// A proxy the harness starts writes its stderr into a pipe of this test's, and so does the
+/// worker it starts: neither can hold the test runner's pipe once the test has ended (a worker
+/// exits a moment after its supervisor is killed; with the runner's pipe inherited, nextest
+/// would count that moment as a leak).
+#[tokio::test]
+async fn a_harness_proxy_and_its_worker_hold_the_tests_stderr_pipe_not_the_runners() {
+    let stage = Stage::default();
+    let ours = stderr_of("self");
+    let client = harness::McpClient::start(ProxyOptions::new(stage.port, stage.state.path()))
+        .await
+        .expect("reticle mcp starts");
+    let supervisor = client.pid();
+    let worker = poll::until("the proxy's worker", BOUND, async || {
+        harness::mcp_client::worker_of(supervisor)
+    })
+    .await;
+    for pid in [supervisor, worker] {
+        assert_ne!(stderr_of(&pid.to_string()), ours, "process {pid}");
+    }
+    // Control: a proxy started with its stderr inherited holds exactly the runner's pipe.
+    let mut inherited = ProxyOptions::new(stage.port, stage.state.path())
+        .command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("reticle mcp starts");
+    let pid = inherited.id().expect("its pid").to_string();
+    assert_eq!(stderr_of(&pid), ours);
+    drop(inherited.stdin.take());
+    let _ = tokio::time::timeout(BOUND, inherited.wait()).await;
+    client.close().await;
 }

@@ -11,6 +11,8 @@
 //! - [`stage`]: [`Stage`] (a private state dir and a free port for a proxy's daemon) and
 //!   [`ReapPort`], which ends the daemons a proxy started on a port.
 //! - [`cli`]: running `reticle <command>` as a user would, bounded, and capturing what it says.
+//! - [`child_stderr`]: a started process's stderr piped and copied here, so none of its
+//!   children can hold the test runner's pipe past the test.
 //! - [`fixture_app`]: [`FixtureApp`], the fixture app (and its API, [`fixture_api`]) on an
 //!   ephemeral loopback port.
 //! - [`browser`]: [`Browser`], Debian's Chromium over CDP: tabs, reloads, backgrounding, console.
@@ -30,6 +32,7 @@
 pub mod binaries;
 pub mod bridge_client;
 pub mod browser;
+pub mod child_stderr;
 pub mod cli;
 pub mod fixture_api;
 pub mod fixture_app;

@@ -30,7 +30,7 @@ use tokio::process::{Child, ChildStdin};
 use tokio::sync::Notify;
 
 use crate::history::{Actor, History, OpType};
-use crate::{binaries, marker, poll};
+use crate::{binaries, child_stderr, marker, poll};
 
 /// The protocol version the harness asks for.
 pub const PROTOCOL: &str = "2025-06-18";
@@ -202,10 +202,11 @@ impl McpClient {
         history: History,
     ) -> Result<Self, McpFailure> {
         let list_changed = Arc::new(AtomicUsize::new(0));
-        let (transport, _stderr) = TokioChildProcess::builder(options.command())
-            .stderr(Stdio::inherit())
+        let (transport, stderr) = TokioChildProcess::builder(options.command())
+            .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| McpFailure::Transport(format!("cannot start reticle mcp: {e}")))?;
+        child_stderr::forward(stderr);
         let pid = transport.id().unwrap_or(0);
         let recorder = Recorder {
             history: history.clone(),
@@ -447,9 +448,10 @@ impl RawMcp {
             .command()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("reticle mcp starts");
+        child_stderr::forward(child.stderr.take());
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
         let received = Arc::new(std::sync::Mutex::new(Vec::new()));
