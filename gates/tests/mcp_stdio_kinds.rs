@@ -37,14 +37,10 @@ async fn a_socket_pair_for_stdin_and_stdout_is_served() {
     let stage = Stage::default();
     let (agent_in, proxy_in) = UnixStream::pair().expect("a socket pair for stdin");
     let (agent_out, proxy_out) = UnixStream::pair().expect("a socket pair for stdout");
-    let mut child = ProxyOptions::new(stage.port, stage.state.path())
-        .command()
-        .stdin(Stdio::from(std::os::fd::OwnedFd::from(proxy_in)))
-        .stdout(Stdio::from(std::os::fd::OwnedFd::from(proxy_out)))
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("reticle mcp starts");
-    harness::child_stderr::forward(child.stderr.take());
+    let mut child = ProxyOptions::new(stage.port, stage.state.path()).spawn(
+        Stdio::from(std::os::fd::OwnedFd::from(proxy_in)),
+        Stdio::from(std::os::fd::OwnedFd::from(proxy_out)),
+    );
     for end in [&agent_in, &agent_out] {
         end.set_nonblocking(true)
             .expect("the agent's ends go async");
@@ -106,14 +102,10 @@ async fn files_for_stdin_and_stdout_are_served_to_the_end_of_the_input() {
         .concat(),
     )
     .expect("the input file");
-    let mut child = ProxyOptions::new(stage.port, stage.state.path())
-        .command()
-        .stdin(std::fs::File::open(&input).expect("open the input"))
-        .stdout(std::fs::File::create(&output).expect("create the output"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("reticle mcp starts");
-    harness::child_stderr::forward(child.stderr.take());
+    let mut child = ProxyOptions::new(stage.port, stage.state.path()).spawn(
+        std::fs::File::open(&input).expect("open the input"),
+        std::fs::File::create(&output).expect("create the output"),
+    );
     let exited = tokio::time::timeout(BOUND, child.wait()).await;
     assert!(
         matches!(exited, Ok(Ok(status)) if status.success()),
@@ -145,14 +137,8 @@ async fn an_agent_that_reads_late_gets_every_answer_in_order() {
     let stage = Stage::default();
     // Spawned here, not through `RawMcp`: its reader drains stdout at once, and the pipe must
     // fill for the writer thread to be needed.
-    let mut child = ProxyOptions::new(stage.port, stage.state.path())
-        .command()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("reticle mcp starts");
-    harness::child_stderr::forward(child.stderr.take());
+    let mut child =
+        ProxyOptions::new(stage.port, stage.state.path()).spawn(Stdio::piped(), Stdio::piped());
     let mut to_proxy = child.stdin.take().expect("stdin");
     let mut answers = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let mut sent = vec![initialize(1), INITIALIZED.to_string()];

@@ -105,6 +105,20 @@ impl ProxyOptions {
         command
     }
 
+    /// Starts the proxy on these agent ends, its stderr copied into the test's own
+    /// ([`child_stderr`]: none of its processes holds the test runner's pipe).
+    pub fn spawn(&self, stdin: impl Into<Stdio>, stdout: impl Into<Stdio>) -> Child {
+        let mut child = self
+            .command()
+            .stdin(stdin)
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("reticle mcp starts");
+        child_stderr::forward(child.stderr.take());
+        child
+    }
+
     /// The proxy log.
     pub fn log_path(&self) -> PathBuf {
         self.state_dir.join(format!("proxy-{}.log", self.port))
@@ -444,14 +458,7 @@ pub struct RawMcp {
 impl RawMcp {
     /// Starts `reticle mcp` with piped stdio; nothing is sent yet.
     pub fn start(options: ProxyOptions) -> Self {
-        let mut child = options
-            .command()
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("reticle mcp starts");
-        child_stderr::forward(child.stderr.take());
+        let mut child = options.spawn(Stdio::piped(), Stdio::piped());
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
         let received = Arc::new(std::sync::Mutex::new(Vec::new()));

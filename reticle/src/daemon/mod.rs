@@ -1,5 +1,6 @@
 //! The daemon's life: where its files live, how it claims a port, what it logs, how it beats,
-//! when it goes idle, which runtime it runs on, how it starts (in the foreground or detached) and how it ends.
+//! when it goes idle, which runtime it runs on, how it starts (in the foreground or detached)
+//! and how it ends.
 //!
 //! This room owns the process. Its [`run`] is the one place that assembles the rooms (bridge, MCP
 //! endpoint, tools) into a daemon life and serves the router its caller hands it; the rest of
