@@ -151,8 +151,25 @@ pub enum ConfigError {
     BadMillis { name: &'static str, value: String },
     #[error("{name} must be a whole number of at least 1, got '{value}'")]
     BadCount { name: &'static str, value: String },
-    #[error("RETICLE_HOST must be an IP address such as 127.0.0.1, got '{value}'")]
+    #[error("{name} must be a whole number of milliseconds of at least 1, got '{value}'")]
+    ZeroMillis { name: &'static str, value: String },
+    #[error(
+        "RETICLE_HOST must be an address that 127.0.0.1 reaches, where every Reticle command looks for the daemon: 127.0.0.1 (the default) or 0.0.0.0 (every interface, which needs RETICLE_TOKEN), got '{value}'"
+    )]
     BadHost { value: String },
+    #[error("{name} is not valid UTF-8; set it to plain text or unset it")]
+    NotUnicode { name: &'static str },
+}
+
+/// The text of variable `name`: `None` when unset or blank, refused when not UTF-8 (never taken
+/// for unset, which would quietly fall back to a default).
+pub fn env_text(name: &'static str) -> Result<Option<String>, ConfigError> {
+    match std::env::var(name) {
+        Ok(raw) if raw.trim().is_empty() => Ok(None),
+        Ok(raw) => Ok(Some(raw)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(ConfigError::NotUnicode { name }),
+    }
 }
 
 /// Port order: the `--port` flag, then `RETICLE_PORT`, then [`DEFAULT_PORT`].
@@ -160,9 +177,9 @@ pub fn resolve_port(flag: Option<u16>) -> Result<u16, ConfigError> {
     if let Some(port) = flag {
         return Ok(port);
     }
-    match std::env::var(env::PORT) {
-        Ok(raw) if !raw.trim().is_empty() => parse_port(env::PORT, &raw),
-        _ => Ok(DEFAULT_PORT),
+    match env_text(env::PORT)? {
+        Some(raw) => parse_port(env::PORT, &raw),
+        None => Ok(DEFAULT_PORT),
     }
 }
 
@@ -179,20 +196,32 @@ pub fn parse_port(name: &'static str, raw: &str) -> Result<u16, ConfigError> {
 
 /// Reads a millisecond duration from the environment; unset or blank gives the default.
 pub fn millis_from_env(name: &'static str, default: Duration) -> Result<Duration, ConfigError> {
-    match std::env::var(name) {
-        Ok(raw) if !raw.trim().is_empty() => parse_millis(name, &raw),
-        _ => Ok(default),
+    match env_text(name)? {
+        Some(raw) => parse_millis(name, &raw),
+        None => Ok(default),
     }
+}
+
+/// [`millis_from_env`] for a period, which cannot be zero.
+pub fn period_from_env(name: &'static str, default: Duration) -> Result<Duration, ConfigError> {
+    let period = millis_from_env(name, default)?;
+    if period.is_zero() {
+        return Err(ConfigError::ZeroMillis {
+            name,
+            value: env_text(name)?.unwrap_or_default(),
+        });
+    }
+    Ok(period)
 }
 
 /// Reads a positive count from the environment; unset or blank gives the default.
 pub fn count_from_env(name: &'static str, default: u32) -> Result<u32, ConfigError> {
-    match std::env::var(name) {
-        Ok(raw) if !raw.trim().is_empty() => match raw.trim().parse::<u32>() {
+    match env_text(name)? {
+        Some(raw) => match raw.trim().parse::<u32>() {
             Ok(n) if n > 0 => Ok(n),
             _ => Err(ConfigError::BadCount { name, value: raw }),
         },
-        _ => Ok(default),
+        None => Ok(default),
     }
 }
 
@@ -236,5 +265,37 @@ mod tests {
         assert_eq!(parse_millis("X", " 250 "), Ok(Duration::from_millis(250)));
         assert!(parse_millis("X", "-1").is_err());
         assert!(parse_millis("X", "1.5").is_err());
+    }
+
+    #[test]
+    fn a_variable_that_is_not_utf8_is_refused_by_name_not_taken_for_unset() {
+        use std::os::unix::ffi::OsStrExt;
+        let name = "RETICLE_TEST_CONFIG_NOT_UTF8";
+        // SAFETY: this test alone reads or writes this variable.
+        unsafe { std::env::set_var(name, std::ffi::OsStr::from_bytes(b"\xff")) };
+        assert_eq!(env_text(name), Err(ConfigError::NotUnicode { name }));
+        assert!(millis_from_env(name, Duration::from_secs(1)).is_err());
+        assert!(count_from_env(name, 1).is_err());
+        // Control: unset and blank are the default.
+        unsafe { std::env::set_var(name, " ") };
+        assert_eq!(env_text(name), Ok(None));
+        unsafe { std::env::remove_var(name) };
+        assert_eq!(env_text(name), Ok(None));
+    }
+
+    #[test]
+    fn a_period_refuses_zero() {
+        let name = "RETICLE_TEST_CONFIG_PERIOD";
+        // SAFETY: this test alone reads or writes this variable.
+        unsafe { std::env::set_var(name, "0") };
+        let refused = period_from_env(name, Duration::from_secs(1)).unwrap_err();
+        assert!(refused.to_string().contains("at least 1"), "{refused}");
+        // Control: 1 ms is a period.
+        unsafe { std::env::set_var(name, "1") };
+        assert_eq!(
+            period_from_env(name, Duration::from_secs(1)),
+            Ok(Duration::from_millis(1))
+        );
+        unsafe { std::env::remove_var(name) };
     }
 }

@@ -2,6 +2,7 @@
 //! Codes: 1 the command failed (the sentence names the obstacle), 2 the command line was wrong.
 //! `reticle verify` speaks CI's vocabulary instead ([`VerifyCode`]): what its suite proved.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 /// A failed command: its exit code and the sentence to print.
@@ -52,10 +53,16 @@ impl Exit {
         }
     }
 
+    /// The sentence, if there is one.
+    pub fn message(&self) -> Option<&str> {
+        self.message.as_deref()
+    }
+
     /// Prints the sentence (if any) to stderr and returns the code.
     pub fn report(self) -> ExitCode {
         if let Some(message) = self.message {
-            eprintln!("reticle: {message}");
+            // A stderr nobody reads is no reason to fail otherwise than with this code.
+            let _ = writeln!(std::io::stderr().lock(), "reticle: {message}");
         }
         ExitCode::from(self.code)
     }

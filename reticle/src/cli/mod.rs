@@ -277,8 +277,8 @@ fn run(command: Command) -> Result<(), Exit> {
     } = command
     {
         let port = port.resolve()?;
-        let rt = crate::daemon::runtime::build().map_err(runtime_failed)?;
-        return rt.block_on(serve::foreground(port));
+        let (rt, settings) = serve::foreground_ready(port, runtime_failed)?;
+        return rt.block_on(serve::foreground(settings));
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

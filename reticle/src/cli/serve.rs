@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use super::Exit;
 use crate::config::{self, env};
-use crate::daemon::StateDir;
 use crate::daemon::run::{self, Settings};
 use crate::daemon::spawn::spawn_detached;
+use crate::daemon::{DaemonLog, StateDir, events, runtime};
 use crate::http;
 use crate::probe::obstacles::{foreign_holder, outbound_holder, start_failure};
 use crate::probe::{PortPresence, fetch_status, probe};
@@ -17,11 +17,45 @@ const POLL: Duration = Duration::from_millis(5);
 const STATUS_BOUND: Duration = Duration::from_millis(250);
 
 /// Runs the daemon in this process, serving the HTTP router, until it ends.
-pub async fn foreground(port: u16) -> Result<(), Exit> {
-    let settings = Settings::from_env(port).map_err(|err| Exit::usage(err.to_string()))?;
+pub async fn foreground(settings: Settings) -> Result<(), Exit> {
     match run::run(settings, http::router).await {
         Ok(_) => Ok(()),
         Err(reason) => Err(Exit::failure(reason)),
+    }
+}
+
+/// What a foreground daemon on `port` needs before its life starts: its runtime and settings.
+/// A refusal here happens before the daemon has a log of its own, so it is also written to the
+/// log the daemon would have kept: whoever started it (the proxy, `reticle serve`) names that
+/// file as the place to look.
+pub fn foreground_ready(
+    port: u16,
+    runtime_failed: fn(std::io::Error) -> Exit,
+) -> Result<(tokio::runtime::Runtime, Settings), Exit> {
+    let ready = runtime::workers_from_env()
+        .map_err(|err| Exit::usage(err.to_string()))
+        .and_then(|workers| runtime::build(workers).map_err(runtime_failed))
+        .and_then(|rt| {
+            Settings::from_env(port)
+                .map(|settings| (rt, settings))
+                .map_err(|err| Exit::usage(err.to_string()))
+        });
+    ready.inspect_err(|refused| record_start_failure(port, refused))
+}
+
+/// Appends the refusal to the log of the daemon on `port`, when the state dir can hold it.
+fn record_start_failure(port: u16, refused: &Exit) {
+    let state = StateDir::from_env();
+    if state.problem().is_some() || state.ensure().is_err() {
+        return;
+    }
+    let files = state.port_files(port);
+    let instance = run::instance_from_env();
+    if let Ok(log) = DaemonLog::open(&files.log, files.rolled_log(), &instance) {
+        log.event(
+            events::START_FAILED,
+            serde_json::json!({ "port": port, "reason": refused.message().unwrap_or_default() }),
+        );
     }
 }
 
@@ -57,6 +91,7 @@ pub async fn ensure(port: u16) -> Result<Serving, Exit> {
     let timeout = config::millis_from_env(env::SERVE_TIMEOUT_MS, config::DEFAULT_SERVE_TIMEOUT)
         .map_err(|err| Exit::usage(err.to_string()))?;
     Settings::from_env(port).map_err(|err| Exit::usage(err.to_string()))?;
+    runtime::workers_from_env().map_err(|err| Exit::usage(err.to_string()))?;
     let state = StateDir::from_env();
     let files = state.port_files(port);
     match probe(port).await {

@@ -52,29 +52,39 @@ pub struct Settings {
 impl Settings {
     /// Reads the environment for a daemon on `port`.
     pub fn from_env(port: u16) -> Result<Self, ConfigError> {
-        let instance = std::env::var(env::INSTANCE_ID)
-            .ok()
-            .filter(|id| !id.is_empty() && id.len() <= 64)
-            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        let host = match std::env::var(env::HOST) {
-            Ok(raw) if !raw.trim().is_empty() => raw
-                .trim()
-                .parse()
-                .map_err(|_| ConfigError::BadHost { value: raw })?,
-            _ => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        let instance = instance_from_env();
+        let host = match config::env_text(env::HOST)? {
+            Some(raw) => reachable_host(&raw).ok_or(ConfigError::BadHost { value: raw })?,
+            None => IpAddr::V4(Ipv4Addr::LOCALHOST),
         };
         Ok(Self {
             port,
             host,
             state: StateDir::from_env(),
             instance,
-            heartbeat: config::millis_from_env(env::HEARTBEAT_MS, config::DEFAULT_HEARTBEAT)?,
+            heartbeat: config::period_from_env(env::HEARTBEAT_MS, config::DEFAULT_HEARTBEAT)?,
             idle_shutdown: config::millis_from_env(
                 env::IDLE_SHUTDOWN_MS,
                 config::DEFAULT_IDLE_SHUTDOWN,
             )?,
         })
     }
+}
+
+/// This daemon life's id: the one its spawner chose (`RETICLE_INSTANCE_ID`), else a fresh one.
+pub fn instance_from_env() -> String {
+    std::env::var(env::INSTANCE_ID)
+        .ok()
+        .filter(|id| !id.is_empty() && id.len() <= 64)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
+}
+
+/// `raw` as an address to bind, if a daemon bound there answers on 127.0.0.1 (loopback itself,
+/// or every IPv4 interface): every command, the proxy and the SDK look for it there.
+fn reachable_host(raw: &str) -> Option<IpAddr> {
+    let host: IpAddr = raw.trim().parse().ok()?;
+    (host == IpAddr::V4(Ipv4Addr::LOCALHOST) || host == IpAddr::V4(Ipv4Addr::UNSPECIFIED))
+        .then_some(host)
 }
 
 /// The rooms of one daemon life, assembled: what the router serves. A handler takes the substate

@@ -12,14 +12,16 @@ use super::settings::Settings;
 /// with (2 for unusable settings) once the reason is on stderr.
 pub fn boot(program: &str, port: u16) -> Result<(Settings, Runtime), ExitCode> {
     let settings = Settings::from_env(port).map_err(|err| {
-        eprintln!("{program}: {err}");
+        crate::proxy::stderr::say(format_args!("{program}: {err}"));
         ExitCode::from(2)
     })?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|err| {
-            eprintln!("{program}: cannot start the async runtime: {err}");
+            crate::proxy::stderr::say(format_args!(
+                "{program}: cannot start the async runtime: {err}"
+            ));
             ExitCode::FAILURE
         })?;
     Ok((settings, runtime))

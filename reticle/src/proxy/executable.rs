@@ -41,10 +41,10 @@ fn hand_over(port: u16) {
             crate::BUILD_ID,
         ])
         .exec();
-    eprintln!(
+    crate::proxy::stderr::say(format_args!(
         "reticle mcp: cannot run {} ({err}); serving in this process",
         proxy.display()
-    );
+    ));
 }
 
 /// What `reticle-mcp` was asked to do.
@@ -89,7 +89,7 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(err) => {
-            eprintln!("{}: {err}\n\n{USAGE}", executables::PROXY);
+            crate::proxy::stderr::say(format_args!("{}: {err}\n\n{USAGE}", executables::PROXY));
             ExitCode::from(2)
         }
     }
@@ -99,31 +99,31 @@ pub fn main() -> ExitCode {
 /// so the proxy that serves is the one built with it.
 fn hand_back(port: u16, theirs: &str) -> ExitCode {
     let Ok(main) = executables::main_executable() else {
-        eprintln!(
+        crate::proxy::stderr::say(format_args!(
             "{}: handed over by a {} of build {theirs} (this is build {}), and no {} is beside it to hand back to; serving anyway",
             executables::PROXY,
             executables::MAIN,
             crate::BUILD_ID,
             executables::MAIN
-        );
+        ));
         return super::run_supervisor(port);
     };
-    eprintln!(
+    crate::proxy::stderr::say(format_args!(
         "{}: this is build {}, {} is build {theirs}: serving inside {} (build or install both together: `cargo build -p reticle`, `cargo install --path reticle`)",
         executables::PROXY,
         crate::BUILD_ID,
         main.display(),
         executables::MAIN
-    );
+    ));
     let err = std::process::Command::new(&main)
         .args(["mcp", "--port", &port.to_string()])
         .env(env::MCP_IN_PROCESS, "1")
         .exec();
-    eprintln!(
+    crate::proxy::stderr::say(format_args!(
         "{}: cannot run {} ({err}); serving anyway",
         executables::PROXY,
         main.display()
-    );
+    ));
     super::run_supervisor(port)
 }
 

@@ -21,6 +21,7 @@
 //! - [`lines`], [`sse`]: bounded stdin framing and the SSE frame parser (pure).
 //! - [`settings`]: bounds and the environment that tunes them; [`boot`]: both processes' start.
 //! - [`executable`]: `reticle-mcp`, the small executable `reticle mcp` hands over to.
+//! - [`stderr`]: lines to the process's own stderr that never fail it.
 
 pub mod boot;
 pub mod calls;
@@ -33,6 +34,7 @@ pub mod post_link;
 pub mod replay;
 pub mod settings;
 pub mod sse;
+pub mod stderr;
 pub mod supervisor;
 pub mod worker;
 

@@ -123,7 +123,9 @@ async fn serve(settings: Settings) {
     let mut commands = match commands() {
         Ok(commands) => commands,
         Err(err) => {
-            eprintln!("reticle mcp-worker: stdin is not the supervisor's pipe ({err})");
+            crate::proxy::stderr::say(format_args!(
+                "reticle mcp-worker: stdin is not the supervisor's pipe ({err})"
+            ));
             std::process::exit(2);
         }
     };
@@ -143,7 +145,9 @@ async fn serve(settings: Settings) {
         let command = match read_command(&line) {
             Ok(command) => command,
             Err(err) => {
-                eprintln!("reticle mcp-worker: unreadable command ({err}): {line}");
+                crate::proxy::stderr::say(format_args!(
+                    "reticle mcp-worker: unreadable command ({err}): {line}"
+                ));
                 continue;
             }
         };

@@ -20,10 +20,10 @@ impl ProxyLog {
         match state.ensure().and_then(|()| Self::at(&path)) {
             Ok(log) => log,
             Err(err) => {
-                eprintln!(
+                crate::proxy::stderr::say(format_args!(
                     "reticle mcp: cannot open the proxy log {} ({err}); logging to stderr",
                     path.display()
-                );
+                ));
                 Self { file: None }
             }
         }
@@ -41,7 +41,10 @@ impl ProxyLog {
     pub(super) fn event(&self, event: &str, fields: Value) {
         match &self.file {
             Some(file) => file.event(event, fields),
-            None => eprintln!("{}", json!({ "event": event, "fields": fields })),
+            None => crate::proxy::stderr::say(format_args!(
+                "{}",
+                json!({ "event": event, "fields": fields })
+            )),
         }
     }
 }

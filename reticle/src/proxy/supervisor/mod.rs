@@ -76,7 +76,9 @@ pub fn run(port: u16) -> ExitCode {
     // A panic is caught where it happens (see `guarded`); say so in one line on stderr (which
     // an MCP client keeps as the server's log) instead of a backtrace.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("reticle mcp: internal error caught, still serving: {info}");
+        crate::proxy::stderr::say(format_args!(
+            "reticle mcp: internal error caught, still serving: {info}"
+        ));
     }));
     runtime.block_on(async move {
         let (inputs_tx, inputs) = mpsc::unbounded_channel();
