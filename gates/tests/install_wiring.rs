@@ -834,3 +834,53 @@ fn opencode_and_codex_entries_are_read_as_their_clients_read_them() {
             .contains("not the reticle binary")
     );
 }
+
+/// `--write` edits files inside `--dir` only: an entry module that `index.html` loads from
+/// outside the project (`src/../../x.js`) is left alone, named, with the line to add by hand,
+/// and nothing outside is written.
+#[tokio::test]
+async fn write_refuses_an_entry_module_outside_the_project() {
+    let pristine = Pristine::new();
+    let project = pristine.project();
+    let name = project.file_name().unwrap().to_string_lossy().into_owned();
+    let outside = project.parent().unwrap().join(format!("{name}-outside.js"));
+    let src = format!("/src/../../{name}-outside.js");
+    std::fs::write(
+        project.join("package.json"),
+        r#"{"devDependencies": {"vite": "^5.0.0"}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(
+        project.join("index.html"),
+        format!("<html><body><script type=\"module\" src=\"{src}\"></script></body></html>"),
+    )
+    .unwrap();
+
+    let port = free_port().to_string();
+    let ran = pristine
+        .init(&["--port", &port, "--write", "--client", "claude"])
+        .await;
+    let left_alone = lines_marked(&ran, "[⚠]");
+    assert!(
+        left_alone
+            .iter()
+            .any(|l| l.contains("lies outside the project")),
+        "{}",
+        ran.said()
+    );
+    assert!(!outside.exists(), "init wrote {}", outside.display());
+    assert!(!ran.stderr.contains("panicked"), "{}", ran.stderr);
+    // Control: the same entry inside the project is wired.
+    std::fs::write(
+        project.join("index.html"),
+        "<html><body><script type=\"module\" src=\"/src/main.js\"></script></body></html>",
+    )
+    .unwrap();
+    std::fs::write(project.join("src/main.js"), "console.log('app');\n").unwrap();
+    let ran = pristine
+        .init(&["--port", &port, "--write", "--client", "claude"])
+        .await;
+    let main = std::fs::read_to_string(project.join("src/main.js")).unwrap();
+    assert!(main.contains("reticle:begin"), "{}\n{main}", ran.said());
+}

@@ -298,6 +298,43 @@ async fn a_missing_chromium_exits_2_and_a_usage_error_3() {
     assert_eq!(ran.code, Some(3), "{}", said(&ran));
 }
 
+/// Arguments that cannot be right are refused with 3 before any browser starts (the Chromium
+/// named does not exist, so a run that went on would end 2 instead): an empty flow name, and a
+/// `--changed` value git would read as an option (`--output=FILE` would write FILE).
+#[tokio::test]
+async fn an_empty_flow_name_or_an_option_as_a_revision_is_refused_before_any_browser() {
+    let rig = rig_with_flows(&[count()]).await;
+    let written = tempfile::tempdir().unwrap();
+    let target = written.path().join("written-by-git");
+    let injected = format!("--changed=--output={}", target.display());
+    for args in [
+        vec!["--flows", ""],
+        vec!["--flows", ",,"],
+        vec!["--flows", "count,,"],
+        vec![injected.as_str()],
+    ] {
+        let mut command = rig.command(&reticle(), &rig.url(""), &args);
+        command.env("RETICLE_CHROMIUM", "/nonexistent/chromium");
+        let ran = harness::cli::run_command(command).await;
+        assert_eq!(ran.code, Some(3), "{args:?}: {}", said(&ran));
+        assert!(
+            !ran.stderr.contains("/nonexistent/chromium"),
+            "{}",
+            said(&ran)
+        );
+        assert!(
+            !target.exists(),
+            "{args:?} made git write {}",
+            target.display()
+        );
+    }
+    // Control: a real name gets as far as the browser.
+    let mut command = rig.command(&reticle(), &rig.url(""), &["--flows", "count"]);
+    command.env("RETICLE_CHROMIUM", "/nonexistent/chromium");
+    let ran = harness::cli::run_command(command).await;
+    assert_eq!(ran.code, Some(2), "{}", said(&ran));
+}
+
 #[tokio::test]
 async fn a_killed_chromium_is_never_green_and_a_stand_in_that_says_0_scores_silent() {
     let env = GateEnv { reticle: reticle() };

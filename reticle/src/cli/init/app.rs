@@ -5,7 +5,7 @@
 //! are pure (file contents in, an [`AppEdit`] out); `steps::wire_app` writes. This module must
 //! not write files, and must never put the snippet where a production build would keep it.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
@@ -133,6 +133,13 @@ pub fn detect(project: &Path) -> Detected {
     };
     if has("vite") {
         return match module_entry(&page) {
+            Some(entry) if !inside_the_project(&entry) => unreadable(
+                &project.join("index.html"),
+                format!(
+                    "loads its entry module from {}, which lies outside the project; init edits only files inside --dir",
+                    entry.display()
+                ),
+            ),
             Some(entry) => Detected::Supported(Stack::Vite { entry }),
             None => unreadable(
                 &project.join("index.html"),
@@ -208,6 +215,13 @@ fn module_entry(page: &str) -> Option<PathBuf> {
         (!local.is_empty() && !src.contains("://") && !local.starts_with('/'))
             .then(|| PathBuf::from(local))
     })
+}
+
+/// Whether a path relative to the project stays inside it: no `..` step, no root.
+fn inside_the_project(relative: &Path) -> bool {
+    relative
+        .components()
+        .all(|part| matches!(part, Component::Normal(_) | Component::CurDir))
 }
 
 /// An attribute's value, quoted (`src="/a.js"`, `src='/a.js'`) or bare (`src=/a.js`).
@@ -387,6 +401,10 @@ mod tests {
                 "{page}"
             );
         }
+        assert!(inside_the_project(Path::new("src/main.ts")));
+        assert!(inside_the_project(Path::new("./src/main.ts")));
+        assert!(!inside_the_project(Path::new("src/../../outside.js")));
+        assert!(!inside_the_project(Path::new("../outside.js")));
         for odd in [
             "<script type=\"module\" src=é/x.js>",
             "<script type=\"module\" src=\"",

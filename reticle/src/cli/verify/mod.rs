@@ -68,7 +68,7 @@ pub struct VerifyArgs {
     /// SDK and connect it to this port).
     pub url: String,
     /// Only these flows (comma-separated names); default every saved flow.
-    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+    #[arg(long, value_delimiter = ',', value_name = "NAME,...", value_parser = flow_name)]
     pub flows: Option<Vec<String>>,
     /// Only flows whose `paths` globs match a file `git diff --name-only GIT-REV` lists (a flow
     /// without `paths` always runs); each skipped flow is named with why.
@@ -214,6 +214,14 @@ fn flow_url(url: &str, workspace: &Workspace, name: &str) -> String {
 /// The session id the page of job `job`'s flow `index` (from 0) connects with.
 fn flow_session(run_tag: &str, job: usize, index: usize) -> String {
     format!("{run_tag}-j{job}-f{}", index + 1)
+}
+
+/// One name of `--flows`, trimmed; an empty one (`--flows ""`, `--flows a,,b`) is refused.
+fn flow_name(raw: &str) -> Result<String, String> {
+    match raw.trim() {
+        "" => Err("a flow name cannot be empty: --flows takes saved flows' names separated by commas, such as --flows login,checkout".into()),
+        name => Ok(name.to_string()),
+    }
 }
 
 /// The project whose flows run: `RETICLE_PROJECT_DIR`, else the working directory.

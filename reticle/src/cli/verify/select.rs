@@ -29,13 +29,29 @@ pub struct Selection {
 
 /// The files `git diff --name-only rev` lists in the repository at `project`; a sentence when
 /// git cannot say (not a repository, an unknown revision, no git).
+/// `rev` is only ever a revision: one starting with `-` is refused, and git is told where its
+/// options end, so no value can become an option of git's (`--output=FILE` writes a file).
 pub fn changed_files(project: &Path, rev: &str) -> Result<Vec<String>, String> {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(project)
-        .args(["diff", "--name-only", rev, "--"])
-        .output()
-        .map_err(|e| format!("--changed needs git, which could not run: {e}"))?;
+    if rev.starts_with('-') {
+        return Err(format!(
+            "--changed takes a revision (a commit, branch or tag such as origin/main), got '{rev}': a revision never starts with '-'"
+        ));
+    }
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(project)
+            .args(args)
+            .output()
+            .map_err(|e| format!("--changed needs git, which could not run: {e}"))
+    };
+    if !git(&["rev-parse", "--git-dir"])?.status.success() {
+        return Err(format!(
+            "--changed compares with a git revision, but {} is not inside a git repository",
+            project.display()
+        ));
+    }
+    let output = git(&["diff", "--name-only", "--end-of-options", rev, "--"])?;
     if !output.status.success() {
         return Err(format!(
             "--changed {rev}: `git diff --name-only {rev}` failed in {}: {}",
@@ -126,7 +142,52 @@ fn segment_matches(glob: &[u8], text: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::glob_matches;
+    use super::{changed_files, glob_matches};
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let ran = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(ran.status.success(), "git {args:?}: {ran:?}");
+    }
+
+    #[test]
+    fn a_changed_revision_can_never_be_an_option_of_gits() {
+        let repo = tempfile::tempdir().unwrap();
+        git(repo.path(), &["init", "-q"]);
+        git(
+            repo.path(),
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "one",
+            ],
+        );
+        let written = repo.path().join("written-by-git");
+        let injected = format!("--output={}", written.display());
+        let refused = changed_files(repo.path(), &injected).unwrap_err();
+        assert!(refused.contains("never starts with '-'"), "{refused}");
+        assert!(!written.exists(), "git wrote a file named in --changed");
+        // Control: a revision is read.
+        assert_eq!(changed_files(repo.path(), "HEAD"), Ok(vec![]));
+    }
+
+    #[test]
+    fn a_project_outside_git_is_named_without_gits_usage_text() {
+        let plain = tempfile::tempdir().unwrap();
+        let refused = changed_files(plain.path(), "HEAD").unwrap_err();
+        assert!(refused.contains("not inside a git repository"), "{refused}");
+        assert!(!refused.contains("usage:"), "{refused}");
+    }
 
     #[test]
     fn globs_match_within_and_across_segments() {
