@@ -11,6 +11,7 @@
 
 mod support;
 
+use harness::mcp_client::{ProxyOptions, RawMcp};
 use harness::sse_stream::SseReader;
 use harness::{OwnedDaemon, poll};
 use nix::sys::signal::Signal;
@@ -398,5 +399,51 @@ async fn an_answer_waiting_for_room_on_an_unread_stream_is_dropped_after_its_bou
             answer.get("result").map(|_| ())
         },
     )
+    .await;
+}
+
+/// A daemon whose MCP session cap is full refuses the proxy's stream 503 with a sentence naming
+/// the cap; the proxy's -32001 passes that sentence on instead of the bare status, and `reticle
+/// doctor` names the full cap as an obstacle (control: not before the cap fills; once the stream
+/// holding the cap ends, the proxy's next call is answered).
+#[tokio::test]
+async fn a_proxy_refused_by_a_full_session_cap_names_the_cap() {
+    let daemon = OwnedDaemon::builder()
+        .env(env::MAX_MCP_SESSIONS, "1")
+        .start()
+        .await;
+    let port = daemon.port().to_string();
+    let doctor_state = tempfile::tempdir().unwrap();
+    let doctor =
+        async || harness::cli::run(doctor_state.path(), &["doctor", "--port", &port]).await;
+    let before = doctor().await;
+    assert!(!before.stdout.contains(env::MAX_MCP_SESSIONS), "{before:?}");
+    let holder = SseReader::try_open(daemon.port())
+        .await
+        .expect("the one stream the cap allows opens");
+    let full = doctor().await;
+    assert_eq!(full.code, Some(1), "{full:?}");
+    assert!(full.stdout.contains(env::MAX_MCP_SESSIONS), "{full:?}");
+    let state = tempfile::tempdir().unwrap();
+    let options = ProxyOptions::new(daemon.port(), state.path())
+        .env(env::QUEUE_WAIT_MS, "1500")
+        .env(env::RECONNECT_ATTEMPTS, "1");
+    let mut agent = RawMcp::start(options);
+    agent.initialize().await;
+    let sessions = json!({"name": "reticle_sessions", "arguments": {}});
+    let id = agent.request("tools/call", sessions.clone()).await;
+    let answer = agent
+        .answer(&id, BOUND)
+        .await
+        .expect("the call is answered");
+    let said = answer["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    assert!(said.contains(env::MAX_MCP_SESSIONS), "{answer}");
+    drop(holder);
+    poll::until("a call answered once the cap is free", BOUND, async || {
+        let id = agent.request("tools/call", sessions.clone()).await;
+        let answer = agent.answer(&id, BOUND).await?;
+        answer.get("result").map(|_| ())
+    })
     .await;
 }

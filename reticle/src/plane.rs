@@ -1,5 +1,6 @@
 //! What every room that answers on the daemon's HTTP plane shares: which peers and `Host` names
-//! are loopback, and the one refusal body (`{"error": <sentence>, "status": <code>}`). Used by
+//! are loopback, and the one refusal body (`{"error": <sentence>, "status": <code>}`, and its
+//! sentence read back by a client of the plane). Used by
 //! the HTTP guard, the bridge's origin tier and routes, the MCP endpoint and the daemon's bind
 //! check. A leaf: it imports no other room, and it must not route, admit or refuse on its own.
 
@@ -39,9 +40,25 @@ pub fn refusal(status: StatusCode, sentence: &str) -> Response {
         .into_response()
 }
 
+/// The sentence of a refusal body another process received (`None`: not one).
+pub fn refusal_sentence(body: &[u8]) -> Option<String> {
+    let body: serde_json::Value = serde_json::from_slice(body).ok()?;
+    body.get("error")?.as_str().map(str::to_string)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_body_gives_back_its_sentence_and_nothing_else_does() {
+        assert_eq!(
+            refusal_sentence(br#"{"error": "too many", "status": 503}"#).as_deref(),
+            Some("too many")
+        );
+        assert_eq!(refusal_sentence(b"Service Unavailable"), None);
+        assert_eq!(refusal_sentence(br#"{"error": {"code": 1}}"#), None);
+    }
 
     #[test]
     fn loopback_hosts_are_recognised_and_rebinding_names_are_not() {

@@ -54,14 +54,29 @@ pub async fn doctor(port: u16, json: bool) -> Result<(), Exit> {
                 crate::VERSION
             ),
         ),
-        PortPresence::Daemon { status } => add(
-            "port",
-            true,
-            format!(
-                "Reticle daemon pid {} (version {}) answers on 127.0.0.1:{port}",
-                status.pid, status.version
-            ),
-        ),
+        PortPresence::Daemon { status } => {
+            add(
+                "port",
+                true,
+                format!(
+                    "Reticle daemon pid {} (version {}) answers on 127.0.0.1:{port}",
+                    status.pid, status.version
+                ),
+            );
+            if let Some(sessions) = status.mcp_sessions
+                && sessions.open >= sessions.cap
+            {
+                add(
+                    "MCP sessions",
+                    false,
+                    format!(
+                        "the daemon holds {} MCP sessions, its cap, so a new agent is refused until one ends; end an MCP client you no longer use, or restart the daemon with a higher {} (`reticle restart --port {port}`)",
+                        sessions.open,
+                        crate::config::env::MAX_MCP_SESSIONS
+                    ),
+                );
+            }
+        }
         PortPresence::Foreign => add("port", false, foreign_holder(port, &files).0),
         PortPresence::Outbound { connections } => {
             add("port", false, outbound_holder(port, connections))

@@ -11,7 +11,7 @@ use crate::plane::refusal;
 pub async fn not_found() -> Response {
     refusal(
         StatusCode::NOT_FOUND,
-        "no such route on a Reticle daemon (routes: GET /status, GET /mcp/sse, POST /mcp/message, GET /reticle; the harness routes GET /bridge/sessions, POST /bridge/commands and GET /bridge/events exist only when the daemon starts with RETICLE_HARNESS_ROUTES=1)",
+        "no such route on a Reticle daemon (routes: GET /status, GET /mcp/sse, POST /mcp/message, POST /mcp (Streamable HTTP), GET /reticle, GET /sdk/reticle.js; the harness routes GET /bridge/sessions, POST /bridge/commands and GET /bridge/events exist only when the daemon starts with RETICLE_HARNESS_ROUTES=1)",
     )
 }
 

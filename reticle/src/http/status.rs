@@ -5,7 +5,7 @@ use axum::extract::State;
 
 use crate::daemon::activity::Holder;
 use crate::daemon::run::AppState;
-use crate::wire::StatusReport;
+use crate::wire::{McpSessions, StatusReport};
 
 /// Answers who this daemon is and what is connected to it.
 pub async fn status_show(State(state): State<AppState>) -> Json<StatusReport> {
@@ -22,6 +22,10 @@ pub async fn status_show(State(state): State<AppState>) -> Json<StatusReport> {
         refused: state.bridge.refused(),
         agent_count: state.activity.count(Holder::Agent),
         calls_in_flight: state.mcp.calls_in_flight(),
+        mcp_sessions: Some(McpSessions {
+            open: state.mcp.session_count(),
+            cap: state.mcp.limits().sessions,
+        }),
         catalogue: Some(state.mcp.catalogue().summary()),
         tool_calls: Some(state.tools.stats.summary()),
         workspace: Some(state.tools.workspace.root().display().to_string()),

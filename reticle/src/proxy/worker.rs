@@ -38,6 +38,7 @@ use crate::mcp::{
     AGENT_PARAM, ENDPOINT_EVENT, INLINE_ANSWER, INLINE_ANSWER_HEADER, MESSAGE_EVENT, MESSAGE_PATH,
     SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH,
 };
+use crate::plane::refusal_sentence;
 use crate::probe::obstacles::{
     foreign_holder, outbound_holder, recorded_daemon_running, start_failure,
 };
@@ -86,6 +87,9 @@ impl Reports {
         Ok(())
     }
 }
+
+/// How much of a refused stream's answer is read for the daemon's sentence.
+const REFUSAL_BYTES: usize = 4096;
 
 /// How long a POST under way when its stream drops may still take to finish.
 const POST_AFTER_DROP: Duration = Duration::from_millis(500);
@@ -443,10 +447,14 @@ async fn open_stream(port: u16, agent: &str, spawned: Option<u32>) -> Result<Est
             .await
             .map_err(|err| format!("GET {SSE_PATH} failed: {err}"))?;
         if !(200..300).contains(&response.status) {
-            return Err(format!(
-                "the daemon answered GET {SSE_PATH} with HTTP {}",
-                http_status(response.status)
-            ));
+            let status = http_status(response.status);
+            let why = response.body(REFUSAL_BYTES).await.ok();
+            return Err(match why.as_deref().and_then(refusal_sentence) {
+                Some(why) => {
+                    format!("the daemon answered GET {SSE_PATH} with HTTP {status}: {why}")
+                }
+                None => format!("the daemon answered GET {SSE_PATH} with HTTP {status}"),
+            });
         }
         let mut parser = SseParser::new();
         let mut endpoint = None;

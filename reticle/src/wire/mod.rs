@@ -17,5 +17,5 @@ pub mod vocabulary;
 
 pub use close::CloseReason;
 pub use messages::{Command, CommandResult, DecodeError, Event, EventMessage, Hello, Message};
-pub use status::{CatalogueSummary, RefusedPage, SessionSummary, StatusReport};
+pub use status::{CatalogueSummary, McpSessions, RefusedPage, SessionSummary, StatusReport};
 pub use vocabulary::{CommandName, EventFamily, EventType, KnownEventType};

@@ -33,6 +33,11 @@ pub struct StatusReport {
     /// How many tool calls are running.
     #[serde(default)]
     pub calls_in_flight: usize,
+    /// MCP sessions open (streams and Streamable HTTP sessions) and the cap on them
+    /// (`RETICLE_MAX_MCP_SESSIONS`): at the cap, a new agent is refused. `None` from a daemon
+    /// older than this field.
+    #[serde(default)]
+    pub mcp_sessions: Option<McpSessions>,
     /// The tool catalogue this daemon serves.
     #[serde(default)]
     pub catalogue: Option<CatalogueSummary>,
@@ -101,4 +106,11 @@ pub struct RefusedPage {
     pub url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
+}
+
+/// The MCP sessions a daemon holds, against its cap.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct McpSessions {
+    pub open: usize,
+    pub cap: usize,
 }

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use crate::mcp::{AGENT_PARAM, ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SSE_PATH};
+use crate::plane::refusal_sentence;
 use crate::proxy::sse::SseParser;
 
 /// How long the stream gets to open and answer `initialize`.
@@ -76,10 +77,14 @@ impl ToolClient {
             .await
             .map_err(|e| format!("GET {SSE_PATH} failed: {e}"))?;
         if !stream.status().is_success() {
-            return Err(format!(
-                "the daemon answered GET {SSE_PATH} with HTTP {}",
-                stream.status()
-            ));
+            let status = stream.status();
+            let why = stream.bytes().await.ok();
+            return Err(match why.as_deref().and_then(refusal_sentence) {
+                Some(why) => {
+                    format!("the daemon answered GET {SSE_PATH} with HTTP {status}: {why}")
+                }
+                None => format!("the daemon answered GET {SSE_PATH} with HTTP {status}"),
+            });
         }
         let mut parser = SseParser::new();
         let post_url = loop {
