@@ -572,3 +572,42 @@ async fn a_cross_origin_post_to_the_streamable_endpoint_is_refused_and_opens_no_
             .is_some()
     );
 }
+
+/// A `MCP-Protocol-Version` the daemon does not speak is refused 400 naming the header and the
+/// revisions it speaks, and opens no session (control: a revision it speaks is served).
+#[tokio::test]
+async fn an_unknown_protocol_version_header_is_refused_400() {
+    let daemon = OwnedDaemon::start().await;
+    let url = streamable_url(&daemon);
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": { "name": "versions", "version": "1" } }
+    })
+    .to_string();
+    let post = |version: &str| {
+        reqwest::Client::new()
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header(reticle::mcp::streamable::VERSION_HEADER, version)
+            .body(initialize.clone())
+            .send()
+    };
+    let refused = post("1999-01-01").await.unwrap();
+    assert_eq!(refused.status(), 400);
+    assert!(
+        refused
+            .headers()
+            .get(reticle::mcp::streamable::SESSION_HEADER)
+            .is_none()
+    );
+    let said = refused.text().await.unwrap();
+    assert!(
+        said.contains("1999-01-01") && said.contains("2025-06-18"),
+        "{said}"
+    );
+    // Control: a revision it speaks opens a session.
+    let served = post("2025-06-18").await.unwrap();
+    assert_eq!(served.status(), 200);
+}

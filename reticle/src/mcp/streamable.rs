@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::jsonrpc::{self, Kind};
+use super::protocol::SUPPORTED_VERSIONS;
 use super::session::ProtocolSession;
 use super::{McpState, limits};
 use crate::daemon::activity::Holder;
@@ -32,6 +33,8 @@ use crate::tools::ToolContext;
 pub const STREAMABLE_PATH: &str = "/mcp";
 /// The header naming the protocol session, from `initialize`'s answer on.
 pub const SESSION_HEADER: &str = "mcp-session-id";
+/// The header naming the protocol revision a client negotiated.
+pub const VERSION_HEADER: &str = "mcp-protocol-version";
 /// How long a session may go without a request before the next `initialize` closes it.
 pub const HTTP_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
 
@@ -66,6 +69,25 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// A `MCP-Protocol-Version` header naming a revision Reticle does not speak, refused 400 as the
+/// transport requires (no header: the client predates it, and is served).
+fn unsupported_version(headers: &HeaderMap) -> Option<Response> {
+    let named = headers.get(VERSION_HEADER)?;
+    let known = named
+        .to_str()
+        .is_ok_and(|v| SUPPORTED_VERSIONS.contains(&v.trim()));
+    (!known).then(|| {
+        refusal(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "{VERSION_HEADER} {} is not a protocol revision this daemon speaks ({})",
+                String::from_utf8_lossy(named.as_bytes()),
+                SUPPORTED_VERSIONS.join(", ")
+            ),
+        )
+    })
+}
+
 /// `POST /mcp`: one JSON-RPC message.
 pub async fn mcp_streamable_post(
     State(mcp): State<McpState>,
@@ -87,6 +109,9 @@ pub async fn mcp_streamable_post(
             return json_answer(StatusCode::BAD_REQUEST, invalid.response().to_string());
         }
     };
+    if let Some(refused) = unsupported_version(&headers) {
+        return refused;
+    }
     let named = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
     let (session, opened) = match named {
         Some(id) => match mcp.http_session(id) {
