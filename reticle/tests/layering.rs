@@ -42,10 +42,13 @@ const RANKS: &[(&str, &[&str])] = &[
     ),
     ("mcp", &["config", "wire", "daemon", "plane", "tools"]),
     // The stdio proxy shares `wire`, `mcp` (JSON-RPC, the handshake) and `probe` with the
-    // daemon, never the CLI; it reads the daemon's stream with `http_get`.
+    // daemon, never the CLI; it reads the daemon's stream with `http_get`, and a refusal of it
+    // with `plane` (the one refusal body).
     (
         "proxy",
-        &["config", "wire", "daemon", "probe", "mcp", "http_get"],
+        &[
+            "config", "wire", "plane", "daemon", "probe", "mcp", "http_get",
+        ],
     ),
     // The one place that assembles the rooms into a daemon life; it is handed the router, so it
     // never imports `http`.

@@ -3,7 +3,8 @@
 //! `POST` carries one JSON-RPC message; a request is answered in the POST's own response as
 //! `application/json`, a notification or response gets 202. `initialize` (sent without a
 //! session header) opens a protocol session and names it in `Mcp-Session-Id`, which every later
-//! POST carries; `DELETE` with it ends the session; `GET` (a server-to-client stream) is not
+//! POST carries; a `MCP-Protocol-Version` header naming a revision Reticle does not speak is
+//! refused 400; `DELETE` with it ends the session; `GET` (a server-to-client stream) is not
 //! offered (405), so `notifications/tools/list_changed` reaches only SSE clients. The protocol
 //! session is the SSE transport's ([`super::session`]): the same methods, caps and tool layer.
 //! A session with no request for [`HTTP_SESSION_IDLE`] is closed when the next one opens. The
