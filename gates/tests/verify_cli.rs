@@ -299,19 +299,25 @@ async fn a_missing_chromium_exits_2_and_a_usage_error_3() {
 }
 
 /// Arguments that cannot be right are refused with 3 before any browser starts (the Chromium
-/// named does not exist, so a run that went on would end 2 instead): an empty flow name, and a
-/// `--changed` value git would read as an option (`--output=FILE` would write FILE).
+/// named does not exist, so a run that went on would end 2 instead): an empty flow name, a
+/// `--changed` value git would read as an option (`--output=FILE` would write FILE), and a report
+/// file that is a directory or whose folder does not exist.
 #[tokio::test]
 async fn an_empty_flow_name_or_an_option_as_a_revision_is_refused_before_any_browser() {
     let rig = rig_with_flows(&[count()]).await;
     let written = tempfile::tempdir().unwrap();
     let target = written.path().join("written-by-git");
     let injected = format!("--changed=--output={}", target.display());
+    let folder = written.path().to_string_lossy().into_owned();
+    let nowhere = written.path().join("missing/report.md");
+    let nowhere = nowhere.to_string_lossy().into_owned();
     for args in [
         vec!["--flows", ""],
         vec!["--flows", ",,"],
         vec!["--flows", "count,,"],
         vec![injected.as_str()],
+        vec!["--junit", folder.as_str()],
+        vec!["--markdown", nowhere.as_str()],
     ] {
         let mut command = rig.command(&reticle(), &rig.url(""), &args);
         command.env("RETICLE_CHROMIUM", "/nonexistent/chromium");

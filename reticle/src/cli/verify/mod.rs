@@ -216,6 +216,17 @@ fn flow_session(run_tag: &str, job: usize, index: usize) -> String {
     format!("{run_tag}-j{job}-f{}", index + 1)
 }
 
+impl VerifyArgs {
+    /// The report files asked for.
+    fn outputs(&self) -> Outputs {
+        Outputs {
+            junit: self.junit.clone(),
+            json: self.json.clone(),
+            markdown: self.markdown.clone(),
+        }
+    }
+}
+
 /// One name of `--flows`, trimmed; an empty one (`--flows ""`, `--flows a,,b`) is refused.
 fn flow_name(raw: &str) -> Result<String, String> {
     match raw.trim() {
@@ -256,6 +267,9 @@ pub async fn verify(args: VerifyArgs, port: u16) -> Result<(), Exit> {
                 args.url
             ),
         ));
+    }
+    if let Some(why) = args.outputs().obstacle() {
+        return Err(Exit::verify(VerifyCode::Usage, why));
     }
     let project = project_dir()?;
     let workspace = Workspace::of_project(&project);
@@ -441,12 +455,7 @@ async fn run_suite(
         Ok(path) => println!("run artifact: {path}"),
         Err(why) => eprintln!("reticle verify: {why}"),
     }
-    let outputs = Outputs {
-        junit: args.junit.clone(),
-        json: args.json.clone(),
-        markdown: args.markdown.clone(),
-    };
-    let unwritten = outputs.write(&document);
+    let unwritten = args.outputs().write(&document);
     for why in &unwritten {
         eprintln!("reticle verify: {why}");
     }

@@ -119,6 +119,36 @@ pub struct Outputs {
 }
 
 impl Outputs {
+    /// Why an asked-for file could not be written, found before anything runs: a path that is a
+    /// directory, or one whose folder does not exist. (Nothing is created or truncated here.)
+    pub fn obstacle(&self) -> Option<String> {
+        let asked = [
+            ("--junit", &self.junit),
+            ("--json", &self.json),
+            ("--markdown", &self.markdown),
+        ];
+        asked.into_iter().find_map(|(flag, path)| {
+            let path = path.as_ref()?;
+            if path.is_dir() {
+                return Some(format!(
+                    "{flag} {} is a directory; name a file",
+                    path.display()
+                ));
+            }
+            let folder = match path.parent() {
+                Some(folder) if !folder.as_os_str().is_empty() => folder,
+                _ => std::path::Path::new("."),
+            };
+            (!folder.is_dir()).then(|| {
+                format!(
+                    "{flag} {}: its folder {} does not exist",
+                    path.display(),
+                    folder.display()
+                )
+            })
+        })
+    }
+
     /// Writes each asked-for file from the run document; a sentence per file that failed.
     pub fn write(&self, run: &Value) -> Vec<String> {
         let files = [
@@ -145,6 +175,23 @@ impl Outputs {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_report_file_that_cannot_be_written_is_named_before_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |path: PathBuf| Outputs {
+            markdown: Some(path),
+            ..Outputs::default()
+        };
+        let directory = at(dir.path().to_path_buf()).obstacle().unwrap();
+        assert!(directory.contains("--markdown") && directory.contains("is a directory"));
+        let missing = at(dir.path().join("no/such/report.md")).obstacle().unwrap();
+        assert!(missing.contains("does not exist"), "{missing}");
+        // Control: a new file in a folder that exists, and a bare name in the working directory.
+        assert_eq!(at(dir.path().join("report.md")).obstacle(), None);
+        assert_eq!(at(PathBuf::from("report.md")).obstacle(), None);
+        assert_eq!(Outputs::default().obstacle(), None);
+    }
 
     #[test]
     fn the_table_has_a_row_per_flow_with_its_failing_step() {
