@@ -19,6 +19,13 @@ async fn run_with_var(state: &Path, args: &[&str], name: &str, value: &[u8]) -> 
     cli::run_command(command).await
 }
 
+/// A detached daemon on `port` with one variable set starts; it is stopped again at once.
+async fn starts_and_stops(state: &Path, port: &str, name: &str, value: &[u8]) {
+    let started = run_with_var(state, &["serve", "--port", port], name, value).await;
+    assert!(started.ok(), "{started:?}");
+    assert!(cli::run(state, &["stop", "--port", port]).await.ok());
+}
+
 fn refused_by_name(ran: &cli::Ran, name: &str) {
     assert_eq!(ran.code, Some(2), "{ran:?}");
     assert!(ran.stderr.contains(name), "{ran:?}");
@@ -34,14 +41,7 @@ async fn a_zero_heartbeat_is_refused_before_the_daemon_starts() {
     refused_by_name(&ran, "RETICLE_HEARTBEAT_MS");
     assert!(ran.stderr.contains("at least 1"), "{ran:?}");
     // Control: one millisecond is a heartbeat, and the detached daemon starts.
-    let detached = ["serve", "--port", &port];
-    let started = run_with_var(state.path(), &detached, "RETICLE_HEARTBEAT_MS", b"1").await;
-    assert!(started.ok(), "{started:?}");
-    assert!(
-        cli::run(state.path(), &["stop", "--port", &port])
-            .await
-            .ok()
-    );
+    starts_and_stops(state.path(), &port, "RETICLE_HEARTBEAT_MS", b"1").await;
 }
 
 #[tokio::test]
@@ -62,13 +62,7 @@ async fn a_worker_thread_count_that_is_not_one_or_more_is_refused_and_logged() {
     let ran = run_with_var(state.path(), &detached, "TOKIO_WORKER_THREADS", b"0").await;
     refused_by_name(&ran, "TOKIO_WORKER_THREADS");
     // Control: two threads is a count.
-    let started = run_with_var(state.path(), &detached, "TOKIO_WORKER_THREADS", b"2").await;
-    assert!(started.ok(), "{started:?}");
-    assert!(
-        cli::run(state.path(), &["stop", "--port", &port])
-            .await
-            .ok()
-    );
+    starts_and_stops(state.path(), &port, "TOKIO_WORKER_THREADS", b"2").await;
 }
 
 #[tokio::test]
@@ -101,14 +95,7 @@ async fn a_host_that_127_0_0_1_cannot_reach_is_refused_at_once() {
         assert!(ran.stderr.contains(host), "{ran:?}");
     }
     // Control: loopback itself is a host.
-    let args = ["serve", "--port", &port];
-    let started = run_with_var(state.path(), &args, "RETICLE_HOST", b"127.0.0.1").await;
-    assert!(started.ok(), "{started:?}");
-    assert!(
-        cli::run(state.path(), &["stop", "--port", &port])
-            .await
-            .ok()
-    );
+    starts_and_stops(state.path(), &port, "RETICLE_HOST", b"127.0.0.1").await;
 }
 
 /// `reticle <args>` with stderr on a pipe whose reader is gone; its exit code (`None`: a

@@ -41,9 +41,18 @@ pub fn refusal(status: StatusCode, sentence: &str) -> Response {
 }
 
 /// The sentence of a refusal body another process received (`None`: not one).
-pub fn refusal_sentence(body: &[u8]) -> Option<String> {
+fn refusal_sentence(body: &[u8]) -> Option<String> {
     let body: serde_json::Value = serde_json::from_slice(body).ok()?;
     body.get("error")?.as_str().map(str::to_string)
+}
+
+/// A client's `sentence` about a refused request, with the refusal's own words after it when
+/// `body` is a refusal body.
+pub fn quoting_refusal(sentence: String, body: Option<&[u8]>) -> String {
+    match body.and_then(refusal_sentence) {
+        Some(why) => format!("{sentence}: {why}"),
+        None => sentence,
+    }
 }
 
 #[cfg(test)]
@@ -58,6 +67,14 @@ mod tests {
         );
         assert_eq!(refusal_sentence(b"Service Unavailable"), None);
         assert_eq!(refusal_sentence(br#"{"error": {"code": 1}}"#), None);
+        assert_eq!(
+            quoting_refusal("HTTP 503".into(), Some(br#"{"error": "full"}"#)),
+            "HTTP 503: full"
+        );
+        assert_eq!(
+            quoting_refusal("HTTP 503".into(), Some(b"busy")),
+            "HTTP 503"
+        );
     }
 
     #[test]

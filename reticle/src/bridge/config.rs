@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::origin::AllowedOrigins;
 use super::ring::RingLimits;
-use crate::config::{ConfigError, env, millis_from_env, switch_on};
+use crate::config::{ConfigError, count_from_env, env, millis_from_env, switch_on};
 use crate::wire::limits::{COMMAND_TIMEOUT, HELLO_TIMEOUT, MAX_EVENTS_PER_SECOND};
 
 /// How long a session may go without agent activity before the reaper marks it idle.
@@ -50,18 +50,8 @@ impl BridgeConfig {
         let allowed_origins = std::env::var(env::ALLOWED_ORIGINS)
             .map(|raw| AllowedOrigins::parse(&raw))
             .unwrap_or_default();
-        let max_events_per_second = match std::env::var(env::MAX_EVENTS_PER_SECOND) {
-            Ok(raw) if !raw.trim().is_empty() => match raw.trim().parse::<u32>() {
-                Ok(n) if n > 0 => n,
-                _ => {
-                    return Err(ConfigError::BadCount {
-                        name: env::MAX_EVENTS_PER_SECOND,
-                        value: raw,
-                    });
-                }
-            },
-            _ => MAX_EVENTS_PER_SECOND,
-        };
+        let max_events_per_second =
+            count_from_env(env::MAX_EVENTS_PER_SECOND, MAX_EVENTS_PER_SECOND)?;
         Ok(Self {
             allowed_origins,
             max_events_per_second,

@@ -277,7 +277,7 @@ fn run(command: Command) -> Result<(), Exit> {
     } = command
     {
         let port = port.resolve()?;
-        let (rt, settings) = serve::foreground_ready(port, runtime_failed)?;
+        let (rt, settings) = serve::foreground_ready(port)?;
         return rt.block_on(serve::foreground(settings));
     }
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -313,6 +313,6 @@ fn run(command: Command) -> Result<(), Exit> {
     }
 }
 
-fn runtime_failed(err: std::io::Error) -> Exit {
+pub(crate) fn runtime_failed(err: std::io::Error) -> Exit {
     Exit::failure(format!("cannot start the async runtime: {err}"))
 }

@@ -24,21 +24,17 @@ pub async fn foreground(settings: Settings) -> Result<(), Exit> {
     }
 }
 
-/// What a foreground daemon on `port` needs before its life starts: its runtime and settings.
+/// What a foreground daemon on `port` needs before its life starts: its settings and runtime.
 /// A refusal here happens before the daemon has a log of its own, so it is also written to the
 /// log the daemon would have kept: whoever started it (the proxy, `reticle serve`) names that
 /// file as the place to look.
-pub fn foreground_ready(
-    port: u16,
-    runtime_failed: fn(std::io::Error) -> Exit,
-) -> Result<(tokio::runtime::Runtime, Settings), Exit> {
-    let ready = runtime::workers_from_env()
+pub fn foreground_ready(port: u16) -> Result<(tokio::runtime::Runtime, Settings), Exit> {
+    let ready = Settings::from_env(port)
         .map_err(|err| Exit::usage(err.to_string()))
-        .and_then(|workers| runtime::build(workers).map_err(runtime_failed))
-        .and_then(|rt| {
-            Settings::from_env(port)
-                .map(|settings| (rt, settings))
-                .map_err(|err| Exit::usage(err.to_string()))
+        .and_then(|settings| {
+            runtime::build(settings.workers)
+                .map(|rt| (rt, settings))
+                .map_err(super::runtime_failed)
         });
     ready.inspect_err(|refused| record_start_failure(port, refused))
 }
@@ -91,7 +87,6 @@ pub async fn ensure(port: u16) -> Result<Serving, Exit> {
     let timeout = config::millis_from_env(env::SERVE_TIMEOUT_MS, config::DEFAULT_SERVE_TIMEOUT)
         .map_err(|err| Exit::usage(err.to_string()))?;
     Settings::from_env(port).map_err(|err| Exit::usage(err.to_string()))?;
-    runtime::workers_from_env().map_err(|err| Exit::usage(err.to_string()))?;
     let state = StateDir::from_env();
     let files = state.port_files(port);
     match probe(port).await {

@@ -47,6 +47,8 @@ pub struct Settings {
     pub instance: String,
     pub heartbeat: Duration,
     pub idle_shutdown: Duration,
+    /// The runtime's worker threads ([`super::runtime`]).
+    pub workers: usize,
 }
 
 impl Settings {
@@ -67,6 +69,7 @@ impl Settings {
                 env::IDLE_SHUTDOWN_MS,
                 config::DEFAULT_IDLE_SHUTDOWN,
             )?,
+            workers: super::runtime::workers_from_env()?,
         })
     }
 }

@@ -11,7 +11,8 @@
 
 use crate::config::{self, ConfigError, env};
 
-/// The daemon's worker threads: one, or what `TOKIO_WORKER_THREADS` says.
+/// The daemon's worker threads: one, or what `TOKIO_WORKER_THREADS` says (read into the
+/// daemon's settings, so every reader of them refuses a bad count).
 pub fn workers_from_env() -> Result<usize, ConfigError> {
     config::count_from_env(env::TOKIO_WORKER_THREADS, 1).map(|n| n as usize)
 }

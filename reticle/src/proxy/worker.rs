@@ -38,7 +38,7 @@ use crate::mcp::{
     AGENT_PARAM, ENDPOINT_EVENT, INLINE_ANSWER, INLINE_ANSWER_HEADER, MESSAGE_EVENT, MESSAGE_PATH,
     SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH,
 };
-use crate::plane::refusal_sentence;
+use crate::plane::quoting_refusal;
 use crate::probe::obstacles::{
     foreign_holder, outbound_holder, recorded_daemon_running, start_failure,
 };
@@ -448,13 +448,11 @@ async fn open_stream(port: u16, agent: &str, spawned: Option<u32>) -> Result<Est
             .map_err(|err| format!("GET {SSE_PATH} failed: {err}"))?;
         if !(200..300).contains(&response.status) {
             let status = http_status(response.status);
-            let why = response.body(REFUSAL_BYTES).await.ok();
-            return Err(match why.as_deref().and_then(refusal_sentence) {
-                Some(why) => {
-                    format!("the daemon answered GET {SSE_PATH} with HTTP {status}: {why}")
-                }
-                None => format!("the daemon answered GET {SSE_PATH} with HTTP {status}"),
-            });
+            let body = response.body(REFUSAL_BYTES).await.ok();
+            return Err(quoting_refusal(
+                format!("the daemon answered GET {SSE_PATH} with HTTP {status}"),
+                body.as_deref(),
+            ));
         }
         let mut parser = SseParser::new();
         let mut endpoint = None;

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use crate::mcp::{AGENT_PARAM, ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SSE_PATH};
-use crate::plane::refusal_sentence;
+use crate::plane::quoting_refusal;
 use crate::proxy::sse::SseParser;
 
 /// How long the stream gets to open and answer `initialize`.
@@ -78,13 +78,11 @@ impl ToolClient {
             .map_err(|e| format!("GET {SSE_PATH} failed: {e}"))?;
         if !stream.status().is_success() {
             let status = stream.status();
-            let why = stream.bytes().await.ok();
-            return Err(match why.as_deref().and_then(refusal_sentence) {
-                Some(why) => {
-                    format!("the daemon answered GET {SSE_PATH} with HTTP {status}: {why}")
-                }
-                None => format!("the daemon answered GET {SSE_PATH} with HTTP {status}"),
-            });
+            let body = stream.bytes().await.ok();
+            return Err(quoting_refusal(
+                format!("the daemon answered GET {SSE_PATH} with HTTP {status}"),
+                body.as_deref(),
+            ));
         }
         let mut parser = SseParser::new();
         let post_url = loop {
