@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::fault;
 use crate::history::{APPLYING, Actor, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};
+use crate::scenarios::fault_segments;
 use crate::scenarios::kit;
 
 /// The harness observations a chaos judge reads.
@@ -195,7 +196,7 @@ pub fn judge_flapping(ops: &[Op]) -> Judgement {
 
 fn flapping_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
     let tally = tally(ops)?;
-    let cuts = kit::established(ops, fault::CUT)?;
+    let cuts = fault_segments::established(ops, fault::CUT)?;
     let looked = ops
         .iter()
         .filter(|o| o.actor == Actor::Harness && o.f == seen::DROP)
@@ -268,7 +269,7 @@ pub fn judge_in_flight(ops: &[Op]) -> Judgement {
 
 fn in_flight_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
     let tally = tally(ops)?;
-    let drop = kit::established(ops, fault::DROP_IN_FLIGHT)?;
+    let drop = fault_segments::established(ops, fault::DROP_IN_FLIGHT)?;
     let logged = ops
         .iter()
         .any(|o| o.actor == Actor::Harness && o.f == seen::DROP && o.value["seen"] == true);
@@ -350,7 +351,7 @@ pub fn judge_cut_during_replay(ops: &[Op]) -> Judgement {
 
 fn cut_during_replay_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
     let tally = tally(ops)?;
-    let cut = kit::established(ops, fault::CUT_DURING_REPLAY)?;
+    let cut = fault_segments::established(ops, fault::CUT_DURING_REPLAY)?;
     let instance = cut[0].fault.value["instance"].clone();
     let refusals = ops
         .iter()
@@ -404,7 +405,7 @@ pub fn judge_queue_flushed(ops: &[Op]) -> Judgement {
 
 fn queue_flushed_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
     let tally = tally(ops)?;
-    let outage = kit::established(ops, fault::STREAMS_BLACKHOLED)?;
+    let outage = fault_segments::established(ops, fault::STREAMS_BLACKHOLED)?;
     let heal = ops
         .iter()
         .find(|o| {

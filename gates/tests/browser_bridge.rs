@@ -220,7 +220,9 @@ async fn h4_3_a_tab_closed_mid_command_is_observation_lost_never_a_failure() {
     let ops = ran.history.ops();
     let trace = ops
         .iter()
-        .find(|op| op.actor == Actor::Harness && op.f == gates::scenarios::kit::TRACE_UNDER_FAULTS)
+        .find(|op| {
+            op.actor == Actor::Harness && op.f == gates::scenarios::fault_trace::TRACE_UNDER_FAULTS
+        })
         .expect("the daemon's trace was checked");
     assert_eq!(trace.value["toolCalls"], 1, "{trace:?}");
     assert!(trace.value["spans"].as_u64().unwrap_or(0) > 0, "{trace:?}");

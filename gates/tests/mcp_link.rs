@@ -207,7 +207,7 @@ async fn a_call_queued_while_only_the_stream_is_blackholed_is_answered_at_the_qu
 fn rejudged_alike_and_unserved_is_silent(row: &str, ran: &gates::scenarios::Ran) {
     let mut ops = common::rejudged_alike(row, ran);
     for op in ops.iter_mut() {
-        if op.f == gates::scenarios::kit::SERVED_AGAIN {
+        if op.f == gates::scenarios::agent_kit::SERVED_AGAIN {
             op.value["served"] = json!(false);
         }
     }

@@ -423,7 +423,7 @@ mod tests {
         history.fault("daemon_killed", true, json!({}));
         history.invoke("tools/call", json!({ "id": 2 }));
         history.complete(op, "tools/call", value);
-        let verdict = super::super::kit::judge_survival(&history.ops());
+        let verdict = super::super::agent_kit::judge_survival(&history.ops());
         assert_eq!(
             verdict.outcome,
             crate::judge::RowOutcome::Surfaced,

@@ -2,7 +2,7 @@
 //! our SDK where the row is about what a page sees), records the fault and every client call in
 //! a history, and judges that history. A client call here is a page's hello (`ok` when it became
 //! a session, `fail` with the close code and reason when refused), a bridge command (see
-//! [`kit::classify`]) or `reticle status` as a user runs it. Controls run inside the scenario;
+//! [`page_kit::classify`]) or `reticle status` as a user runs it. Controls run inside the scenario;
 //! one that misbehaves makes the row inconclusive. The daemon each fault hits is traced, served a
 //! tool call through an agent after the fault and its trace checked ([`super::traced`]).
 
@@ -13,11 +13,10 @@ use harness::{BridgeClient, OwnedDaemon, SdkRig, WirePage, cli, poll};
 use reticle::wire::close::code as close;
 use serde_json::{Value, json};
 
-use super::kit::{
-    self, BOUND, Segment, control, controls_held, could_not_start, established, first_segment,
-    judged, settle, worst,
-};
+use super::fault_segments::{Segment, established, first_segment};
+use super::kit::{BOUND, control, controls_held, could_not_start, judged, settle, worst};
 use super::{GateEnv, Ran, traced};
+use super::{kit, page_kit};
 use crate::fault;
 use crate::history::{History, Op, OpType};
 use crate::judge::{Judgement, RowOutcome, one_line, text};
@@ -505,7 +504,7 @@ pub async fn lose_page_mid_command(
         Ok(Err(join)) => Err(join.to_string()),
         Err(_) => Err("no answer within 70 s".into()),
     };
-    let (op, value) = kit::classify(&answer);
+    let (op, value) = page_kit::classify(&answer);
     history.complete(op, "command", value);
 }
 
@@ -532,8 +531,8 @@ pub async fn tab_closed_mid_command_with(env: &GateEnv, daemon_env: &[(&str, &st
             return could_not_start(history, fault::LOSE_PAGE_MID_COMMAND, &err.to_string());
         }
     };
-    kit::session_appears(&history, &rig.client, "closing", BOUND).await;
-    let (op, answer) = kit::query_buttons(&history, &rig.client, "closing").await;
+    page_kit::session_appears(&history, &rig.client, "closing", BOUND).await;
+    let (op, answer) = page_kit::query_buttons(&history, &rig.client, "closing").await;
     control(
         &history,
         "the live page answers a command",
@@ -587,8 +586,8 @@ pub async fn stand_in_page_blames_the_app() -> Ran {
         }
     };
     page.hello("stand-in", Some(&token)).await;
-    kit::session_appears(&history, &client, "stand-in", BOUND).await;
-    let (op, answer) = kit::command(&history, &client, "stand-in", "query", json!({})).await;
+    page_kit::session_appears(&history, &client, "stand-in", BOUND).await;
+    let (op, answer) = page_kit::command(&history, &client, "stand-in", "query", json!({})).await;
     control(
         &history,
         "the live page answers a command",
@@ -689,7 +688,7 @@ pub async fn reaped_session_is_revived(env: &GateEnv) -> Ran {
         }
     };
     page.hello("quiet", Some(&token)).await;
-    kit::session_appears(&history, &client, "quiet", BOUND).await;
+    page_kit::session_appears(&history, &client, "quiet", BOUND).await;
     let idle = poll::within(BOUND, async || match client.try_session("quiet").await {
         Ok(Some(entry)) if entry["idle"] == true => Some(entry),
         _ => None,
@@ -700,7 +699,7 @@ pub async fn reaped_session_is_revived(env: &GateEnv) -> Ran {
         idle.is_some(),
         json!({ "boundMs": 300, "session": idle }),
     );
-    kit::query_buttons(&history, &client, "quiet").await;
+    page_kit::query_buttons(&history, &client, "quiet").await;
 
     let (patient, patient_token) = match kit::daemon(OwnedDaemon::builder()).await {
         Ok(started) => started,
@@ -814,7 +813,7 @@ pub async fn opaque_origins_accepted(env: &GateEnv) -> Ran {
         if let Some(page) =
             connect_call(&history, &client, listed.port(), origin, session, &token).await
         {
-            kit::query_buttons(&history, &client, session).await;
+            page_kit::query_buttons(&history, &client, session).await;
             pages.push(page);
         }
     }
@@ -1014,7 +1013,7 @@ pub async fn hostile_frames(env: &GateEnv) -> Ran {
                 json!({ "message": format!("not closed within {BOUND:?}") }),
             ),
         };
-        kit::query_buttons(&history, &client, "bystander").await;
+        page_kit::query_buttons(&history, &client, "bystander").await;
     }
 
     // The flood: 5000 events as fast as the socket takes them, over a cap of 100 a second.
@@ -1080,7 +1079,7 @@ pub async fn hostile_frames(env: &GateEnv) -> Ran {
                     )
                 }
             };
-            kit::query_buttons(&history, &client, "bystander").await;
+            page_kit::query_buttons(&history, &client, "bystander").await;
         }
     }
     drop(bystander);
@@ -1208,6 +1207,7 @@ fn judge_hostile(segment: &Segment<'_>) -> Judgement {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenarios::fault_segments;
 
     fn lost_page(answer: Value, op: OpType) -> Vec<Op> {
         let h = History::new();
@@ -1258,7 +1258,7 @@ mod tests {
             "the other faults were never injected"
         );
         let ops = h.ops();
-        let flood = kit::segments(&ops).into_iter().next().unwrap();
+        let flood = fault_segments::segments(&ops).into_iter().next().unwrap();
         assert_eq!(judge_hostile(&flood).outcome, RowOutcome::Silent);
     }
 
@@ -1310,10 +1310,10 @@ mod tests {
     #[test]
     fn a_flood_that_dropped_nothing_did_not_show_the_fault() {
         let ops = flood_with(json!({"eventsStored": 5000, "eventsDropped": 0}));
-        let flood = kit::segments(&ops).into_iter().next().unwrap();
+        let flood = fault_segments::segments(&ops).into_iter().next().unwrap();
         assert_eq!(judge_hostile(&flood).outcome, RowOutcome::Inconclusive);
         let ops = flood_with(json!({"eventsStored": 100, "eventsDropped": 4900}));
-        let flood = kit::segments(&ops).into_iter().next().unwrap();
+        let flood = fault_segments::segments(&ops).into_iter().next().unwrap();
         assert_eq!(judge_hostile(&flood).outcome, RowOutcome::Survived);
     }
 }

@@ -5,7 +5,7 @@
 //! alone: the `status --json` report and the `serve` output from the recorded completions, the
 //! port, holder and instance from the fault and the harness's observations, so `reticle gate
 //! analyze` re-judges every row here. The daemons of H3.2 to H3.6 are traced, and each trace is
-//! checked for T1 to T4 as the scenario ends (`kit::record_trace_under_faults`; H3.1, H3.7 and
+//! checked for T1 to T4 as the scenario ends (`fault_trace::record_trace_under_faults`; H3.1, H3.7 and
 //! H3.8 serve no call). H3.8's control (the connection released first) is
 //! [`connection_on_the_port`] with [`SourcePort::Released`]. H3.3 needs an attached client
 //! instead: its calls go through the hop 1 and 2 [`super::agent::Agent`], opened by
@@ -24,9 +24,10 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-use super::kit::{
-    self, judge_survival, judged, record_trace_under_faults, unestablished, warm_agent,
-};
+use super::agent_kit::{judge_survival, warm_agent};
+use super::fault_trace::record_trace_under_faults;
+use super::kit;
+use super::kit::{judged, unestablished};
 use super::{GateEnv, Ran, proxy_options};
 use crate::fault;
 use crate::history::{Actor, History, Op, OpType};

@@ -18,11 +18,13 @@ use toxics::toxic::{Bandwidth, Latency, LimitData, ResetPeer, Slicer, SlowClose,
 use toxics::{Direction, ToxicSpec};
 
 use super::agent::{Agent, CALL_BOUND, RawAgent, events};
-use super::kit::{
-    self, BOUND, answered_once_after_fault, call_under_fault, judge_surfacing, judge_survival,
-    judge_survival_then, judged, mark_call_under_fault, ms_since, observe, record_served_again,
-    served_again, serves, unestablished, warm_agent,
+use super::agent_kit;
+use super::agent_kit::{
+    answered_once_after_fault, call_under_fault, judge_surfacing, judge_survival,
+    judge_survival_then, mark_call_under_fault, record_served_again, served_again, serves,
+    warm_agent,
 };
+use super::kit::{BOUND, judged, ms_since, observe, unestablished};
 use super::proxied::{PROBE, ProxiedDaemon};
 use super::toxic_effect;
 use super::{GateEnv, Ran, proxy_options};
@@ -224,7 +226,7 @@ const OUTAGES: &str = "outages";
 /// the link is still up, belied by any outage the proxy logged meanwhile (observed), then the
 /// link served again.
 pub fn judge_post_leg_reset(ops: &[Op]) -> Judgement {
-    let outages = kit::last_observed(ops, OUTAGES)
+    let outages = agent_kit::last_observed(ops, OUTAGES)
         .and_then(|o| o.value["during"].as_u64())
         .unwrap_or(0);
     let post_failed =
@@ -296,7 +298,7 @@ pub fn judge_squatter(ops: &[Op]) -> Judgement {
         Ok(value) => (value["port"].clone(), value["pid"].clone()),
         Err(_) => (Value::Null, Value::Null),
     };
-    let initialize = kit::last_observed(ops, INITIALIZE_ANSWERED).map(|o| &o.value);
+    let initialize = agent_kit::last_observed(ops, INITIALIZE_ANSWERED).map(|o| &o.value);
     let daemon_existed = initialize.is_some_and(|v| v["daemonExisted"] == true);
     let holders = initialize
         .map(|v| v["listeners"].clone())
@@ -430,7 +432,7 @@ pub fn judge_catalogue_change(ops: &[Op]) -> Judgement {
     let before = judge::established_fault(ops)
         .map(|f| names(&f.value["catalogueBefore"]))
         .unwrap_or_default();
-    let seen = kit::last_observed(ops, LIST_CHANGED)
+    let seen = agent_kit::last_observed(ops, LIST_CHANGED)
         .map(|o| o.value.clone())
         .unwrap_or_default();
     let control_notices = seen["controlNotices"].as_u64().unwrap_or(0);
@@ -539,7 +541,7 @@ const AFTER_RESTART: &str = "after_restart";
 /// (as the fault recorded it).
 pub fn judge_handshake_replayed(ops: &[Op]) -> Judgement {
     judge_survival_then(ops, |_| {
-        let seen = kit::last_observed(ops, AFTER_RESTART)
+        let seen = agent_kit::last_observed(ops, AFTER_RESTART)
             .map(|o| o.value.clone())
             .unwrap_or_default();
         if seen["callRefusedLogged"] == true {
@@ -981,14 +983,14 @@ impl Surfacing {
 }
 
 /// Heals the link and records whether it then serves `agent` again (asked only when the fault
-/// was established), as [`kit::SERVED_AGAIN`].
+/// was established), as [`agent_kit::SERVED_AGAIN`].
 async fn heal_and_serve(link: &ProxiedDaemon, history: &History, agent: &Agent, injected: bool) {
     link.heal(history).await;
     record_served_again(history, injected && serves(agent).await);
 }
 
-/// The call marked as under the fault ([`kit::CALL_UNDER_FAULT`]) must be answered as
-/// `surfacing` says; then the link must have served again ([`kit::SERVED_AGAIN`]). With no call
+/// The call marked as under the fault ([`agent_kit::CALL_UNDER_FAULT`]) must be answered as
+/// `surfacing` says; then the link must have served again ([`agent_kit::SERVED_AGAIN`]). With no call
 /// marked, or none made there, the row could not get as far as its call ([`judge_surfacing`]).
 /// A surfaced verdict that the harness saw belied is silent. The evidence names the nemesis
 /// (the fault proxy the fault recorded, unless `surfacing` names another).

@@ -9,15 +9,20 @@
 //! call and trace check of the hop 4 and 5 fault scenarios;
 //! `agent` is the MCP client the hops 1 to 3 scenarios drive `reticle mcp` with, `proxied` a
 //! daemon behind a fault proxy, `page` the daemon, fixture app and Chromium a page scenario
-//! starts and whether its page's session is listed, `kit` what every scenario shares); this one maps row ids to scenarios (the [`IMPLEMENTED`] list and [`run`] come
-//! from one table, so they cannot drift).
+//! starts and whether its page's session is listed, `kit` what every scenario shares, `agent_kit`
+//! what hops 1 to 3 share, `page_kit` what hops 4 and 5 share, `fault_trace` the trace check of a
+//! daemon under a fault, `fault_segments` a history split at its faults); this one maps row ids to
+//! scenarios (the [`IMPLEMENTED`] list and [`run`] come from one table, so they cannot drift).
 
 pub mod agent;
+pub mod agent_kit;
 pub mod bridge;
 pub mod compat;
 pub mod cross_site;
 pub mod daemon;
 pub mod durability;
+pub mod fault_segments;
+pub mod fault_trace;
 pub mod flows;
 pub mod fuzz;
 pub mod kit;
@@ -26,6 +31,7 @@ pub mod leases;
 pub mod link;
 pub mod mcp_limits;
 pub mod page;
+pub mod page_kit;
 pub mod perf;
 pub mod proxied;
 pub mod sdk;

@@ -3,7 +3,7 @@
 //! is given for the daemon's port, in the options a scenario opening gets), toxics put on it only
 //! once confirmed, and every heal recorded. Every proxied daemon runs with `RETICLE_TRACE=1`, and
 //! closing the link records what the trace checker found in its log
-//! ([`super::kit::TRACE_UNDER_FAULTS`]), so
+//! ([`super::fault_trace::TRACE_UNDER_FAULTS`]), so
 //! T1 to T4 are checked while the transport breaks (the judge is `kit::judged`'s). It injects,
 //! heals and records; it must not judge.
 
@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use toxics::ToxicSpec;
 
-use super::kit::{record_trace_under_faults, unestablished};
+use super::fault_trace::record_trace_under_faults;
+use super::kit::unestablished;
 use super::{GateEnv, Ran, proxy_options};
 use crate::fault;
 use crate::history::{Actor, History, Op, OpType};

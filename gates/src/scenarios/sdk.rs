@@ -12,11 +12,10 @@ use harness::browser::Tab;
 use harness::{McpClient, ProxyOptions, SdkRig, poll};
 use serde_json::{Value, json};
 
-use super::kit::{
-    self, BOUND, control, controls_held, could_not_start, established, first_segment, judged,
-    observe, settle, worst,
-};
+use super::fault_segments::{established, first_segment};
+use super::kit::{BOUND, control, controls_held, could_not_start, judged, observe, settle, worst};
 use super::{GateEnv, Ran, traced};
+use super::{fault_trace, page_kit};
 use crate::fault;
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{Judgement, RowOutcome, one_line, text};
@@ -53,8 +52,8 @@ async fn open_live(history: &History, rig: &SdkRig, session: &str) -> Result<Tab
         .open_in_window(&rig.url(session))
         .await
         .map_err(|e| format!("the tab did not open: {e}"))?;
-    kit::session_appears(history, &rig.client, session, BOUND).await;
-    let (op, answer) = kit::query_buttons(history, &rig.client, session).await;
+    page_kit::session_appears(history, &rig.client, session, BOUND).await;
+    let (op, answer) = page_kit::query_buttons(history, &rig.client, session).await;
     control(
         history,
         &format!("{session} answers a command before the outage"),
@@ -166,8 +165,8 @@ pub async fn backs_off_quietly_on(env: &GateEnv, rig: Result<SdkRig, String>) ->
         json!({ "message": back.err() }),
     );
     for session in sessions {
-        kit::session_appears(&history, &rig.client, session, BACK_BOUND).await;
-        kit::query_buttons(&history, &rig.client, session).await;
+        page_kit::session_appears(&history, &rig.client, session, BACK_BOUND).await;
+        page_kit::query_buttons(&history, &rig.client, session).await;
     }
     let back = poll::within(BOUND, async || {
         let lines = tabs[0].console_matching("warning", "is back");
@@ -427,7 +426,7 @@ pub async fn outage_warns_once(env: &GateEnv) -> Ran {
         }),
     );
     if let Some((log, calls)) = log {
-        kit::record_trace_after_tool_calls(&history, &log, calls).await;
+        fault_trace::record_trace_after_tool_calls(&history, &log, calls).await;
     }
     judged(history, judge_outage_warning)
 }
@@ -550,10 +549,10 @@ async fn outage(
         return Err(format!("the outage could not be established: {detail}"));
     }
     rig.restart_daemon().await?;
-    if !kit::session_appears(history, &rig.client, session, BACK_BOUND).await {
+    if !page_kit::session_appears(history, &rig.client, session, BACK_BOUND).await {
         return Err("the page did not come back after the outage".into());
     }
-    kit::query_buttons(history, &rig.client, session).await;
+    page_kit::query_buttons(history, &rig.client, session).await;
     let sentinel = format!("{name}-replayed");
     let _ = tab
         .eval::<Value>(&format!(
@@ -854,8 +853,8 @@ pub async fn sandboxed_iframe_starts(env: &GateEnv) -> Ran {
         probe.as_deref().is_some_and(|p| p.starts_with("threw")),
         json!({ "probe": probe }),
     );
-    if kit::session_appears(&history, &rig.client, "framed", BOUND).await {
-        kit::command(
+    if page_kit::session_appears(&history, &rig.client, "framed", BOUND).await {
+        page_kit::command(
             &history,
             &rig.client,
             "framed",
@@ -924,7 +923,7 @@ const CLICKS: &str = "document.querySelector('[data-testid=\"rerender-clicks\"]'
 
 /// Queries the fixture app's re-rendering target and returns its ref.
 async fn target_ref(history: &History, rig: &SdkRig, session: &str) -> Option<String> {
-    let (_, answer) = kit::command(
+    let (_, answer) = page_kit::command(
         history,
         &rig.client,
         session,
@@ -939,7 +938,7 @@ async fn target_ref(history: &History, rig: &SdkRig, session: &str) -> Option<St
 
 /// Clicks `stale` through the bridge and records the target's click count as the page shows it.
 async fn act_on(history: &History, rig: &SdkRig, tab: &Tab, session: &str, stale: &str) {
-    kit::command(
+    page_kit::command(
         history,
         &rig.client,
         session,
@@ -967,7 +966,7 @@ pub async fn stale_ref_is_refused(env: &GateEnv) -> Ran {
         Ok(tab) => tab,
         Err(err) => return could_not_start(history, fault::RERENDER, &err.to_string()),
     };
-    kit::session_appears(&history, &rig.client, session, BOUND).await;
+    page_kit::session_appears(&history, &rig.client, session, BOUND).await;
     let Some(stale) = target_ref(&history, &rig, session).await else {
         return could_not_start(history, fault::RERENDER, "the target could not be queried");
     };
@@ -985,7 +984,7 @@ pub async fn stale_ref_is_refused(env: &GateEnv) -> Ran {
     act_on(&history, &rig, &tab, session, &stale).await;
 
     let fresh = target_ref(&history, &rig, session).await;
-    let (op, _) = kit::command(
+    let (op, _) = page_kit::command(
         &history,
         &rig.client,
         session,

@@ -16,7 +16,8 @@ use harness::wire_page::{Responder, WirePage};
 use harness::{BridgeClient, McpClient, OwnedDaemon, ProxyOptions, free_port, marker, poll};
 use serde_json::json;
 
-use super::kit::{self, control, controls_held, could_not_start, judged, observe, settle, worst};
+use super::kit;
+use super::kit::{control, controls_held, could_not_start, judged, observe, settle, worst};
 use super::{GateEnv, Ran};
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome, one_line};

@@ -17,11 +17,12 @@ use toxics::ToxicSpec;
 use toxics::toxic::ResetPeer;
 
 use super::agent::{RawAgent, events};
-use super::kit::{
-    BOUND, answered_once_after_fault, call_under_fault, judge_surfacing, judge_survival,
-    judge_survival_then, judged, last_observed, mark_call_under_fault, observe,
-    record_served_again, served_again, serves, unestablished, warm_agent,
+use super::agent_kit::{
+    answered_once_after_fault, call_under_fault, judge_surfacing, judge_survival,
+    judge_survival_then, last_observed, mark_call_under_fault, record_served_again, served_again,
+    serves, warm_agent,
 };
+use super::kit::{BOUND, judged, observe, unestablished};
 use super::proxied::ProxiedDaemon;
 use super::{GateEnv, Ran, proxy_options};
 use crate::fault;

@@ -3,7 +3,7 @@
 //! span: each runs its daemon traced ([`TRACED`]) and, once its fault has happened, makes a tool
 //! call through a real agent (`reticle mcp`, its history kept in the row's as one observation,
 //! [`TRACED_CALL`], apart from the row's own calls) to that daemon, then checks the daemon's
-//! trace for T1 to T4 ([`kit::record_trace_after_tool_calls`]), so a trace broken under the
+//! trace for T1 to T4 ([`fault_trace::record_trace_after_tool_calls`]), so a trace broken under the
 //! fault makes the row silent and one with no span is inconclusive, never a pass. It calls and
 //! records; it must not judge.
 
@@ -13,6 +13,7 @@ use harness::{OwnedDaemon, OwnedDaemonBuilder, SdkRig};
 use serde_json::json;
 
 use super::agent::Agent;
+use super::fault_trace;
 use super::kit;
 use super::{GateEnv, proxy_options};
 use crate::history::History;
@@ -27,7 +28,7 @@ const TOOL: &str = "reticle_sessions";
 /// records what the trace checker found in the daemon's log after it.
 pub async fn call_then_check_trace(env: &GateEnv, history: &History, daemon: &OwnedDaemon) {
     let (log, calls) = call_through_an_agent(env, history, daemon).await;
-    kit::record_trace_after_tool_calls(history, &log, calls).await;
+    fault_trace::record_trace_after_tool_calls(history, &log, calls).await;
 }
 
 /// Makes one tool call through a real agent to `daemon` and closes the agent; the agent's own
