@@ -35,7 +35,7 @@ use super::jsonrpc::{
     self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, REQUEST_CANCELLED,
 };
 use super::{McpState, protocol};
-use crate::tools::lease_book::Holder;
+use crate::tools::lease_book::LeaseHolder;
 use crate::tools::{Catalogue, ToolContext, run_tool};
 use crate::wire::trace::CLIENT_ID_META;
 
@@ -112,8 +112,8 @@ impl ProtocolSession {
     }
 
     /// Who this session's calls run as.
-    fn holder(&self) -> Holder {
-        Holder {
+    fn holder(&self) -> LeaseHolder {
+        LeaseHolder {
             id: self.agent.clone(),
             client: self.client.lock().ok().and_then(|c| c.clone()),
         }
@@ -325,7 +325,7 @@ impl ProtocolSession {
                     INTERNAL_ERROR,
                     format!(
                         "the tool '{}' failed inside Reticle; the daemon is still serving",
-                        crate::tools::chokepoint::clip_name(&call.name)
+                        crate::tools::clip_name(&call.name)
                     ),
                     None,
                 )),

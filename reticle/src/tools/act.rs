@@ -15,13 +15,14 @@ use tracing::Instrument;
 use tracing::field::Empty;
 
 use super::args::{ActAndWaitArgs, ActArgs, ActSequenceArgs, Action, ActionArgs, Target};
+use super::bounds::bound;
+use super::call::Call;
 use super::capsules;
-use super::chokepoint::{Call, bound};
+use super::judging::{digest, predicate_of, verdict_value};
 use super::names::ToolName;
 use super::page::{COMMAND_BOUND, LivePage, Outcome, ask, command, refusal_for};
 use super::recording::{self, TakenAct};
 use super::refusal::Refusal;
-use super::verify::{digest, verdict_value};
 use crate::bridge::{Cursor, Session};
 use crate::verdict::decide::Context;
 use crate::verdict::predicate::Predicate;
@@ -248,19 +249,6 @@ pub(super) async fn act_sequence(call: &Call<'_>, a: ActSequenceArgs) -> Result<
         "steps": done,
         "note": PROVES_NOTHING,
     }))
-}
-
-/// Parses a predicate argument strictly; a predicate that does not parse produces no verdict.
-pub(super) fn predicate_of(tool: &str, field: &str, value: &Value) -> Result<Predicate, Refusal> {
-    crate::verdict::parse(value).map_err(|e| {
-        Refusal::new(
-            format!("{tool}: `{field}` is not a predicate Reticle can evaluate: {e}; nothing was run and no verdict was made"),
-            format!("fix `{field}` (the message lists what its kind accepts) and call again"),
-        )
-        .with("field", field)
-        .with("at", e.at.clone())
-        .with("accepts", e.accepted.clone())
-    })
 }
 
 /// One act to judge: the element (a ref or a target resolved afresh), the action, and the

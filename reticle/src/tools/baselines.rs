@@ -13,12 +13,11 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use super::args::{BaselineAction, BaselineFamilyArgs};
-use super::chokepoint::Call;
-use super::flows::store_refusal;
+use super::call::Call;
 use super::names::ToolName;
 use super::page::ask;
 use super::redact::names_a_secret;
-use super::refusal::Refusal;
+use super::refusal::{Refusal, store_refusal};
 use crate::bridge::{Cursor, Session};
 use crate::store::workspace::Folder;
 use crate::wire::{CommandName, KnownEventType};

@@ -11,8 +11,8 @@
 use serde_json::{Value, json};
 
 use super::args::{ActAndWaitArgs, FlowStep};
+use super::call::Call;
 use super::capsules;
-use super::chokepoint::Call;
 use super::names::ToolName;
 use super::redact::{REDACTED, mentions_a_secret};
 use super::refusal::Refusal;

@@ -6,9 +6,8 @@
 
 use serde_json::Value;
 
-use super::flows::store_refusal;
 use super::redact;
-use super::refusal::Refusal;
+use super::refusal::{Refusal, store_refusal};
 use crate::store::workspace::{DIR_NAME, Folder, Workspace, stamped_name};
 
 /// How many window events a capsule keeps (the most recent).

@@ -9,10 +9,10 @@
 //! live result.
 //! Every refusal is `{ok:false, reason, recovery}`.
 //!
-//! Handlers take a [`Call`], which only this module can make: no other path can reach one.
+//! Handlers take a [`Call`], which only this module makes: no other path can reach one.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures_util::future::BoxFuture;
 use rmcp::model::CallToolResult;
@@ -21,10 +21,13 @@ use tracing::Instrument;
 use tracing::field::Empty;
 
 use super::args::{self, SESSION_ID};
+use super::bounds::clip;
+use super::call::{Call, Route, Sealed};
 use super::catalogue::Catalogue;
 use super::context::ToolContext;
 use super::names::{Standing, ToolName};
-use super::refusal::Refusal;
+use super::refusal::{Refusal, ToolRefusal};
+use super::session_block::session_block;
 use super::{
     act, baselines, capsule_replay, flows, heal, leases, look, meta, observe, record, replay, runs,
     session_family, sessions, suite, testing, verify,
@@ -34,66 +37,6 @@ use crate::wire::trace::{key, span};
 
 /// The largest arguments object a call may carry, serialized.
 pub const MAX_ARGUMENT_BYTES: usize = 64 * 1024;
-/// A tab not heard from for this long is treated as throttled (the SDK reports every 5 s).
-pub const THROTTLED_AFTER_MS: u64 = 12_000;
-
-/// Why a call was not answered with a tool result: answered as JSON-RPC -32602 by the caller,
-/// with the structured refusal as the error's data.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ToolRefusal {
-    #[error("unknown tool '{0}': tools/list names every tool this daemon advertises")]
-    Unknown(String),
-}
-
-impl ToolRefusal {
-    /// The structured refusal for the error's `data`.
-    pub fn data(&self) -> Value {
-        match self {
-            ToolRefusal::Unknown(name) => Refusal::new(
-                format!("unknown tool '{}'; nothing was run", clip(name, 80)),
-                "call tools/list or reticle_tools for the tools this daemon has",
-            )
-            .to_value(),
-        }
-    }
-}
-
-/// Which route a call came by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
-    /// `tools/call` (only advertised tools).
-    Direct,
-    /// `reticle_run` (any catalogued tool).
-    Run,
-}
-
-/// Proof that a call came through [`run_tool`]: handlers take one, only this module makes one.
-pub struct Call<'a> {
-    pub ctx: &'a ToolContext,
-    pub catalogue: &'a Catalogue,
-    pub tool: ToolName,
-    /// The session this call resolved, for session-bound tools (and `reticle_session` when one
-    /// could be had).
-    pub session: Option<Arc<Session>>,
-    /// The arguments as given (after the checks).
-    pub arguments: Map<String, Value>,
-    _sealed: Sealed,
-}
-
-/// Private: [`Call`] cannot be built outside this module.
-struct Sealed;
-
-impl Call<'_> {
-    /// The resolved session (session-bound tools always have one).
-    pub fn session(&self) -> Result<&Arc<Session>, Refusal> {
-        self.session.as_ref().ok_or_else(|| {
-            Refusal::new(
-                "this call has no browser session",
-                "open the app in a browser with the Reticle SDK, then call reticle_sessions",
-            )
-        })
-    }
-}
 
 /// Runs one tool call arriving by `tools/call`; `rpc_id` is the caller's JSON-RPC id of it (the
 /// agent's own, when `reticle mcp` forwarded it), which its root span carries so a trace reader
@@ -453,32 +396,6 @@ fn no_session(ctx: &ToolContext, err: ResolveError) -> Refusal {
     refusal.with("sessions", listed)
 }
 
-/// The `session` block: how fresh and how awake the tab is.
-pub fn session_block(session: &Session) -> (Value, Option<String>) {
-    let identity = session.identity();
-    let last_seen_ms = session.last_seen_ms();
-    let throttled = identity.hidden || last_seen_ms > THROTTLED_AFTER_MS;
-    let warning = throttled.then(|| {
-        if identity.hidden {
-            "the tab is hidden: the browser throttles its timers, so acts and reads may be slow and events late; bring it to the foreground".to_string()
-        } else {
-            format!(
-                "the page has not been heard from for {last_seen_ms} ms: it may be frozen or throttled; bring its tab to the foreground"
-            )
-        }
-    });
-    (
-        json!({
-            "id": session.id(),
-            "lastSeenMs": last_seen_ms,
-            "focused": identity.focused,
-            "hidden": identity.hidden,
-            "throttled": throttled,
-        }),
-        warning,
-    )
-}
-
 /// The MCP result: structured content plus its text; a refusal is an error result.
 fn encode(session: Option<&Session>, result: Result<Value, Refusal>) -> CallToolResult {
     let (mut value, is_error) = match result {
@@ -558,25 +475,6 @@ impl Drop for SettleGuard<'_> {
     }
 }
 
-/// Echoes user text back at most `max` characters long.
-pub(super) fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() > max {
-        format!("{}…", text.chars().take(max).collect::<String>())
-    } else {
-        text.to_string()
-    }
-}
-
-/// A tool name as it may be echoed in a message.
-pub fn clip_name(name: &str) -> String {
-    clip(name, 80)
-}
-
-/// How long a call may wait, from a `timeout_ms` argument.
-pub(super) fn bound(timeout_ms: Option<u64>, default: Duration) -> Duration {
-    timeout_ms.map(Duration::from_millis).unwrap_or(default)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -596,6 +494,7 @@ mod tests {
         ("record", include_str!("record.rs")),
     ];
     const CHOKEPOINT: &str = include_str!("chokepoint.rs");
+    const CALL: &str = include_str!("call.rs");
 
     /// The production part of a source file (before its tests).
     fn production(source: &str) -> &str {
@@ -661,10 +560,8 @@ mod tests {
                 "{module} names the seal"
             );
         }
-        assert_eq!(
-            production(CHOKEPOINT).matches("_sealed: Sealed,").count(),
-            2
-        );
+        let sealed = production(CHOKEPOINT).to_string() + production(CALL);
+        assert_eq!(sealed.matches("_sealed: Sealed,").count(), 2);
     }
 
     #[tokio::test]

@@ -1,5 +1,5 @@
 //! What a tool call can reach: the daemon's identity, the bridge, who is calling (the
-//! [`Holder`] a lease is checked against: the agent of the MCP link the call came on), and the
+//! [`LeaseHolder`] a lease is checked against: the agent of the MCP link the call came on), and the
 //! tool layer's own host ([`ToolHost`]): call accounting, the lease book, per-session memory
 //! (last act, action windows, snapshot baselines, message cursors, recordings) and where it may
 //! write (the state dir for the feedback outbox, the project's workspace `.reticle/`, resolved
@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::lease_book::{DEFAULT_LEASE_TTL, DEFAULT_LINK_GRACE, Holder, LeaseBook};
+use super::lease_book::{DEFAULT_LEASE_TTL, DEFAULT_LINK_GRACE, LeaseBook, LeaseHolder};
 use crate::bridge::{Bridge, Cursor};
 use crate::config::env;
 use crate::daemon::{Activity, DaemonInfo, DaemonLog};
@@ -31,7 +31,7 @@ pub struct ToolContext {
     pub host: Arc<ToolHost>,
     /// Who is calling: set per call by the MCP endpoint; `None` for a call with no link (it
     /// holds no lease, so it may not drive a leased session).
-    pub caller: Option<Holder>,
+    pub caller: Option<LeaseHolder>,
 }
 
 impl ToolContext {
@@ -66,7 +66,7 @@ impl ToolContext {
     }
 
     /// This context for a call made by `caller`.
-    pub fn called_by(&self, caller: Holder) -> Self {
+    pub fn called_by(&self, caller: LeaseHolder) -> Self {
         Self {
             caller: Some(caller),
             ..self.clone()

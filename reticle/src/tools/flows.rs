@@ -8,22 +8,10 @@
 use serde_json::{Value, json};
 
 use super::args::{FlowAction, FlowFamilyArgs, FlowSaveArgs};
-use super::chokepoint::Call;
+use super::call::Call;
 use super::flow_model::{Flow, SecretSource};
-use super::refusal::Refusal;
-use crate::store::workspace::{Folder, StoreError, Workspace};
-
-/// A workspace error as a refusal: the error names the file and the fix.
-pub(super) fn store_refusal(err: StoreError) -> Refusal {
-    let recovery = match &err {
-        StoreError::BadName { .. } => "use a name of letters, digits, '.', '_' or '-'",
-        StoreError::BadJson { .. } | StoreError::UnknownFormat { .. } => {
-            "mend the file or move it aside, then call again"
-        }
-        StoreError::Io { .. } => "check the workspace directory's permissions and free space",
-    };
-    Refusal::new(err.to_string(), recovery)
-}
+use super::refusal::{Refusal, store_refusal};
+use crate::store::workspace::{Folder, Workspace};
 
 /// Loads a saved flow by name; a missing or unreadable one is a refusal naming it.
 pub fn load_flow(workspace: &Workspace, name: &str) -> Result<Flow, Refusal> {

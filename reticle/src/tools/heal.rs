@@ -17,13 +17,12 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::args::{FlowHealArgs, FlowStep};
-use super::chokepoint::Call;
+use super::call::Call;
 use super::flow_model::Flow;
-use super::flows::store_refusal;
 use super::look::ARRIVAL_BOUND;
 use super::page::ask;
 use super::rebind::{CONTROLS, Ranking, rank};
-use super::refusal::Refusal;
+use super::refusal::{Refusal, store_refusal};
 use super::replay::{Approach, Unrun, flow_to_run, go_to_start, run_step};
 use super::stand_ins;
 use crate::bridge::Session;

@@ -30,14 +30,14 @@ pub const DEFAULT_LINK_GRACE: Duration = Duration::from_secs(10);
 /// Who holds (or asks for) a lease: one agent, its id (from its link) and the client name its
 /// `initialize` gave, if any.
 #[derive(Debug, Clone)]
-pub struct Holder {
+pub struct LeaseHolder {
     pub id: String,
     pub client: Option<String>,
 }
 
-impl Holder {
+impl LeaseHolder {
     /// Whether `other` is this holder (the client name is a label, not identity).
-    pub fn is(&self, other: &Holder) -> bool {
+    pub fn is(&self, other: &LeaseHolder) -> bool {
         self.id == other.id
     }
 
@@ -59,7 +59,7 @@ impl Holder {
 #[derive(Debug, Clone)]
 pub struct LeaseView {
     pub session: String,
-    pub holder: Holder,
+    pub holder: LeaseHolder,
     /// How long it lives unless its holder calls again (or, link lost, reconnects).
     pub expires_in: Duration,
     /// Whether the holder's link is open.
@@ -106,7 +106,7 @@ struct Inner {
 
 #[derive(Debug, Clone)]
 struct Lease {
-    holder: Holder,
+    holder: LeaseHolder,
     touched: Instant,
 }
 
@@ -143,7 +143,7 @@ impl LeaseBook {
 
     /// Leases `session` for `holder` (renewing it when the holder already has it); the error is
     /// the other holder's live lease.
-    pub fn acquire(&self, session: &str, holder: &Holder) -> Result<LeaseView, LeaseView> {
+    pub fn acquire(&self, session: &str, holder: &LeaseHolder) -> Result<LeaseView, LeaseView> {
         let mut inner = self.lock();
         let now = Instant::now();
         if let Some(other) = self.live(&inner, session, now)
@@ -170,7 +170,7 @@ impl LeaseBook {
     }
 
     /// Lets `session` go; only its holder can.
-    pub fn release(&self, session: &str, holder: &Holder) -> Result<(), LeaseError> {
+    pub fn release(&self, session: &str, holder: &LeaseHolder) -> Result<(), LeaseError> {
         let mut inner = self.lock();
         match self.live(&inner, session, Instant::now()) {
             Some(view) if view.holder.is(holder) => {
@@ -183,7 +183,7 @@ impl LeaseBook {
     }
 
     /// Renews every lease `holder` has (each of its calls does).
-    pub fn touch(&self, holder: &Holder) {
+    pub fn touch(&self, holder: &LeaseHolder) {
         let mut inner = self.lock();
         let now = Instant::now();
         for lease in inner.leases.values_mut() {
@@ -194,7 +194,7 @@ impl LeaseBook {
     }
 
     /// The sessions `holder` has leased, live ones only.
-    pub fn held_by(&self, holder: &Holder) -> Vec<String> {
+    pub fn held_by(&self, holder: &LeaseHolder) -> Vec<String> {
         let inner = self.lock();
         let now = Instant::now();
         let mut held: Vec<String> = inner
@@ -222,7 +222,7 @@ impl LeaseBook {
     }
 
     /// Whether `caller` may drive `session`: yes unless someone else holds a live lease on it.
-    pub fn admits(&self, session: &str, caller: Option<&Holder>) -> Result<(), LeaseView> {
+    pub fn admits(&self, session: &str, caller: Option<&LeaseHolder>) -> Result<(), LeaseView> {
         if self.ignores_leases {
             return Ok(());
         }
@@ -291,6 +291,7 @@ impl LeaseBook {
 
 #[cfg(test)]
 mod tests {
+    use super::LeaseHolder as Holder;
     use super::*;
 
     fn agent(id: &str) -> Holder {

@@ -7,7 +7,8 @@
 use serde_json::{Value, json};
 
 use super::args::{LeaseAction, LeaseFamilyArgs};
-use super::chokepoint::{Call, clip};
+use super::bounds::clip;
+use super::call::Call;
 use super::lease_book::{LeaseError, LeaseView};
 use super::refusal::Refusal;
 use crate::bridge::ResolveError;

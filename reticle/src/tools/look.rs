@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::args::{
     ClockArgs, InspectArgs, NavigateArgs, QueryArgs, SnapshotArgs, SnapshotMode, StateArgs,
 };
-use super::chokepoint::Call;
+use super::call::Call;
 use super::page::ask;
 use super::refusal::Refusal;
 use crate::bridge::Session;

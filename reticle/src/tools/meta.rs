@@ -9,8 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Map, Value, json};
 
 use super::args::{FeedbackArgs, RunArgs, SESSION_ID, ToolsArgs};
+use super::bounds::clip;
+use super::call::{Call, Route};
 use super::catalogue::{self, description, input_schema};
-use super::chokepoint::{Call, Route, clip, run_routed};
+use super::chokepoint::run_routed;
 use super::names::{Standing, ToolName};
 use super::refusal::Refusal;
 use crate::store;

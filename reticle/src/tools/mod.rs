@@ -39,6 +39,8 @@
 //! This room runs tools; it must not know transports.
 
 pub mod args;
+pub mod bounds;
+pub mod call;
 pub mod catalogue;
 pub mod chokepoint;
 pub mod context;
@@ -54,6 +56,7 @@ mod capsules;
 pub mod flow_model;
 pub mod flows;
 mod heal;
+mod judging;
 mod lean_schema;
 mod leases;
 mod locate;
@@ -67,6 +70,7 @@ mod recording;
 mod redact;
 mod replay;
 pub mod runs;
+mod session_block;
 mod session_family;
 mod sessions;
 mod stand_ins;
@@ -74,8 +78,9 @@ pub mod suite;
 mod testing;
 mod verify;
 
+pub use bounds::clip_name;
 pub use catalogue::{Catalogue, Surface};
-pub use chokepoint::{MAX_ARGUMENT_BYTES, ToolRefusal, run_tool};
+pub use chokepoint::{MAX_ARGUMENT_BYTES, run_tool};
 pub use context::{ToolContext, ToolHost};
 pub use names::ToolName;
-pub use refusal::Refusal;
+pub use refusal::{Refusal, ToolRefusal};

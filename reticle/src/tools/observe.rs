@@ -9,9 +9,9 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::{Value, json};
 
 use super::args::{ConsoleArgs, ConsoleLevel, NetworkArgs, ObserveArgs};
-use super::chokepoint::Call;
+use super::call::Call;
+use super::judging::cursor_arg;
 use super::refusal::Refusal;
-use super::verify::cursor_arg;
 use crate::bridge::registry::MAX_READ_EVENTS;
 use crate::bridge::ring::StoredEvent;
 use crate::bridge::{Cursor, Session};
@@ -71,7 +71,7 @@ fn read(
                 return Err(Refusal::new(
                     format!(
                         "no action '{}' on this page; nothing was read",
-                        super::chokepoint::clip(id, 40)
+                        super::bounds::clip(id, 40)
                     ),
                     "pass an actionId an act on this page returned, or a since cursor",
                 )

@@ -21,7 +21,7 @@ use super::args::{
     Action, ActionArgs, FlowSaveRecordedArgs, FlowStep, PredicateArg, RecordAction, RecordArgs,
     RecordSource, Target,
 };
-use super::chokepoint::Call;
+use super::call::Call;
 use super::flow_model::{Flow, hide_typed_value};
 use super::flows::store_flow;
 use super::page::{COMMAND_BOUND, Outcome, command, refusal_for};

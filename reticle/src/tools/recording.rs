@@ -18,7 +18,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::args::{Action, ActionArgs, FlowStep, PredicateArg, RecordSource, Target};
-use super::chokepoint::Call;
+use super::call::Call;
 use super::flow_model::{hide_typed_value, names_an_element};
 use super::locate::{Located, Unlocated, locate};
 use super::names::ToolName;

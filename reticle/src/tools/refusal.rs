@@ -4,6 +4,9 @@
 
 use serde_json::{Map, Value, json};
 
+use super::bounds::clip;
+use crate::store::workspace::StoreError;
+
 /// A structured refusal.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refusal {
@@ -65,4 +68,37 @@ impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({})", self.reason, self.recovery)
     }
+}
+
+/// Why a call was not answered with a tool result: answered as JSON-RPC -32602 by the caller,
+/// with the structured refusal as the error's data.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolRefusal {
+    #[error("unknown tool '{0}': tools/list names every tool this daemon advertises")]
+    Unknown(String),
+}
+
+impl ToolRefusal {
+    /// The structured refusal for the error's `data`.
+    pub fn data(&self) -> Value {
+        match self {
+            ToolRefusal::Unknown(name) => Refusal::new(
+                format!("unknown tool '{}'; nothing was run", clip(name, 80)),
+                "call tools/list or reticle_tools for the tools this daemon has",
+            )
+            .to_value(),
+        }
+    }
+}
+
+/// A workspace error as a refusal: the error names the file and the fix.
+pub fn store_refusal(err: StoreError) -> Refusal {
+    let recovery = match &err {
+        StoreError::BadName { .. } => "use a name of letters, digits, '.', '_' or '-'",
+        StoreError::BadJson { .. } | StoreError::UnknownFormat { .. } => {
+            "mend the file or move it aside, then call again"
+        }
+        StoreError::Io { .. } => "check the workspace directory's permissions and free space",
+    };
+    Refusal::new(err.to_string(), recovery)
 }

@@ -28,8 +28,9 @@ use super::act::{
     DEFAULT_WAIT, Judged, JudgedAct, Unjudged, Unresolved, capsule_events, resolve_act_judge,
 };
 use super::args::{Action, FlowReplayArgs, FlowStep};
+use super::bounds::bound;
+use super::call::Call;
 use super::capsules;
-use super::chokepoint::{Call, bound};
 use super::flow_model::{Flow, Grade, placeholder_env};
 use super::flows::load_flow;
 use super::look::{ARRIVAL_BOUND, Arrival, arrive};

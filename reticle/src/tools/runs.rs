@@ -14,9 +14,8 @@ use serde_json::{Map, Value, json};
 use time::format_description::well_known::Rfc3339;
 
 use super::args::{ExportFormat, RunExportArgs};
-use super::chokepoint::Call;
-use super::flows::store_refusal;
-use super::refusal::Refusal;
+use super::call::Call;
+use super::refusal::{Refusal, store_refusal};
 use crate::store::workspace::{DIR_NAME, Folder, Workspace, stamped_name};
 use crate::verdict::Verified;
 

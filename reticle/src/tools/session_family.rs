@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::args::{SessionAction, SessionFamilyArgs, YieldMode};
-use super::chokepoint::Call;
+use super::call::Call;
 use super::page::ask;
 use super::refusal::Refusal;
 use crate::wire::{CommandName, KnownEventType as K};

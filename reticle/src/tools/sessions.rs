@@ -6,9 +6,10 @@
 
 use serde_json::{Value, json};
 
-use super::chokepoint::{Call, session_block};
+use super::call::Call;
 use super::next_action::{self, Seen};
 use super::refusal::Refusal;
+use super::session_block::session_block;
 
 pub(super) async fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
     let ctx = call.ctx;

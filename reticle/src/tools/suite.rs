@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::args::VerifyArgs;
-use super::chokepoint::Call;
+use super::call::Call;
 use super::flows::load_flow;
 use super::look::ARRIVAL_BOUND;
 use super::refusal::Refusal;

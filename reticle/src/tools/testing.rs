@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::args::SleepArgs;
-use super::chokepoint::Call;
+use super::call::Call;
 use super::refusal::Refusal;
 
 /// Waits `ms` milliseconds, then answers how long it waited.

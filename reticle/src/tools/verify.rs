@@ -1,10 +1,8 @@
 //! Checking the page: `reticle_assert` (a verdict over the window since the last act, or
 //! `since`, optionally waiting) and `reticle_wait_for` (block until a predicate holds; no
-//! verdict). Also the pieces every verdict-producing tool shares: how a verdict is written out
-//! and the digest of what the app did in a window. While the agent records, a check it made is
-//! handed to [`super::recording`] as the consequence of the step it follows.
+//! verdict). While the agent records, a check it made is handed to [`super::recording`] as the
+//! consequence of the step it follows.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,113 +10,20 @@ use serde_json::{Value, json};
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use super::act::predicate_of;
 use super::args::WaitArgs;
-use super::chokepoint::{Call, bound};
+use super::bounds::bound;
+use super::call::Call;
+use super::judging::{digest, predicate_of, verdict_value, window_start};
 use super::page::LivePage;
 use super::recording::{self, TakenCheck};
 use super::refusal::Refusal;
-use crate::bridge::{Cursor, Session};
+use crate::bridge::Cursor;
 use crate::verdict::decide::Context;
-use crate::verdict::{Verdict, Window, decide, wait_until};
+use crate::verdict::{decide, wait_until};
 use crate::wire::trace::span;
-use crate::wire::{EventFamily, KnownEventType as K};
 
 /// How long wait_for waits by default.
 pub const DEFAULT_WAIT_FOR: Duration = Duration::from_millis(4000);
-
-/// Reads a `since` cursor argument.
-pub(super) fn cursor_arg(tool: &str, field: &str, text: &str) -> Result<Cursor, Refusal> {
-    text.parse::<Cursor>().map_err(|problem| {
-        Refusal::bad_arguments(
-            tool,
-            &format!("field `{field}`: {problem}; pass the `since` or `next` a tool returned"),
-        )
-    })
-}
-
-/// Where a check's window starts: `since`, else the last act on this page, else its start.
-pub(super) fn window_start(
-    call: &Call<'_>,
-    session: &Session,
-    since: Option<&str>,
-) -> Result<Cursor, Refusal> {
-    match since {
-        Some(text) => cursor_arg(call.tool.as_str(), "since", text),
-        None => Ok(call
-            .ctx
-            .host
-            .remember(session.id(), |m| m.last_act)
-            .unwrap_or(Cursor {
-                life: session.life(),
-                seq: 0,
-            })),
-    }
-}
-
-/// A verdict as tools return it.
-pub(super) fn verdict_value(verdict: &Verdict) -> Value {
-    let mut value = json!({
-        "ok": true,
-        "verified": verdict.verified,
-        "reason": verdict.reason,
-        "because": verdict.because,
-        "evidence": verdict.evidence,
-    });
-    if !verdict.lost.is_empty() {
-        value["lost"] = json!(verdict.lost);
-    }
-    if let Some(advice) = &verdict.advice {
-        value["advice"] = json!(advice);
-    }
-    value
-}
-
-/// Counts of what the app did in a window.
-pub(super) fn digest(window: &Window) -> Value {
-    let mut by_type: BTreeMap<&str, u64> = BTreeMap::new();
-    let mut signals: Vec<&str> = Vec::new();
-    let (mut net, mut failed, mut dom, mut console_errors) = (0, 0, 0u64, 0);
-    let mut route = None;
-    for e in &window.events {
-        *by_type.entry(e.kind.as_str()).or_default() += 1;
-        match e.kind.known() {
-            Some(K::NetRequest) => {
-                net += 1;
-                let ok = e.data.get("ok").and_then(Value::as_bool).unwrap_or(true);
-                if !ok {
-                    failed += 1;
-                }
-            }
-            Some(K::Signal) => {
-                if let Some(name) = e.data.get("name").and_then(Value::as_str)
-                    && !signals.contains(&name)
-                    && signals.len() < 20
-                {
-                    signals.push(name);
-                }
-            }
-            Some(K::ConsoleError | K::ErrorUncaught) => console_errors += 1,
-            Some(K::RouteChange) => route = e.data.get("to").cloned(),
-            _ if e.kind.in_family(EventFamily::Dom) => {
-                dom += e.data.get("count").and_then(Value::as_u64).unwrap_or(1);
-            }
-            _ => {}
-        }
-    }
-    let mut value = json!({
-        "events": window.events.len(),
-        "net": { "total": net, "failed": failed },
-        "consoleErrors": console_errors,
-        "signals": signals,
-        "domChanges": dom,
-        "byType": by_type,
-    });
-    if let Some(route) = route {
-        value["route"] = route;
-    }
-    value
-}
 
 async fn waited(
     call: &Call<'_>,
