@@ -4,10 +4,12 @@
 //! - [`config`]: the environment and port vocabulary, resolved once and imported everywhere.
 //! - [`wire`]: message shapes shared by the daemon and its clients (the `/status` report,
 //!   protocol 1's messages, vocabulary and limits).
-//! - [`daemon`]: the long-lived process: state dir, port lock, pid file, log, heartbeat,
-//!   idle shutdown, and how it starts and ends; [`daemon::run`] assembles the rooms.
+//! - [`daemon`]: the long-lived process: settings, state dir, port lock, pid file, log,
+//!   heartbeat, idle shutdown, signals and how it is spawned.
+//! - [`assembly`]: one daemon life: claims the port, puts the rooms together and serves the
+//!   router it is handed.
 //! - [`http`]: the daemon's HTTP router (`/status`, the MCP and bridge routes) and its
-//!   loopback/token guard: the top layer, handed to [`daemon::run`] by the CLI.
+//!   loopback/token guard: the top layer, handed to [`assembly::run`] by the CLI.
 //! - [`http_get`]: a small HTTP/1.1 GET client (the proxy's daemon stream, the `/status` probe).
 //! - [`plane`]: what every room answering HTTP shares: loopback recognition, the refusal body.
 //! - [`mcp`]: the daemon's MCP endpoint (SSE + POST) and the JSON-RPC/handshake pieces the proxy
@@ -28,6 +30,7 @@
 //! Dependencies point one way (bottom: `wire`, `config`, `store`, `verdict`, `plane`, `http_get`; top: `http`
 //! and `cli`); the rank table and its check are in `reticle/tests/layering.rs`.
 
+pub mod assembly;
 pub mod auth;
 pub mod bridge;
 pub mod cli;

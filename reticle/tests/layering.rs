@@ -1,7 +1,5 @@
 //! The layering check: dependencies between the rooms of `reticle/src` point one way. Every `.rs`
-//! file is mapped to its room (its top-level module; `daemon::run` counts as a room of its own,
-//! because it is where the daemon assembles the rooms above the rest of `daemon`), every
-//! `crate::…` and `super::…` path in it (use lines and inline paths, comments and literals
+//! file is mapped to its room (its top-level module), every `crate::…` and `super::…` path in it (use lines and inline paths, comments and literals
 //! skipped) is resolved to the room it names, and an edge the rank table does not allow fails the
 //! test with file, line and edge. Plain string parsing, no dependency; it must not judge
 //! anything but room-to-room edges.
@@ -25,7 +23,7 @@ const RANKS: &[(&str, &[&str])] = &[
     // proxy's daemon stream: a leaf, so neither needs a general HTTP client.
     ("http_get", &[]),
     ("auth", &["config", "wire", "store"]),
-    // The process: state dir, lock, log, activity, heartbeat; not the assembly (`daemon::run`).
+    // The process: settings, state dir, lock, log, activity, heartbeat, signals.
     ("daemon", &["config", "wire", "store"]),
     ("trace", &["config", "wire", "daemon"]),
     // Client-side truth about a port, shared by the CLI and the proxy.
@@ -53,44 +51,23 @@ const RANKS: &[(&str, &[&str])] = &[
     // The one place that assembles the rooms into a daemon life; it is handed the router, so it
     // never imports `http`.
     (
-        "daemon::run",
+        "assembly",
         &[
-            "config", "wire", "store", "verdict", "plane", "auth", "daemon", "trace", "probe",
-            "bridge", "tools", "mcp",
+            "config", "wire", "plane", "auth", "daemon", "trace", "probe", "bridge", "tools", "mcp",
         ],
     ),
     // The top: the router and the command line, imported by nothing but the entry.
     (
         "http",
         &[
-            "config",
-            "wire",
-            "plane",
-            "auth",
-            "daemon",
-            "bridge",
-            "tools",
-            "mcp",
-            "daemon::run",
+            "config", "wire", "plane", "auth", "daemon", "bridge", "tools", "mcp", "assembly",
         ],
     ),
     (
         "cli",
         &[
-            "config",
-            "wire",
-            "store",
-            "plane",
-            "auth",
-            "daemon",
-            "trace",
-            "probe",
-            "bridge",
-            "tools",
-            "mcp",
-            "proxy",
-            "daemon::run",
-            "http",
+            "config", "wire", "store", "plane", "auth", "daemon", "trace", "probe", "bridge",
+            "tools", "mcp", "proxy", "assembly", "http",
         ],
     ),
 ];
@@ -128,12 +105,11 @@ fn allowed(from: &str) -> Option<&'static [&'static str]> {
 fn room_of(path: &[String]) -> String {
     match path {
         [] => ROOT.to_string(),
-        [first, second, ..] if first == "daemon" && second == "run" => "daemon::run".to_string(),
         [first, ..] => first.clone(),
     }
 }
 
-/// The module path of a file under `src/`: `daemon/run.rs` is `daemon::run`, `bridge/mod.rs` is
+/// The module path of a file under `src/`: `daemon/state.rs` is `daemon::state`, `bridge/mod.rs` is
 /// `bridge`, `lib.rs` is the root.
 fn module_path(relative: &Path) -> Vec<String> {
     let mut parts: Vec<String> = relative
@@ -500,17 +476,34 @@ mod tests {
 }
 
 #[test]
-fn daemon_run_is_its_own_room_and_a_room_outside_the_table_is_refused() {
-    let run = module_path(Path::new("daemon/run.rs"));
+fn the_assembly_sits_above_the_serving_rooms_and_below_http() {
+    let run = module_path(Path::new("assembly/run.rs"));
     assert!(check_source("run.rs", &run, "use crate::bridge::Bridge;").is_empty());
+    assert!(check_source("run.rs", &run, "use crate::tools::ToolHost;").is_empty());
+    // Controls: the assembly reaching up to the router, and any room it assembles (or the
+    // process below them) reaching up to it, are each refused.
+    assert_eq!(
+        check_source("run.rs", &run, "use crate::http::router;")[0].to,
+        "http"
+    );
+    for below in [
+        "daemon/state.rs",
+        "bridge/mod.rs",
+        "tools/context.rs",
+        "mcp/mod.rs",
+    ] {
+        let module = module_path(Path::new(below));
+        let found = check_source(below, &module, "use crate::assembly::AppState;");
+        assert_eq!(
+            found.first().map(|v| v.to.as_str()),
+            Some("assembly"),
+            "{below} importing the assembly must be refused"
+        );
+    }
     let state = module_path(Path::new("daemon/state.rs"));
     assert_eq!(
         check_source("state.rs", &state, "use crate::bridge::Bridge;")[0].to,
         "bridge"
-    );
-    assert_eq!(
-        check_source("state.rs", &state, "use super::run::Settings;")[0].to,
-        "daemon::run"
     );
     let unknown = module_path(Path::new("newroom/mod.rs"));
     assert_eq!(

@@ -5,8 +5,9 @@
 use std::time::{Duration, Instant};
 
 use super::Exit;
+use crate::assembly;
 use crate::config::{self, env};
-use crate::daemon::run::{self, Settings};
+use crate::daemon::settings::{Settings, instance_from_env};
 use crate::daemon::spawn::spawn_detached;
 use crate::daemon::{DaemonLog, StateDir, events, runtime};
 use crate::http;
@@ -18,7 +19,7 @@ const STATUS_BOUND: Duration = Duration::from_millis(250);
 
 /// Runs the daemon in this process, serving the HTTP router, until it ends.
 pub async fn foreground(settings: Settings) -> Result<(), Exit> {
-    match run::run(settings, http::router).await {
+    match assembly::run(settings, http::router).await {
         Ok(_) => Ok(()),
         Err(reason) => Err(Exit::failure(reason)),
     }
@@ -46,7 +47,7 @@ fn record_start_failure(port: u16, refused: &Exit) {
         return;
     }
     let files = state.port_files(port);
-    let instance = run::instance_from_env();
+    let instance = instance_from_env();
     if let Ok(log) = DaemonLog::open(&files.log, files.rolled_log(), &instance) {
         log.event(
             events::START_FAILED,

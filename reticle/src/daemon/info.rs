@@ -1,6 +1,6 @@
 //! Facts about this daemon life, fixed at start: what `/status` reports and what a tool call
 //! may say about the daemon it runs in. It holds facts; it must not gather them (that is
-//! [`super::run`]).
+//! [`crate::assembly`]).
 
 /// Facts about this daemon life, fixed at start.
 #[derive(Debug, Clone)]

@@ -1,10 +1,6 @@
-//! The daemon's life: where its files live, how it claims a port, what it logs, how it beats,
-//! when it goes idle, which runtime it runs on, how it starts (in the foreground or detached)
-//! and how it ends.
-//!
-//! This room owns the process. Its [`run`] is the one place that assembles the rooms (bridge, MCP
-//! endpoint, tools) into a daemon life and serves the router its caller hands it; the rest of
-//! the room sits below those rooms, and no part of it imports [`crate::http`].
+//! The daemon process: its settings, state dir, port lock, log, activity, heartbeat, idle
+//! shutdown, signals, runtime and how it is spawned. A leaf below every serving room: it must
+//! not import the bridge, tools, MCP or the assembly ([`crate::assembly`] builds a life from it).
 
 pub mod activity;
 pub mod events;
@@ -14,8 +10,10 @@ pub mod info;
 pub mod life;
 pub mod lock;
 pub mod log;
-pub mod run;
+pub mod panic_hook;
 pub mod runtime;
+pub mod settings;
+pub mod signals;
 pub mod spawn;
 pub mod state;
 
@@ -23,4 +21,5 @@ pub use activity::Activity;
 pub use info::DaemonInfo;
 pub use life::{LastExit, Life, LifeEnd};
 pub use log::DaemonLog;
+pub use settings::Settings;
 pub use state::{PortFiles, StateDir};

@@ -10,7 +10,7 @@ use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use crate::daemon::run::AppState;
+use crate::assembly::AppState;
 use crate::plane::{host_is_loopback, is_loopback, refusal};
 
 /// Middleware admitting loopback-and-local-Host requests, or requests with the token.

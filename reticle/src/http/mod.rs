@@ -1,7 +1,7 @@
 //! The daemon's HTTP plane: one router for every route, behind the page check ([`cross_site`])
 //! and one guard, every refusal in the one body ([`errors`]). Routes are listed in [`router`]; handlers are named `<resource>_<action>`, and
 //! each takes only the substate it needs (`State<Bridge>`, `State<McpState>`,
-//! `State<ToolContext>`, drawn from the daemon's [`AppState`]). The top layer: [`crate::daemon::run`] assembles the state and is handed
+//! `State<ToolContext>`, drawn from the daemon's [`AppState`]). The top layer: [`crate::assembly`] assembles the state and is handed
 //! [`router`] by the CLI, so no room below imports this one. It answers requests; it must not
 //! own the daemon's lifecycle.
 
@@ -15,8 +15,8 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
+use crate::assembly::AppState;
 use crate::bridge;
-use crate::daemon::run::AppState;
 
 /// The route table over the rooms a daemon life assembled.
 pub fn router(state: AppState) -> Router {

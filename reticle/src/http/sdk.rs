@@ -16,7 +16,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::daemon::run::AppState;
+use crate::assembly::AppState;
 use crate::plane::{host_is_loopback, refusal};
 
 include!(concat!(env!("OUT_DIR"), "/sdk_files.rs"));

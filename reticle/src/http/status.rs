@@ -3,8 +3,8 @@
 use axum::Json;
 use axum::extract::State;
 
+use crate::assembly::AppState;
 use crate::daemon::activity::Holder;
-use crate::daemon::run::AppState;
 use crate::wire::{McpSessions, StatusReport};
 
 /// Answers who this daemon is and what is connected to it.
