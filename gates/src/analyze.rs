@@ -1,89 +1,25 @@
 //! `reticle gate analyze DIR`: Jepsen's re-check. Reads a finished run's `scorecard.json` and
 //! `histories/<row>.jsonl` and judges every stored history again, offline, with the row's own
 //! judge, so the scorecard can be reproduced (or disputed) from what was recorded alone: every
-//! row of the inventory (a test holds it so). A row [`history_judge`] does not know (one added
-//! to the inventory whose judge still reads values its scenario kept outside the history) keeps
-//! its stored outcome, and its evidence says it was not re-judged. Controls are kept as stored
-//! (they need the real system). It runs nothing.
+//! row of the inventory (a test holds it so), each with its judge in the row table
+//! ([`rows::ROWS`]). A row the table does not know keeps its stored outcome, and its evidence
+//! says it was not re-judged. Controls are kept as stored (they need the real system). It runs
+//! nothing.
 
 use std::path::Path;
 
 use crate::history::Op;
 use crate::judge::Judgement;
 use crate::parts;
-use crate::scenarios::{
-    bridge, compat, cross_site, daemon, durability, flows, fuzz, kit, layers, leases, link,
-    mcp_limits, perf, sdk, security, shared_session, stdio, traces, verify_cli,
-};
+use crate::rows;
+use crate::scenarios::kit;
 use crate::scorecard::{Score, Scorecard};
 
-/// The judge of `row` when it is a function of the history alone.
-pub fn history_judge(row: &str) -> Option<fn(&[Op]) -> Judgement> {
-    Some(match row {
-        "H1.1" => stdio::judge_lsof_recipe,
-        "H1.2" => stdio::judge_panic_in_request_handling,
-        "H1.3" => stdio::judge_wedge,
-        "H1.4" => stdio::judge_stdin_closed,
-        "H1.5" => stdio::judge_garbage,
-        "H2.1" => link::judge_stream_reset,
-        "H2.2" => link::judge_blackholed_queue,
-        "H2.3" => link::judge_post_leg_reset,
-        "H2.4" => link::judge_squatter,
-        "H2.5" => link::judge_catalogue_change,
-        "H2.6" => link::judge_handshake_replayed,
-        "H2.7" => link::judge_rounds,
-        "H3.1" => daemon::judge_squatted_serve,
-        "H3.2" => daemon::judge_stopped_status,
-        "H3.3" => daemon::judge_idle_while_attached,
-        "H3.4" => daemon::judge_idle_exit,
-        "H3.5" => daemon::judge_caller_group_sigterm,
-        "H3.6" => daemon::judge_sigkill_exit,
-        "H3.7" => daemon::judge_race,
-        "H3.8" => daemon::judge_connection_on_the_port,
-        "H4.1" => bridge::judge_version_mismatch,
-        "H4.2" => bridge::judge_another_project,
-        "H4.3" => bridge::judge_lost_page,
-        "H4.4" => bridge::judge_reaper,
-        "H4.5" => bridge::judge_opaque_origins,
-        "H4.6" => bridge::judge_hostile_frames,
-        "H5.1" => sdk::judge_backoff,
-        "H5.2" => sdk::judge_outage_warning,
-        "H5.3" => sdk::judge_overflow,
-        "H5.4" => sdk::judge_sandboxed_frame,
-        "H5.5" => sdk::judge_stale_refs,
-        "H5.6" => compat::judge_matrix,
-        "T1" => traces::judge_t1,
-        "T2" => traces::judge_t2,
-        "T3" => traces::judge_t3,
-        "T4" => traces::judge_t4,
-        "L1" => layers::judge_recorded_layers,
-        "S1" => security::judge_stop,
-        "S2" => security::judge_bad_token,
-        "S3" => security::judge_state_dir,
-        "S4" => security::judge_token_file,
-        "S5" => security::judge_init,
-        "S6" => security::judge_capsule,
-        "S7" => security::judge_ring_memory,
-        "S8" => cross_site::judge_foreign_pages,
-        "S9" => shared_session::judge_shared_session,
-        "S10" => mcp_limits::judge_mcp_limits,
-        "S11" => fuzz::judge_fuzz,
-        "S12" => leases::judge_lease,
-        "V1" => verify_cli::judge_browser_death,
-        "D1" => durability::judge_durability,
-        "F1" => flows::judge_heal,
-        "F2" => flows::judge_assertion_free,
-        "F3" => flows::judge_stale_refs,
-        "P1" | "P2" | "P3" | "P4" => perf::judge_figure,
-        _ => return None,
-    })
-}
-
 /// What `reticle gate analyze` makes of the history `ops` stored for `row`: its judge's
-/// judgement (as `reticle gate` made it live, [`kit::judgement_of`]), or `None` when its judge
-/// reads more than its history.
+/// judgement (as `reticle gate` made it live, [`kit::judgement_of`]), or `None` when the row
+/// table does not know it.
 pub fn judge_history(row: &str, ops: &[Op]) -> Option<Judgement> {
-    history_judge(row).map(|judge| kit::judgement_of(ops, judge))
+    rows::find(row).map(|gate| kit::judgement_of(ops, gate.judge))
 }
 
 /// Parses a stored history (one op per line, as `reticle gate` writes it).
@@ -120,7 +56,7 @@ pub fn analyze(dir: &Path, generated_at: String) -> Result<Scorecard, String> {
 fn rejudged(dir: &Path, stored: Score) -> Result<Score, String> {
     let row = crate::inventory::find(stored.id)
         .ok_or_else(|| format!("row {} is not in this inventory", stored.id))?;
-    let Some(judge) = history_judge(stored.id) else {
+    let Some(gate) = rows::find(stored.id) else {
         let evidence = format!(
             "(stored, not re-judged: this build has no judge of its history alone) {}",
             stored.evidence
@@ -135,7 +71,7 @@ fn rejudged(dir: &Path, stored: Score) -> Result<Score, String> {
     let path = dir.join("histories").join(format!("{}.jsonl", stored.id));
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let ops = read_history(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let judgement = kit::judgement_of(&ops, judge);
+    let judgement = kit::judgement_of(&ops, gate.judge);
     Ok(Score::new(row, judgement, stored.ms, stored.baseline))
 }
 
@@ -204,10 +140,10 @@ mod tests {
         let unjudged: Vec<&str> = crate::inventory::INVENTORY
             .iter()
             .map(|row| row.id)
-            .filter(|id| history_judge(id).is_none())
+            .filter(|id| rows::find(id).is_none())
             .collect();
         assert!(unjudged.is_empty(), "not re-judged: {unjudged:?}");
-        assert!(history_judge("H9.9").is_none());
+        assert!(rows::find("H9.9").is_none());
         assert!(read_history("{not json").is_err());
     }
 }

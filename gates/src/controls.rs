@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::judge::{Judgement, RowOutcome};
+use crate::rows;
 use crate::scenarios::{self, GateEnv};
 use crate::scorecard::Control;
 
@@ -27,7 +28,7 @@ pub async fn stand_in_serve() -> Control {
         Ok(path) => path,
         Err(err) => return unwritten(NAME, "H3.1", err),
     };
-    let ran = scenarios::run("H3.1", &GateEnv { reticle: path }).await;
+    let ran = rows::run("H3.1", &GateEnv { reticle: path }).await;
     Control::of(NAME, "H3.1", ran.judgement)
 }
 
@@ -36,10 +37,6 @@ pub async fn stand_in_serve() -> Control {
 pub async fn stand_in_status_says_running(real: &Path) -> Control {
     stand_in_status_says_running_in(real, "H3.2").await
 }
-
-/// The daemon lifecycle rows whose scenario reads `reticle status`: H3.2 (stopped), H3.4 (idled
-/// out), H3.5 (its caller's group SIGTERMed), H3.6 (SIGKILLed).
-pub const STATUS_ROWS: &[&str] = &["H3.2", "H3.4", "H3.5", "H3.6"];
 
 /// A `status` that says running whatever the daemon is (stopped, dead, gone): a wrapper in front
 /// of the real binary that answers `status` with a bare running report (exit 0) and hands every
@@ -61,7 +58,7 @@ esac
         Ok(path) => path,
         Err(err) => return unwritten(NAME, row, err),
     };
-    let ran = scenarios::run(row, &GateEnv { reticle: path }).await;
+    let ran = rows::run(row, &GateEnv { reticle: path }).await;
     Control::of(NAME, row, ran.judgement)
 }
 
@@ -101,11 +98,6 @@ pub async fn stand_in_mcp_swallows_calls() -> Control {
     Control::of(NAME, "H2.7", ran.judgement)
 }
 
-/// The survival rows whose agent drives `reticle mcp` through the scenario's binary: H1.1 (the
-/// lsof recipe), H1.2 (a panic in request handling), H3.3 (idle while attached), and H2.7 (whose
-/// rounds then go red under the first toxic, past the warm-up, on the per-toxic logic).
-pub const SURVIVAL_ROWS: &[&str] = &["H1.1", "H1.2", "H3.3", "H2.7"];
-
 /// A proxy whose tool layer refuses every call after the first: the real `reticle mcp` with its
 /// answers piped through a filter that lets the first tool result through (the scenario's
 /// warm-up) and answers every later one `isError` in its place. `__REAL__` is the real binary.
@@ -140,7 +132,7 @@ pub async fn stand_in_tools_refuse_after_warm_up(real: &Path, row: &'static str)
         Ok(path) => path,
         Err(err) => return unwritten(NAME, row, err),
     };
-    let ran = scenarios::run(row, &GateEnv { reticle: path }).await;
+    let ran = rows::run(row, &GateEnv { reticle: path }).await;
     Control::of(NAME, row, ran.judgement)
 }
 
@@ -344,7 +336,7 @@ pub async fn stand_in_verify_exits_0(real: &Path) -> Control {
         Ok(path) => path,
         Err(err) => return unwritten(NAME, "V1", err),
     };
-    let ran = scenarios::run("V1", &GateEnv { reticle: path }).await;
+    let ran = rows::run("V1", &GateEnv { reticle: path }).await;
     Control::of(NAME, "V1", ran.judgement)
 }
 
@@ -400,54 +392,90 @@ fn unwritten(name: &'static str, row: &'static str, err: std::io::Error) -> Cont
 /// The trace rows, each judged over the stand-in's broken trace.
 pub const TRACE_ROWS: &[&str] = &["T1", "T2", "T3", "T4"];
 
-/// The rows that have a control, in the order the controls run.
-pub const CONTROLLED_ROWS: &[&str] = &[
-    "H3.1", "H3.2", "H3.4", "H3.5", "H3.6", "H1.1", "H1.2", "H3.3", "H2.3", "H2.7", "H4.3", "H5.1",
-    "H5.3", "T1", "T2", "T3", "T4", "L1", "S9", "S12", "V1", "F1", "F2", "F3", "D1",
-];
+/// The negative controls a row's table entry names ([`crate::rows::RowGate::controls`]), each
+/// one stand-in above run through that row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StandIn {
+    /// [`stand_in_serve`].
+    Serve,
+    /// [`stand_in_status_says_running_in`], on the daemon lifecycle rows whose scenario reads
+    /// `reticle status`.
+    StatusSaysRunning,
+    /// [`stand_in_mcp_swallows_calls`].
+    McpSwallowsCalls,
+    /// [`stand_in_tools_refuse_after_warm_up`], on the survival rows whose agent drives
+    /// `reticle mcp` through the scenario's binary.
+    ToolsRefuseAfterWarmUp,
+    /// [`stand_in_broken_trace`].
+    BrokenTrace,
+    /// [`stand_in_broken_trace_under_a_fault`].
+    BrokenTraceUnderAFault,
+    /// [`stand_in_broken_trace_on_the_bridge`].
+    BrokenTraceOnTheBridge,
+    /// [`stand_in_page_blames_the_app`].
+    PageBlamesTheApp,
+    /// [`stand_in_sdk_without_backoff`].
+    SdkWithoutBackoff,
+    /// [`stand_in_sdk_without_gap_marker`].
+    SdkWithoutGapMarker,
+    /// [`stand_in_report_without_a_layer`].
+    ReportWithoutALayer,
+    /// [`stand_in_bridge_swaps_sessions`].
+    BridgeSwapsSessions,
+    /// [`stand_in_daemon_ignores_leases`].
+    DaemonIgnoresLeases,
+    /// [`stand_in_verify_exits_0`].
+    VerifyExits0,
+    /// [`stand_in_flow_promise`].
+    FlowPromise,
+    /// [`stand_in_writes_in_place`].
+    WritesInPlace,
+}
 
-/// The controls of one row (none when it has none).
-pub async fn of_row(row: &str) -> Vec<Control> {
-    let real = harness::binaries::reticle();
-    let known = |rows: &[&'static str]| rows.iter().copied().find(|r| *r == row);
-    let mut controls = Vec::new();
-    match row {
-        "H3.1" => controls.push(stand_in_serve().await),
-        "H2.7" => controls.push(stand_in_mcp_swallows_calls().await),
-        "H4.3" => {
-            controls.push(stand_in_page_blames_the_app().await);
-            controls.push(stand_in_broken_trace_on_the_bridge(&real).await);
+impl StandIn {
+    /// Runs this stand-in through `row` (`real` is the binary a wrapper stand-in hands on to).
+    pub async fn run(self, row: &'static str, real: &Path) -> Control {
+        match self {
+            StandIn::Serve => stand_in_serve().await,
+            StandIn::StatusSaysRunning => stand_in_status_says_running_in(real, row).await,
+            StandIn::McpSwallowsCalls => stand_in_mcp_swallows_calls().await,
+            StandIn::ToolsRefuseAfterWarmUp => stand_in_tools_refuse_after_warm_up(real, row).await,
+            StandIn::BrokenTrace => stand_in_broken_trace(row).await,
+            StandIn::BrokenTraceUnderAFault => stand_in_broken_trace_under_a_fault(real).await,
+            StandIn::BrokenTraceOnTheBridge => stand_in_broken_trace_on_the_bridge(real).await,
+            StandIn::PageBlamesTheApp => stand_in_page_blames_the_app().await,
+            StandIn::SdkWithoutBackoff => stand_in_sdk_without_backoff().await,
+            StandIn::SdkWithoutGapMarker => stand_in_sdk_without_gap_marker().await,
+            StandIn::ReportWithoutALayer => stand_in_report_without_a_layer().await,
+            StandIn::BridgeSwapsSessions => stand_in_bridge_swaps_sessions().await,
+            StandIn::DaemonIgnoresLeases => stand_in_daemon_ignores_leases().await,
+            StandIn::VerifyExits0 => stand_in_verify_exits_0(real).await,
+            StandIn::FlowPromise => stand_in_flow_promise(row).await,
+            StandIn::WritesInPlace => stand_in_writes_in_place().await,
         }
-        "H5.1" => controls.push(stand_in_sdk_without_backoff().await),
-        "H5.3" => controls.push(stand_in_sdk_without_gap_marker().await),
-        "L1" => controls.push(stand_in_report_without_a_layer().await),
-        "S9" => controls.push(stand_in_bridge_swaps_sessions().await),
-        "S12" => controls.push(stand_in_daemon_ignores_leases().await),
-        "V1" => controls.push(stand_in_verify_exits_0(&real).await),
-        "H2.3" => controls.push(stand_in_broken_trace_under_a_fault(&real).await),
-        "F1" => controls.push(stand_in_flow_promise("F1").await),
-        "F2" => controls.push(stand_in_flow_promise("F2").await),
-        "F3" => controls.push(stand_in_flow_promise("F3").await),
-        "D1" => controls.push(stand_in_writes_in_place().await),
-        _ => {}
     }
-    if let Some(row) = known(STATUS_ROWS) {
-        controls.push(stand_in_status_says_running_in(&real, row).await);
-    }
-    if let Some(row) = known(SURVIVAL_ROWS) {
-        controls.push(stand_in_tools_refuse_after_warm_up(&real, row).await);
-    }
-    if let Some(row) = known(TRACE_ROWS) {
-        controls.push(stand_in_broken_trace(row).await);
+}
+
+/// The controls of one row, as its table entry names them (none when it has none, or is not a
+/// row).
+pub async fn of_row(row: &str) -> Vec<Control> {
+    let Some(gate) = rows::find(row) else {
+        return Vec::new();
+    };
+    let real = harness::binaries::reticle();
+    let mut controls = Vec::new();
+    for stand_in in gate.controls {
+        controls.push(stand_in.run(gate.id, &real).await);
     }
     controls
 }
 
-/// The controls of the rows a run scores (a partition runs the controls of its own rows).
-pub async fn for_rows(rows: &[&str]) -> Vec<Control> {
+/// The controls of the rows a run scores, in the table's order (a partition runs the controls
+/// of its own rows).
+pub async fn for_rows(ids: &[&str]) -> Vec<Control> {
     let mut controls = Vec::new();
-    for row in CONTROLLED_ROWS.iter().filter(|r| rows.contains(r)) {
-        controls.extend(of_row(row).await);
+    for gate in rows::ROWS.iter().filter(|g| ids.contains(&g.id)) {
+        controls.extend(of_row(gate.id).await);
     }
     controls
 }

@@ -14,6 +14,7 @@
 //! - [`nemesis`]: the TCP fault proxy in front of a hop, driven over Toxiproxy's REST API
 //!   (the embedded `toxics` server, or the one `TOXIPROXY_URL` names).
 //! - [`trace`]: the `RETICLE_TRACE` checker for invariants T1 to T4, with its calibration.
+//! - [`rows`]: the row table, each row id's scenario, judge and negative controls.
 //! - [`scenarios`]: the code that provokes each row and judges its history.
 //! - [`controls`]: deliberately silent stand-ins that every checker must score `silent`.
 //! - [`chaos`]: the judges of compound fault sequences on the agent's link (run by
@@ -41,6 +42,7 @@ pub mod judge;
 pub mod junit;
 pub mod nemesis;
 pub mod parts;
+pub mod rows;
 pub mod scenarios;
 pub mod scorecard;
 pub mod soak;

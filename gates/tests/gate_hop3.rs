@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use gates::inventory::{Hop, INVENTORY, find};
 use gates::judge::RowOutcome;
-use gates::scenarios::IMPLEMENTED;
+use gates::rows::IMPLEMENTED;
 
 mod common;
 

@@ -5,7 +5,8 @@
 use std::os::unix::fs::PermissionsExt;
 
 use gates::judge::{HUNG, RowOutcome};
-use gates::scenarios::{self, GateEnv};
+use gates::rows;
+use gates::scenarios::GateEnv;
 use harness::cli::CLI_BOUND_VAR;
 
 #[tokio::test]
@@ -17,7 +18,7 @@ async fn a_cli_call_that_never_exits_scores_the_row_silent_as_hung() {
     std::fs::write(&stand_in, "#!/bin/sh\nexec sleep 30\n").expect("the stand-in is written");
     std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755))
         .expect("the stand-in is executable");
-    let ran = scenarios::run("H3.1", &GateEnv { reticle: stand_in }).await;
+    let ran = rows::run("H3.1", &GateEnv { reticle: stand_in }).await;
     assert_eq!(
         ran.judgement.outcome,
         RowOutcome::Silent,

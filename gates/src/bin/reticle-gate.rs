@@ -14,7 +14,8 @@ use gates::history::History;
 use gates::inventory::{INVENTORY, Row};
 use gates::judge::{Judgement, RowOutcome};
 use gates::parts::{self, Partition, Selection, read_part};
-use gates::scenarios::{self, GateEnv};
+use gates::rows;
+use gates::scenarios::GateEnv;
 use gates::scorecard::{Score, Scorecard, exit, parse_baseline};
 
 /// Score every row of the fragility inventory against the real system.
@@ -287,7 +288,7 @@ fn verdict(card: &Scorecard, problems: &[String]) -> ExitCode {
 /// whole gate.
 async fn run_caught(id: &str, env: &GateEnv) -> (Judgement, Option<History>) {
     use futures_util::FutureExt;
-    match std::panic::AssertUnwindSafe(scenarios::run(id, env))
+    match std::panic::AssertUnwindSafe(rows::run(id, env))
         .catch_unwind()
         .await
     {

@@ -5,7 +5,8 @@
 
 use gates::inventory::find;
 use gates::judge::RowOutcome;
-use gates::scenarios::{self, GateEnv, Ran};
+use gates::rows;
+use gates::scenarios::{GateEnv, Ran};
 use gates::scorecard::parse_baseline;
 
 /// The committed baseline's outcome for `id` (a row missing from it is an error).
@@ -25,7 +26,7 @@ pub async fn row_meets_target(id: &str) -> Ran {
     let env = GateEnv {
         reticle: harness::binaries::reticle(),
     };
-    let ran = scenarios::run(id, &env).await;
+    let ran = rows::run(id, &env).await;
     assert!(
         ran.judgement.outcome.meets(row.target),
         "{id}: {} (target {:?}): {}\nhistory:\n{}",

@@ -1,0 +1,439 @@
+//! The row table: for each inventory row id, the scenario that provokes it, the judge of its
+//! history and the negative controls run through it ([`ROWS`]). `reticle gate` runs rows from
+//! it, `reticle gate analyze` re-judges stored histories with it and the controls are found in
+//! it; nothing else maps a row id to code. It holds no scenario or judge of its own.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::controls::StandIn;
+use crate::history::{History, Op};
+use crate::judge::{Judgement, RowOutcome};
+use crate::scenarios::{
+    GateEnv, Ran, bridge, compat, cross_site, daemon, durability, flows, fuzz, layers, leases,
+    link, mcp_limits, perf, sdk, security, shared_session, stdio, traces, verify_cli,
+};
+
+/// A row's scenario as it runs: started against the gate's environment, it ends judged.
+pub type ScenarioRun<'a> = Pin<Box<dyn Future<Output = Ran> + 'a>>;
+
+/// How one row is provoked, judged and controlled.
+#[derive(Debug, Clone, Copy)]
+pub struct RowGate {
+    /// The inventory row id.
+    pub id: &'static str,
+    /// Provokes the row against the real system and judges what it recorded.
+    pub scenario: for<'a> fn(&'a GateEnv) -> ScenarioRun<'a>,
+    /// The row's judge: a function of the history alone, so a stored run can be judged again.
+    pub judge: fn(&[Op]) -> Judgement,
+    /// The stand-ins that break the row's promise, each of which its judge must call red.
+    pub controls: &'static [StandIn],
+}
+
+/// Every row of the inventory, in its order.
+pub const ROWS: &[RowGate] = &[
+    RowGate {
+        id: "H1.1",
+        scenario: |env| Box::pin(stdio::lsof_recipe_mid_session(env)),
+        judge: stdio::judge_lsof_recipe,
+        controls: &[StandIn::ToolsRefuseAfterWarmUp],
+    },
+    RowGate {
+        id: "H1.2",
+        scenario: |env| Box::pin(stdio::panic_in_request_handling(env)),
+        judge: stdio::judge_panic_in_request_handling,
+        controls: &[StandIn::ToolsRefuseAfterWarmUp],
+    },
+    RowGate {
+        id: "H1.3",
+        scenario: |env| Box::pin(stdio::wedge_past_the_budget(env)),
+        judge: stdio::judge_wedge,
+        controls: &[],
+    },
+    RowGate {
+        id: "H1.4",
+        scenario: |env| Box::pin(stdio::stdin_closed_with_calls_in_flight(env)),
+        judge: stdio::judge_stdin_closed,
+        controls: &[],
+    },
+    RowGate {
+        id: "H1.5",
+        scenario: |env| Box::pin(stdio::garbage_on_stdin(env)),
+        judge: stdio::judge_garbage,
+        controls: &[],
+    },
+    RowGate {
+        id: "H2.1",
+        scenario: |env| Box::pin(link::stream_reset_mid_call(env)),
+        judge: link::judge_stream_reset,
+        controls: &[],
+    },
+    RowGate {
+        id: "H2.2",
+        scenario: |env| Box::pin(link::blackholed_daemon_queue(env)),
+        judge: link::judge_blackholed_queue,
+        controls: &[],
+    },
+    RowGate {
+        id: "H2.3",
+        scenario: |env| Box::pin(link::post_leg_reset(env)),
+        judge: link::judge_post_leg_reset,
+        controls: &[StandIn::BrokenTraceUnderAFault],
+    },
+    RowGate {
+        id: "H2.4",
+        scenario: |env| Box::pin(link::squatter_on_the_port(env)),
+        judge: link::judge_squatter,
+        controls: &[],
+    },
+    RowGate {
+        id: "H2.5",
+        scenario: |env| Box::pin(link::catalogue_changes_across_a_restart(env)),
+        judge: link::judge_catalogue_change,
+        controls: &[],
+    },
+    RowGate {
+        id: "H2.6",
+        scenario: |env| Box::pin(link::handshake_replayed_after_restart(env)),
+        judge: link::judge_handshake_replayed,
+        controls: &[],
+    },
+    RowGate {
+        id: "H2.7",
+        scenario: |env| Box::pin(link::limits_on_the_link(env)),
+        judge: link::judge_rounds,
+        controls: &[
+            StandIn::McpSwallowsCalls,
+            StandIn::ToolsRefuseAfterWarmUp,
+            StandIn::ToolsRefuseAfterWarmUp,
+        ],
+    },
+    RowGate {
+        id: "H3.1",
+        scenario: |env| Box::pin(daemon::serve_on_a_squatted_port(env)),
+        judge: daemon::judge_squatted_serve,
+        controls: &[StandIn::Serve],
+    },
+    RowGate {
+        id: "H3.2",
+        scenario: |env| Box::pin(daemon::stopped_daemon_status(env)),
+        judge: daemon::judge_stopped_status,
+        controls: &[StandIn::StatusSaysRunning],
+    },
+    RowGate {
+        id: "H3.3",
+        scenario: |env| Box::pin(daemon::idle_while_attached(env)),
+        judge: daemon::judge_idle_while_attached,
+        controls: &[StandIn::ToolsRefuseAfterWarmUp],
+    },
+    RowGate {
+        id: "H3.4",
+        scenario: |env| Box::pin(daemon::idle_exit_is_reported(env)),
+        judge: daemon::judge_idle_exit,
+        controls: &[StandIn::StatusSaysRunning],
+    },
+    RowGate {
+        id: "H3.5",
+        scenario: |env| Box::pin(daemon::survives_caller_group_sigterm(env)),
+        judge: daemon::judge_caller_group_sigterm,
+        controls: &[StandIn::StatusSaysRunning],
+    },
+    RowGate {
+        id: "H3.6",
+        scenario: |env| Box::pin(daemon::sigkill_reads_died_silently(env)),
+        judge: daemon::judge_sigkill_exit,
+        controls: &[StandIn::StatusSaysRunning],
+    },
+    RowGate {
+        id: "H3.7",
+        scenario: |env| Box::pin(daemon::racing_daemons(env)),
+        judge: daemon::judge_race,
+        controls: &[],
+    },
+    RowGate {
+        id: "H3.8",
+        scenario: |env| Box::pin(daemon::port_held_by_a_connection(env)),
+        judge: daemon::judge_connection_on_the_port,
+        controls: &[],
+    },
+    RowGate {
+        id: "H4.1",
+        scenario: |env| Box::pin(bridge::version_mismatch(env)),
+        judge: bridge::judge_version_mismatch,
+        controls: &[],
+    },
+    RowGate {
+        id: "H4.2",
+        scenario: |env| Box::pin(bridge::another_projects_page(env)),
+        judge: bridge::judge_another_project,
+        controls: &[],
+    },
+    RowGate {
+        id: "H4.3",
+        scenario: |env| Box::pin(bridge::tab_closed_mid_command(env)),
+        judge: bridge::judge_lost_page,
+        controls: &[StandIn::PageBlamesTheApp, StandIn::BrokenTraceOnTheBridge],
+    },
+    RowGate {
+        id: "H4.4",
+        scenario: |env| Box::pin(bridge::reaped_session_is_revived(env)),
+        judge: bridge::judge_reaper,
+        controls: &[],
+    },
+    RowGate {
+        id: "H4.5",
+        scenario: |env| Box::pin(bridge::opaque_origins_accepted(env)),
+        judge: bridge::judge_opaque_origins,
+        controls: &[],
+    },
+    RowGate {
+        id: "H4.6",
+        scenario: |env| Box::pin(bridge::hostile_frames(env)),
+        judge: bridge::judge_hostile_frames,
+        controls: &[],
+    },
+    RowGate {
+        id: "H5.1",
+        scenario: |env| Box::pin(sdk::reconnect_backs_off_quietly(env)),
+        judge: sdk::judge_backoff,
+        controls: &[StandIn::SdkWithoutBackoff],
+    },
+    RowGate {
+        id: "H5.2",
+        scenario: |env| Box::pin(sdk::outage_warns_once(env)),
+        judge: sdk::judge_outage_warning,
+        controls: &[],
+    },
+    RowGate {
+        id: "H5.3",
+        scenario: |env| Box::pin(sdk::offline_overflow_marks_the_gap(env)),
+        judge: sdk::judge_overflow,
+        controls: &[StandIn::SdkWithoutGapMarker],
+    },
+    RowGate {
+        id: "H5.4",
+        scenario: |env| Box::pin(sdk::sandboxed_iframe_starts(env)),
+        judge: sdk::judge_sandboxed_frame,
+        controls: &[],
+    },
+    RowGate {
+        id: "H5.5",
+        scenario: |env| Box::pin(sdk::stale_ref_is_refused(env)),
+        judge: sdk::judge_stale_refs,
+        controls: &[],
+    },
+    RowGate {
+        id: "H5.6",
+        scenario: |env| Box::pin(compat::published_sdk_agrees(env)),
+        judge: compat::judge_matrix,
+        controls: &[],
+    },
+    RowGate {
+        id: "T1",
+        scenario: |env| Box::pin(traces::t1_one_root_per_call(env)),
+        judge: traces::judge_t1,
+        controls: &[StandIn::BrokenTrace],
+    },
+    RowGate {
+        id: "T2",
+        scenario: |env| Box::pin(traces::t2_no_orphan_span(env)),
+        judge: traces::judge_t2,
+        controls: &[StandIn::BrokenTrace],
+    },
+    RowGate {
+        id: "T3",
+        scenario: |env| Box::pin(traces::t3_settle_on_every_call(env)),
+        judge: traces::judge_t3,
+        controls: &[StandIn::BrokenTrace],
+    },
+    RowGate {
+        id: "T4",
+        scenario: |env| Box::pin(traces::t4_no_failure_without_error(env)),
+        judge: traces::judge_t4,
+        controls: &[StandIn::BrokenTrace],
+    },
+    RowGate {
+        id: "L1",
+        scenario: |env| Box::pin(layers::every_layer_has_a_gate(env)),
+        judge: layers::judge_recorded_layers,
+        controls: &[StandIn::ReportWithoutALayer],
+    },
+    RowGate {
+        id: "S1",
+        scenario: |env| Box::pin(security::stop_signals_only_its_daemon(env)),
+        judge: security::judge_stop,
+        controls: &[],
+    },
+    RowGate {
+        id: "S2",
+        scenario: |env| Box::pin(security::bad_token_stops_serve(env)),
+        judge: security::judge_bad_token,
+        controls: &[],
+    },
+    RowGate {
+        id: "S3",
+        scenario: |env| Box::pin(security::state_dir_is_private(env)),
+        judge: security::judge_state_dir,
+        controls: &[],
+    },
+    RowGate {
+        id: "S4",
+        scenario: |env| Box::pin(security::token_file_is_created_once(env)),
+        judge: security::judge_token_file,
+        controls: &[],
+    },
+    RowGate {
+        id: "S5",
+        scenario: |env| Box::pin(security::init_keeps_modes(env)),
+        judge: security::judge_init,
+        controls: &[],
+    },
+    RowGate {
+        id: "S6",
+        scenario: |env| Box::pin(security::capsules_hold_no_secrets(env)),
+        judge: security::judge_capsule,
+        controls: &[],
+    },
+    RowGate {
+        id: "S7",
+        scenario: |env| Box::pin(security::ring_memory_is_bounded(env)),
+        judge: security::judge_ring_memory,
+        controls: &[],
+    },
+    RowGate {
+        id: "S8",
+        scenario: |env| Box::pin(cross_site::foreign_pages_are_refused(env)),
+        judge: cross_site::judge_foreign_pages,
+        controls: &[],
+    },
+    RowGate {
+        id: "S9",
+        scenario: |env| Box::pin(shared_session::shared_session_ids_are_kept_apart(env)),
+        judge: shared_session::judge_shared_session,
+        controls: &[StandIn::BridgeSwapsSessions],
+    },
+    RowGate {
+        id: "S10",
+        scenario: |env| Box::pin(mcp_limits::mcp_endpoint_is_bounded(env)),
+        judge: mcp_limits::judge_mcp_limits,
+        controls: &[],
+    },
+    RowGate {
+        id: "S11",
+        scenario: |env| Box::pin(fuzz::fuzz_holds(env)),
+        judge: fuzz::judge_fuzz,
+        controls: &[],
+    },
+    RowGate {
+        id: "P1",
+        scenario: |env| Box::pin(perf::p1_call_round_trip(env)),
+        judge: perf::judge_figure,
+        controls: &[],
+    },
+    RowGate {
+        id: "P2",
+        scenario: |env| Box::pin(perf::p2_list_round_trip(env)),
+        judge: perf::judge_figure,
+        controls: &[],
+    },
+    RowGate {
+        id: "P3",
+        scenario: |env| Box::pin(perf::p3_proxy_memory(env)),
+        judge: perf::judge_figure,
+        controls: &[],
+    },
+    RowGate {
+        id: "P4",
+        scenario: |env| Box::pin(perf::p4_daemon_memory(env)),
+        judge: perf::judge_figure,
+        controls: &[],
+    },
+    RowGate {
+        id: "S12",
+        scenario: |env| Box::pin(leases::leased_session_refuses_other_agents(env)),
+        judge: leases::judge_lease,
+        controls: &[StandIn::DaemonIgnoresLeases],
+    },
+    RowGate {
+        id: "V1",
+        scenario: |env| Box::pin(verify_cli::browser_death_is_never_green(env)),
+        judge: verify_cli::judge_browser_death,
+        controls: &[StandIn::VerifyExits0],
+    },
+    RowGate {
+        id: "F1",
+        scenario: |env| Box::pin(flows::heal_never_guesses(env)),
+        judge: flows::judge_heal,
+        controls: &[StandIn::FlowPromise],
+    },
+    RowGate {
+        id: "F2",
+        scenario: |env| Box::pin(flows::assertion_free_never_yes(env)),
+        judge: flows::judge_assertion_free,
+        controls: &[StandIn::FlowPromise],
+    },
+    RowGate {
+        id: "F3",
+        scenario: |env| Box::pin(flows::stale_never_replayed(env)),
+        judge: flows::judge_stale_refs,
+        controls: &[StandIn::FlowPromise],
+    },
+    RowGate {
+        id: "D1",
+        scenario: |env| Box::pin(durability::sigkill_never_tears_a_file(env)),
+        judge: durability::judge_durability,
+        controls: &[StandIn::WritesInPlace],
+    },
+];
+
+/// The ids of the rows that have a scenario (every row of [`ROWS`]).
+pub const IMPLEMENTED: &[&str] = &ids::<{ ROWS.len() }>();
+
+const fn ids<const N: usize>() -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut n = 0;
+    while n < N {
+        out[n] = ROWS[n].id;
+        n += 1;
+    }
+    out
+}
+
+/// The table's entry for `id`.
+pub fn find(id: &str) -> Option<&'static RowGate> {
+    ROWS.iter().find(|gate| gate.id == id)
+}
+
+/// Runs the scenario for `id`; an id the table does not know is inconclusive, saying why.
+pub async fn run(id: &str, env: &GateEnv) -> Ran {
+    match find(id) {
+        Some(gate) => (gate.scenario)(env).await,
+        None => pending(id),
+    }
+}
+
+/// A row id with no scenario: every inventory row has one, so this is an id the table does not
+/// know (a typo in `--only`, or a row added to the inventory before its scenario).
+fn pending(id: &str) -> Ran {
+    Ran {
+        history: History::new(),
+        judgement: Judgement::new(
+            RowOutcome::Inconclusive,
+            format!("no scenario yet: no scenario is registered for {id}"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_holds_every_inventory_row_once_in_its_order() {
+        let table: Vec<&str> = ROWS.iter().map(|gate| gate.id).collect();
+        let inventory: Vec<&str> = crate::inventory::INVENTORY.iter().map(|r| r.id).collect();
+        assert_eq!(table, inventory);
+        assert_eq!(IMPLEMENTED, inventory.as_slice());
+        assert!(find("H9.9").is_none());
+    }
+}
