@@ -416,7 +416,7 @@ pub const INVENTORY: &[Row] = &[
         "`reticle init` widens a private config and leaves runtime folders unignored",
         "0600 becomes 0644",
         Survived,
-        "init twice over a 0600 .mcp.json; it stays 0600 and .gitignore holds .reticle/ once",
+        "init twice over a 0600 .mcp.json; it stays 0600 and .gitignore ignores .reticle/runs/ once, never all of .reticle/",
     ),
     row(
         "S6",

@@ -615,7 +615,8 @@ pub fn judge_token_file(ops: &[Op]) -> Judgement {
 // S5: `reticle init` keeps modes and ignores the runtime folders.
 
 /// S5: a 0600 `.mcp.json` holding another server's secret keeps its mode through `reticle init`,
-/// and `.gitignore` gets `.reticle/` once over two runs.
+/// and `.gitignore` gets the line ignoring `.reticle/runs/` once over two runs (and no line
+/// ignoring the whole `.reticle/`, which would keep the saved flows out of git).
 pub async fn init_keeps_modes(env: &GateEnv) -> Ran {
     const FAULT: &str = "private_config";
     let history = History::new();
@@ -654,15 +655,16 @@ pub async fn init_keeps_modes(env: &GateEnv) -> Ran {
         "files",
         json!({
             "configMode": mode_of(&config),
-            "reticleLines": ignored.lines().filter(|l| l.trim() == ".reticle/").count(),
+            "reticleLines": ignored.lines().filter(|l| l.trim() == "/.reticle/runs/").count(),
+            "wholeWorkspaceLines": ignored.lines().filter(|l| l.trim().trim_matches('/') == ".reticle").count(),
             "keptLines": ignored.lines().filter(|l| l.trim() == "node_modules/").count(),
         }),
     );
     judged(history, judge_init)
 }
 
-/// S5's judge: both runs succeed, the config keeps 0600, `.gitignore` keeps its lines and holds
-/// `.reticle/` exactly once, and the first run says it added it.
+/// S5's judge: both runs succeed, the config keeps 0600, `.gitignore` keeps its lines, ignores
+/// `.reticle/runs/` exactly once and never the whole `.reticle/`, and the first run says so.
 pub fn judge_init(ops: &[Op]) -> Judgement {
     settle(|| {
         let fault = judge::established_fault(ops)?;
@@ -681,7 +683,10 @@ pub fn judge_init(ops: &[Op]) -> Judgement {
                 ),
             ));
         }
-        if files["reticleLines"] != 1 || files["keptLines"] != 1 {
+        if files["reticleLines"] != 1
+            || files["keptLines"] != 1
+            || files["wholeWorkspaceLines"].as_u64().unwrap_or(0) != 0
+        {
             return Ok(Judgement::new(
                 RowOutcome::Silent,
                 format!(".gitignore after two runs: {files}"),
@@ -1128,6 +1133,17 @@ mod tests {
             json!({ "configMode": 0o600, "reticleLines": 1, "keptLines": 1 }),
         );
         assert_eq!(judge_init(&fixed.ops()).outcome, RowOutcome::Survived);
+
+        let hides_flows = History::new();
+        fault(&hides_flows, "private_config", json!({}));
+        cli(&hides_flows, "init", true, ".gitignore: added .reticle/");
+        cli(&hides_flows, "init_again", true, "unchanged");
+        observe(
+            &hides_flows,
+            "files",
+            json!({ "configMode": 0o600, "reticleLines": 1, "keptLines": 1, "wholeWorkspaceLines": 1 }),
+        );
+        assert_eq!(judge_init(&hides_flows.ops()).outcome, RowOutcome::Silent);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! - [`locations`]: those places resolved on this machine (project dir, HOME and the like).
 //! - [`merge`]: merging that entry into an existing JSON config (pure).
 //! - [`merge_toml`]: the same for a TOML config (Codex), keeping comments and order (pure).
-//! - [`ignore`]: keeping Reticle's runtime folder out of git.
+//! - [`ignore`]: keeping what sessions leave in `.reticle/` out of git, and the flows in it.
 //! - [`steps`]: each step, done (or planned, in a dry run) and described in one line.
 //! - [`report`]: the marks, the lines and the closing note.
 

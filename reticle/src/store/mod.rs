@@ -17,6 +17,10 @@ use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
+/// The glob (gitignore syntax) every temporary file [`write_atomic`] leaves behind on a crash
+/// matches: `.<name>.tmp-<pid>`, in the target's own folder.
+pub const SCRATCH_GLOB: &str = ".*.tmp-*";
+
 /// Writes `bytes` to `dir/name` atomically: a reader sees the old file or the whole new one. An
 /// existing file keeps its mode and owner (refused when the owner cannot be kept); a new one is
 /// readable by its owner only.

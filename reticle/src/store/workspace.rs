@@ -60,6 +60,16 @@ impl Folder {
         }
     }
 
+    /// Whether the folder holds what people review and commit (flows, baselines, heals: CI's
+    /// `reticle verify` on a fresh clone reads them), rather than what one machine's sessions
+    /// left behind (runs, capsules: bounded, and they hold what a session saw).
+    pub const fn committed(self) -> bool {
+        match self {
+            Folder::Flows | Folder::Baselines | Folder::Heals => true,
+            Folder::Runs | Folder::Capsules => false,
+        }
+    }
+
     /// How many files the folder keeps (newest first), when it is bounded.
     pub const fn kept(self) -> Option<usize> {
         match self {
