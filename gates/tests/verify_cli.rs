@@ -239,6 +239,67 @@ async fn a_broken_build_exits_1_naming_the_flow_and_the_step() {
     assert!(xml.contains("<failure message=\"step 1:"), "{xml}");
 }
 
+/// Nothing listening at the URL is named as that ("connection refused at URL"), not blamed on the
+/// SDK, and no browser starts for it (the Chromium named does not exist, so a run that went on
+/// would say so). Control: the same URL with the app listening gets as far as the browser.
+#[tokio::test]
+async fn nothing_listening_at_the_url_is_named_as_refused_before_any_browser() {
+    let rig = rig_with_flows(&[count()]).await;
+    let closed = harness::ports::free_port();
+    let url = format!("http://127.0.0.1:{closed}/");
+    let mut command = rig.command(&reticle(), &url, &["--timeout-ms", "300"]);
+    command.env("RETICLE_CHROMIUM", "/nonexistent/chromium");
+    let ran = harness::cli::run_command(command).await;
+    assert_eq!(ran.code, Some(2), "{}", said(&ran));
+    assert!(
+        ran.stderr.contains(&format!("connection refused at {url}")),
+        "{}",
+        said(&ran)
+    );
+    assert!(!ran.stderr.contains("SDK"), "{}", said(&ran));
+    assert!(
+        !ran.stderr.contains("/nonexistent/chromium"),
+        "{}",
+        said(&ran)
+    );
+
+    let listening = tokio::net::TcpListener::bind(("127.0.0.1", closed))
+        .await
+        .unwrap();
+    let mut command = rig.command(&reticle(), &url, &["--timeout-ms", "300"]);
+    command.env("RETICLE_CHROMIUM", "/nonexistent/chromium");
+    let ran = harness::cli::run_command(command).await;
+    drop(listening);
+    assert_eq!(ran.code, Some(2), "{}", said(&ran));
+    assert!(
+        ran.stderr.contains("/nonexistent/chromium"),
+        "{}",
+        said(&ran)
+    );
+}
+
+/// A `--flows` name no saved flow has is a usage error naming the saved flows, before any
+/// browser starts.
+#[tokio::test]
+async fn a_misspelt_flow_name_is_refused_naming_the_saved_flows_before_any_browser() {
+    let rig = rig_with_flows(&[count(), ping()]).await;
+    let mut command = rig.command(&reticle(), &rig.url(""), &["--flows", "count,pnig"]);
+    command.env("RETICLE_CHROMIUM", "/nonexistent/chromium");
+    let ran = harness::cli::run_command(command).await;
+    assert_eq!(ran.code, Some(3), "{}", said(&ran));
+    assert!(ran.stderr.contains("'pnig'"), "{}", said(&ran));
+    assert!(
+        ran.stderr.contains("the saved flows are count, ping"),
+        "{}",
+        said(&ran)
+    );
+    assert!(
+        !ran.stderr.contains("/nonexistent/chromium"),
+        "{}",
+        said(&ran)
+    );
+}
+
 #[tokio::test]
 async fn a_page_without_the_sdk_exits_2_within_the_bound_naming_the_cause() {
     let rig = rig_with_flows(&[count()]).await;

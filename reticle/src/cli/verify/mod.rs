@@ -9,6 +9,10 @@
 //! prints a progress line ([`report`]); the suite is recorded as a run artifact and rendered to
 //! the files asked for.
 //!
+//! Before anything starts, the `--flows` names are checked against the saved flows ([`select`])
+//! and the URL must accept a connection ([`reach`]): a typo or an app that is not running is
+//! named as such, and no browser is launched for it.
+//!
 //! Exit codes ([`VerifyCode`]): 0 every flow `yes`; 1 a flow `no`; 2 a flow `unknown`, no flow
 //! ran, or the browser, daemon or transport failed; 3 usage. A run whose browser died is never
 //! a pass, and neither is a run where nothing ran.
@@ -19,6 +23,7 @@ mod browser;
 mod client;
 mod diagnose;
 mod lease;
+mod reach;
 mod report;
 mod select;
 
@@ -280,7 +285,8 @@ pub async fn verify(args: VerifyArgs, port: u16) -> Result<(), Exit> {
         ),
         None => None,
     };
-    let selection = select::select(&workspace, args.flows.clone(), changed.as_deref());
+    let selection = select::select(&workspace, args.flows.clone(), changed.as_deref())
+        .map_err(|why| Exit::verify(VerifyCode::Usage, why))?;
     for skipped in &selection.skipped {
         println!("skipped {}: {}", skipped.name, skipped.why);
     }
@@ -298,6 +304,11 @@ pub async fn verify(args: VerifyArgs, port: u16) -> Result<(), Exit> {
         };
         return Err(Exit::verify(VerifyCode::Unproven, why));
     }
+    // Nothing listening at the URL is named as that, before a browser or a daemon is started
+    // (a page that never loads would otherwise be blamed on its SDK).
+    reach::app_listens(&args.url, Duration::from_millis(args.timeout_ms))
+        .await
+        .map_err(|why| Exit::verify(VerifyCode::Unproven, why))?;
 
     let serving = ensure(port)
         .await

@@ -1,5 +1,5 @@
 //! Which saved flows a `reticle verify` runs: every saved flow, or those `--flows` names (a name
-//! that is not saved still runs, and comes back `unknown` saying so); with `--changed REV`, only
+//! no saved flow has is refused before anything starts, naming the saved ones); with `--changed REV`, only
 //! the flows whose `paths` globs match a file `git diff --name-only REV` lists, each other flow
 //! skipped with why. A flow without `paths` always runs. Globs match repository-relative paths:
 //! `*` and `?` within one segment, `**` across any number of segments, a leading `/` anchors
@@ -67,23 +67,49 @@ pub fn changed_files(project: &Path, rev: &str) -> Result<Vec<String>, String> {
 }
 
 /// Chooses the flows: `named` (else every saved flow), narrowed by `changed` files when given.
+/// A name no saved flow has (a typo) is refused, naming the saved flows, before anything runs.
 pub fn select(
     workspace: &Workspace,
     named: Option<Vec<String>>,
     changed: Option<&[String]>,
-) -> Selection {
-    let names = named.unwrap_or_else(|| {
-        workspace
-            .list(Folder::Flows)
-            .into_iter()
-            .map(|listed| listed.name)
-            .collect()
-    });
+) -> Result<Selection, String> {
+    let saved: Vec<String> = workspace
+        .list(Folder::Flows)
+        .into_iter()
+        .map(|listed| listed.name)
+        .collect();
+    let names = match named {
+        Some(named) => {
+            let unknown: Vec<&str> = named
+                .iter()
+                .filter(|name| !saved.contains(name))
+                .map(String::as_str)
+                .collect();
+            if !unknown.is_empty() {
+                let listed = if saved.is_empty() {
+                    "none is saved".to_string()
+                } else {
+                    format!("the saved flows are {}", saved.join(", "))
+                };
+                return Err(format!(
+                    "--flows names {}, which no flow saved in {} is called ({listed}); check the spelling",
+                    unknown
+                        .iter()
+                        .map(|n| format!("'{n}'"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    workspace.root().display()
+                ));
+            }
+            named
+        }
+        None => saved,
+    };
     let Some(changed) = changed else {
-        return Selection {
+        return Ok(Selection {
             run: names,
             skipped: Vec::new(),
-        };
+        });
     };
     let mut selection = Selection::default();
     for name in names {
@@ -107,7 +133,7 @@ pub fn select(
             });
         }
     }
-    selection
+    Ok(selection)
 }
 
 /// Whether `glob` matches the repository-relative `path`.
