@@ -7,12 +7,9 @@ use axum::response::Response;
 
 use crate::plane::refusal;
 
-/// Anything that is not a route.
+/// Anything that is not a route: the sentence names every route ([`super::routes`]).
 pub async fn not_found() -> Response {
-    refusal(
-        StatusCode::NOT_FOUND,
-        "no such route on a Reticle daemon (routes: GET /status, GET /mcp/sse, POST /mcp/message, POST /mcp (Streamable HTTP), GET /reticle, GET /sdk/reticle.js; the harness routes GET /bridge/sessions, POST /bridge/commands and GET /bridge/events exist only when the daemon starts with RETICLE_HARNESS_ROUTES=1)",
-    )
+    refusal(StatusCode::NOT_FOUND, &super::routes::NOT_FOUND)
 }
 
 /// How much of a plain-text error answer is read to word its structured replacement.

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::holders::{OutboundConnections, outbound};
 use crate::http_get::{self, Connection};
 use crate::wire::StatusReport;
+use crate::wire::status::STATUS_PATH;
 
 /// Bound on the TCP connect probe.
 pub const TCP_PROBE_TIMEOUT: Duration = Duration::from_millis(300);
@@ -115,7 +116,7 @@ const MAX_STATUS_BODY: usize = 1024 * 1024;
 pub async fn fetch_status(port: u16, bound: Duration) -> Option<StatusReport> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let exchange = async {
-        let response = http_get::get(addr, "/status", Connection::Close)
+        let response = http_get::get(addr, STATUS_PATH, Connection::Close)
             .await
             .ok()?;
         if !(200..300).contains(&response.status) {

@@ -6,6 +6,9 @@ use std::time::Duration;
 /// The one protocol version this daemon speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// The path a page's WebSocket connects to on the daemon (`ws://127.0.0.1:<port>/reticle`).
+pub const WS_PATH: &str = "/reticle";
+
 /// Largest bridge WebSocket frame (and message) the bridge reads; larger is closed 1009.
 pub const MAX_FRAME_BYTES: usize = 1024 * 1024;
 /// Longest session id, command id, command name, ref, adapter name and project id.

@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The path of the report on every daemon.
+pub const STATUS_PATH: &str = "/status";
+
 /// What `GET /status` answers. `instance` is fresh for every daemon life, so a client that
 /// started a daemon can tell its own from an older one still answering on the port.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
