@@ -2,12 +2,15 @@
 //! tools at pinned versions (`create-vite`'s vanilla and react templates, a minimal Next.js app
 //! installed from npm) are wired by the real `reticle init --write`, booted with their own dev
 //! servers, opened in Chromium, and must appear in `reticle_sessions` with no other step. A
-//! second `init --write` changes no byte, and a Vite production build keeps nothing of the
-//! snippet.
+//! second `init --write` changes no byte, and a production build keeps nothing of the snippet.
+//! The wiring type-checks: each TypeScript template (`create-vite`'s vanilla-ts, react-ts and
+//! vue-ts, a TypeScript Next.js app) passes its own `build` script (`tsc`/`vue-tsc`, then the
+//! bundler; `next build`), never only `vite build`.
 //!
 //! Needs the npm registry (the machine's only network); a scaffold or install that fails is a
-//! failure of this test, never a skip. The negative control is the same project without
-//! `--write`: init only prints the lines, and no session ever appears.
+//! failure of this test, never a skip. The negative controls: the same project without
+//! `--write` (init only prints the lines, and no session ever appears), and the SDK imported by
+//! its URL as a literal specifier, which `vue-tsc` refuses (TS2307).
 
 mod support;
 
@@ -28,6 +31,12 @@ const REACT: &str = "19.2.0";
 const INSTALL_BOUND: Duration = Duration::from_secs(300);
 /// How long a dev server gets to serve its first page (Next.js compiles on the first request).
 const PAGE_BOUND: Duration = Duration::from_secs(180);
+/// How long a template's own build script may take (a type check and a production bundle).
+const BUILD_BOUND: Duration = Duration::from_secs(600);
+/// The TypeScript and type packages a TypeScript Next.js app declares, pinned.
+const TYPESCRIPT: &str = "5.9.3";
+const TYPES_REACT: &str = "19.2.6";
+const TYPES_NODE: &str = "22.20.7";
 
 /// A project in a temporary directory, and a private state dir for its daemon.
 struct Project {
@@ -49,19 +58,7 @@ impl Project {
 
     /// Runs a command in `dir` (or the project's parent) to its end, within the install bound.
     fn run(&self, cwd: &Path, program: &str, args: &[&str]) {
-        let mut command = Command::new(program);
-        command
-            .args(args)
-            .current_dir(cwd)
-            .env("npm_config_update_notifier", "false")
-            .env("npm_config_fund", "false")
-            .env("npm_config_audit", "false")
-            .stdin(Stdio::null());
-        harness::marker::mark(&mut command);
-        let output = assert_cmd::Command::from_std(command)
-            .timeout(INSTALL_BOUND)
-            .output()
-            .expect("the command runs");
+        let output = self.output(cwd, program, args, INSTALL_BOUND);
         assert!(
             output.status.success(),
             "`{program} {}` failed in {} ({}): {}\n{}",
@@ -71,6 +68,41 @@ impl Project {
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
+    }
+
+    /// The project's own `build` script, run to its end: whether it passed, and what it said.
+    fn build(&self) -> (bool, String) {
+        let output = self.output(&self.dir, "npm", &["run", "build"], BUILD_BOUND);
+        let said = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (output.status.success(), said)
+    }
+
+    /// Runs a command in `cwd` to its end within `bound`; its output whatever its status.
+    fn output(
+        &self,
+        cwd: &Path,
+        program: &str,
+        args: &[&str],
+        bound: Duration,
+    ) -> std::process::Output {
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .current_dir(cwd)
+            .env("npm_config_update_notifier", "false")
+            .env("npm_config_fund", "false")
+            .env("npm_config_audit", "false")
+            .stdin(Stdio::null());
+        harness::marker::mark(&mut command);
+        command.env("NEXT_TELEMETRY_DISABLED", "1");
+        assert_cmd::Command::from_std(command)
+            .timeout(bound)
+            .output()
+            .expect("the command runs")
     }
 
     fn create_vite(&self, template: &str) {
@@ -111,6 +143,70 @@ impl Project {
         )
         .unwrap();
         self.run(&self.dir, "npm", &["install"]);
+    }
+
+    /// The smallest TypeScript Next.js app: [`Project::create_next`]'s, in `.tsx`, with the
+    /// strict `tsconfig.json` `create-next-app` writes and its own `build` script.
+    fn create_next_typescript(&self) {
+        std::fs::create_dir_all(self.dir.join("app")).unwrap();
+        let manifest = json!({
+            "name": "next-ts-app",
+            "private": true,
+            "scripts": { "dev": "next dev", "build": "next build" },
+            "dependencies": { "next": NEXT, "react": REACT, "react-dom": REACT },
+            "devDependencies": {
+                "typescript": TYPESCRIPT,
+                "@types/react": TYPES_REACT,
+                "@types/node": TYPES_NODE,
+            },
+        });
+        std::fs::write(self.dir.join("package.json"), manifest.to_string()).unwrap();
+        let tsconfig = json!({
+            "compilerOptions": {
+                "target": "ES2017", "lib": ["dom", "dom.iterable", "esnext"], "allowJs": true,
+                "skipLibCheck": true, "strict": true, "noEmit": true, "esModuleInterop": true,
+                "module": "esnext", "moduleResolution": "bundler", "resolveJsonModule": true,
+                "isolatedModules": true, "jsx": "react-jsx", "incremental": true,
+                "plugins": [{ "name": "next" }],
+            },
+            "include": ["next-env.d.ts", "**/*.ts", "**/*.tsx", ".next/types/**/*.ts"],
+            "exclude": ["node_modules"],
+        });
+        std::fs::write(self.dir.join("tsconfig.json"), tsconfig.to_string()).unwrap();
+        std::fs::write(
+            self.dir.join("app/layout.tsx"),
+            "export default function RootLayout({ children }: { children: React.ReactNode }) {\n  return <html lang=\"en\"><body>{children}</body></html>;\n}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            self.dir.join("app/page.tsx"),
+            "export default function Page() {\n  return <h1>next app</h1>;\n}\n",
+        )
+        .unwrap();
+        self.run(&self.dir, "npm", &["install"]);
+    }
+
+    /// The text of every file under `dir` (a build's output), concatenated.
+    fn built_text(&self, dir: &str) -> String {
+        let mut text = String::new();
+        let mut dirs = vec![self.dir.join(dir)];
+        while let Some(dir) = dirs.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path
+                    .extension()
+                    .is_some_and(|ext| ext == "js" || ext == "html")
+                {
+                    text.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+                }
+            }
+        }
+        text
     }
 
     /// `reticle init` on the project, for the daemon on `port`.
@@ -306,16 +402,7 @@ async fn a_vite_vanilla_app_wired_by_init_write_appears_in_sessions_and_builds_w
     project.create_vite("vanilla");
     let daemon_port = free_port();
     wire(&project, daemon_port, "src/main.js").await;
-    project.run(&project.dir, "npx", &["vite", "build"]);
-    let built = std::fs::read_dir(project.dir.join("dist/assets"))
-        .unwrap()
-        .flatten()
-        .map(|entry| std::fs::read_to_string(entry.path()).unwrap_or_default())
-        .collect::<String>();
-    assert!(
-        !built.contains("/sdk/reticle.js"),
-        "the production build kept the snippet"
-    );
+    builds_without_the_snippet(&project, "dist");
     let server = DevServer::start(&project, DevTool::Vite);
     if let Some(why) = page_listed(&project, daemon_port, server).await {
         panic!("{why}");
@@ -368,4 +455,59 @@ async fn control_without_write_init_only_prints_the_lines_and_no_page_appears() 
         page_listed(&project, daemon_port, server).await.is_some(),
         "a page appeared although init did not wire the app"
     );
+}
+
+/// The project's own `build` script passes with the wiring in, and its output (under `out`)
+/// keeps nothing of it.
+fn builds_without_the_snippet(project: &Project, out: &str) {
+    let (passed, said) = project.build();
+    assert!(
+        passed,
+        "the template's own build failed with the wiring in:\n{said}"
+    );
+    assert!(
+        !project.built_text(out).contains("/sdk/reticle.js"),
+        "the production build kept the snippet"
+    );
+}
+
+/// A `create-vite` TypeScript template, wired, passes its own build script.
+async fn a_vite_typescript_template_passes_its_own_build(template: &str, entry: &str) -> Project {
+    let project = Project::new();
+    project.create_vite(template);
+    wire(&project, free_port(), entry).await;
+    builds_without_the_snippet(&project, "dist");
+    project
+}
+
+#[tokio::test]
+async fn a_vite_vanilla_ts_app_wired_by_init_write_passes_its_own_build() {
+    a_vite_typescript_template_passes_its_own_build("vanilla-ts", "src/main.ts").await;
+}
+
+#[tokio::test]
+async fn a_vite_react_ts_app_wired_by_init_write_passes_its_own_build() {
+    a_vite_typescript_template_passes_its_own_build("react-ts", "src/main.tsx").await;
+}
+
+/// vue-ts runs `vue-tsc -b` before `vite build`. Control: the SDK imported by its URL as the
+/// literal specifier (what `init --write` used to add) fails that build with TS2307.
+#[tokio::test]
+async fn a_vite_vue_ts_app_wired_by_init_write_passes_vue_tsc_and_a_literal_url_import_does_not() {
+    let project = a_vite_typescript_template_passes_its_own_build("vue-ts", "src/main.ts").await;
+    let entry = project.dir.join("src/main.ts");
+    let wired = std::fs::read_to_string(&entry).unwrap();
+    let literal = "if (import.meta.env.DEV) import(/* @vite-ignore */ 'http://127.0.0.1:4400/sdk/reticle.js').then((r) => r.connect());\n";
+    std::fs::write(&entry, format!("{literal}{wired}")).unwrap();
+    let (passed, said) = project.build();
+    assert!(!passed, "a literal URL import type-checked:\n{said}");
+    assert!(said.contains("TS2307"), "{said}");
+}
+
+#[tokio::test]
+async fn a_typescript_next_app_wired_by_init_write_passes_next_build() {
+    let project = Project::new();
+    project.create_next_typescript();
+    wire(&project, free_port(), "instrumentation-client.ts").await;
+    builds_without_the_snippet(&project, ".next/static");
 }

@@ -42,23 +42,33 @@ impl Stack {
         }
     }
 
-    /// The snippet for this stack, markers included, ending with a newline.
+    /// The snippet for this stack, markers included, ending with a newline. The SDK's URL is
+    /// held in a variable, never written as the import's literal specifier: a type checker
+    /// (`tsc`, `vue-tsc`, `next build`) resolves a literal specifier as a module and fails the
+    /// build (TS2307) on a URL; a variable leaves the import typed `any` and compiles alike in
+    /// JavaScript and TypeScript.
     pub fn snippet(&self, port: u16) -> String {
         let url = format!("http://127.0.0.1:{port}/sdk/reticle.js");
         match self {
             Stack::Vite { .. } => format!(
                 "// {BEGIN}: added by `reticle init --write`; Vite keeps it in development only\n\
-                 if (import.meta.env.DEV) import(/* @vite-ignore */ '{url}').then((r) => r.connect());\n\
+                 if (import.meta.env.DEV) {{\n\
+                 \x20 const reticleSdk = '{url}';\n\
+                 \x20 import(/* @vite-ignore */ reticleSdk).then((sdk) => sdk.connect());\n\
+                 }}\n\
                  // {END}\n"
             ),
             Stack::Next { .. } => format!(
                 "// {BEGIN}: added by `reticle init --write`; Next.js keeps it in development only\n\
-                 if (process.env.NODE_ENV === 'development') import(/* webpackIgnore: true */ /* turbopackIgnore: true */ '{url}').then((r) => r.connect());\n\
+                 if (process.env.NODE_ENV === 'development') {{\n\
+                 \x20 const reticleSdk = '{url}';\n\
+                 \x20 import(/* webpackIgnore: true */ /* turbopackIgnore: true */ reticleSdk).then((sdk) => sdk.connect());\n\
+                 }}\n\
                  // {END}\n"
             ),
             Stack::PlainHtml { .. } => format!(
                 "<!-- {BEGIN}: added by `reticle init --write`; it loads only on a loopback host -->\n\
-                 <script type=\"module\">if (['localhost', '127.0.0.1', '[::1]'].includes(location.hostname)) import('{url}').then((r) => r.connect());</script>\n\
+                 <script type=\"module\">if (['localhost', '127.0.0.1', '[::1]'].includes(location.hostname)) import('{url}').then((sdk) => sdk.connect());</script>\n\
                  <!-- {END} -->\n"
             ),
         }
