@@ -37,7 +37,6 @@ pub mod proxied;
 pub mod sdk;
 pub mod security;
 pub mod shared_session;
-pub mod stdio;
 pub mod toxic_effect;
 pub mod traced;
 pub mod traces;
