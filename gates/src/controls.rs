@@ -89,9 +89,9 @@ pub async fn stand_in_mcp_swallows_calls() -> Control {
         Ok(path) => path,
         Err(err) => return unwritten(NAME, "H2.7", err),
     };
-    let ran = scenarios::link::rounds_on_the_link(
+    let ran = crate::rows::hop2::h2_7_limits_on_the_link::rounds_on_the_link(
         &GateEnv { reticle: path },
-        &scenarios::link::limits(),
+        &crate::rows::hop2::h2_7_limits_on_the_link::limits(),
         Duration::from_secs(3),
     )
     .await;
@@ -149,7 +149,7 @@ pub async fn stand_in_broken_trace(row: &'static str) -> Control {
 /// the POST leg is reset: the trace check under faults must make the row silent, although the
 /// agent saw every call answered as a working daemon answers it.
 pub async fn stand_in_broken_trace_under_a_fault(real: &Path) -> Control {
-    let ran = scenarios::link::post_leg_reset_with(
+    let ran = crate::rows::hop2::h2_3_post_leg_reset::post_leg_reset_with(
         &GateEnv {
             reticle: real.to_path_buf(),
         },

@@ -4,9 +4,9 @@
 //!
 //! - The MCP link (`reticle mcp` → daemon, POST + SSE): the proxy is given the fault proxy's
 //!   port and takes it for the daemon's. Calls are counted on the raw stdout of `reticle mcp`;
-//!   the judge is H2.7's ([`gates::scenarios::link::judge_rounds`]): a call under a degrading
-//!   toxic must succeed, a call under a cutting one must be answered by its result or -32001,
-//!   and after each heal the link serves again.
+//!   the judge is H2.7's ([`gates::rows::hop2::h2_7_limits_on_the_link::judge_rounds`]): a
+//!   call under a degrading toxic must succeed, a call under a cutting one must be answered by
+//!   its result or -32001, and after each heal the link serves again.
 //! - The bridge (page → daemon WebSocket): a protocol-1 page ([`WirePage`]) connects through a
 //!   fault proxy in front of the daemon, and commands are run through the daemon's
 //!   `/bridge/commands` (directly). Every command must end in a named outcome (`answered`,
@@ -26,8 +26,8 @@ use std::time::Duration;
 
 use gates::judge::RowOutcome;
 use gates::nemesis::{LinkProxy, Nemesis};
+use gates::rows::hop2::h2_7_limits_on_the_link::{self as link, Effect, Round};
 use gates::scenarios::GateEnv;
-use gates::scenarios::link::{self, Effect, Round};
 use harness::wire_page::Responder;
 use harness::{BridgeClient, OwnedDaemon, WirePage, poll};
 use serde_json::{Value, json};

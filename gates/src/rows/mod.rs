@@ -5,6 +5,8 @@
 
 pub mod hop1;
 
+pub mod hop2;
+
 use std::future::Future;
 use std::pin::Pin;
 
@@ -13,7 +15,7 @@ use crate::history::{History, Op};
 use crate::judge::{Judgement, RowOutcome};
 use crate::scenarios::{
     GateEnv, Ran, bridge, compat, cross_site, daemon, durability, flows, fuzz, layers, leases,
-    link, mcp_limits, perf, sdk, security, shared_session, traces, verify_cli,
+    mcp_limits, perf, sdk, security, shared_session, traces, verify_cli,
 };
 
 /// A row's scenario as it runs: started against the gate's environment, it ends judged.
@@ -41,59 +43,13 @@ pub const ROWS: &[RowGate] = &[
     hop1::h1_3_wedged_port::H1_3,
     hop1::h1_4_stdin_closed::H1_4,
     hop1::h1_5_garbage_on_stdin::H1_5,
-    RowGate {
-        id: "H2.1",
-        file: file!(),
-        scenario: |env| Box::pin(link::stream_reset_mid_call(env)),
-        judge: link::judge_stream_reset,
-        controls: &[],
-    },
-    RowGate {
-        id: "H2.2",
-        file: file!(),
-        scenario: |env| Box::pin(link::blackholed_daemon_queue(env)),
-        judge: link::judge_blackholed_queue,
-        controls: &[],
-    },
-    RowGate {
-        id: "H2.3",
-        file: file!(),
-        scenario: |env| Box::pin(link::post_leg_reset(env)),
-        judge: link::judge_post_leg_reset,
-        controls: &[StandIn::BrokenTraceUnderAFault],
-    },
-    RowGate {
-        id: "H2.4",
-        file: file!(),
-        scenario: |env| Box::pin(link::squatter_on_the_port(env)),
-        judge: link::judge_squatter,
-        controls: &[],
-    },
-    RowGate {
-        id: "H2.5",
-        file: file!(),
-        scenario: |env| Box::pin(link::catalogue_changes_across_a_restart(env)),
-        judge: link::judge_catalogue_change,
-        controls: &[],
-    },
-    RowGate {
-        id: "H2.6",
-        file: file!(),
-        scenario: |env| Box::pin(link::handshake_replayed_after_restart(env)),
-        judge: link::judge_handshake_replayed,
-        controls: &[],
-    },
-    RowGate {
-        id: "H2.7",
-        file: file!(),
-        scenario: |env| Box::pin(link::limits_on_the_link(env)),
-        judge: link::judge_rounds,
-        controls: &[
-            StandIn::McpSwallowsCalls,
-            StandIn::ToolsRefuseAfterWarmUp,
-            StandIn::ToolsRefuseAfterWarmUp,
-        ],
-    },
+    hop2::h2_1_stream_reset::H2_1,
+    hop2::h2_2_blackholed_queue::H2_2,
+    hop2::h2_3_post_leg_reset::H2_3,
+    hop2::h2_4_squatter::H2_4,
+    hop2::h2_5_catalogue_change::H2_5,
+    hop2::h2_6_handshake_replayed::H2_6,
+    hop2::h2_7_limits_on_the_link::H2_7,
     RowGate {
         id: "H3.1",
         file: file!(),

@@ -28,7 +28,6 @@ pub mod fuzz;
 pub mod kit;
 pub mod layers;
 pub mod leases;
-pub mod link;
 pub mod mcp_limits;
 pub mod page;
 pub mod page_kit;
