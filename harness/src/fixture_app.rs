@@ -1,7 +1,11 @@
 //! [`FixtureApp`]: the fixture app on an ephemeral loopback port. It serves `apps/e2e/` at `/`,
 //! the SDK's `sdk/` at `/sdk/` (or a stand-in SDK a gate's negative control gives), the fixture API under `/api/` (see `apps/e2e/API.md`), any extra
 //! directories a test mounts (a bundled published SDK, say), and pages a test writes inline.
-//! Everything is served `no-store`, so a reload always fetches what is on disk.
+//! Everything is served `no-store`, so a reload always fetches what is on disk, except pages
+//! written with [`FixtureApp::history_page`]: those are served `no-cache` (revalidated on every
+//! load, as Vite's dev server serves an app), which leaves them eligible for Chromium's
+//! back/forward cache, as people's apps are (Chromium keeps a `no-store` page that holds a
+//! socket out of it).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -27,8 +31,17 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// A page a test wrote.
+#[derive(Debug, Clone)]
+struct Written {
+    content_type: String,
+    body: String,
+    /// Served `no-cache` instead of `no-store`, so the back/forward cache may keep it.
+    cacheable: bool,
+}
+
 /// Pages a test wrote, by path.
-type Pages = Arc<Mutex<HashMap<String, (String, String)>>>;
+type Pages = Arc<Mutex<HashMap<String, Written>>>;
 
 /// Options for a [`FixtureApp`].
 #[derive(Debug, Default)]
@@ -68,7 +81,7 @@ impl FixtureAppBuilder {
                 pages: pages.clone(),
                 app: root.join("apps").join("e2e"),
             })
-            .layer(SetResponseHeaderLayer::overriding(
+            .layer(SetResponseHeaderLayer::if_not_present(
                 header::CACHE_CONTROL,
                 HeaderValue::from_static("no-store"),
             ))
@@ -105,8 +118,20 @@ async fn serve_page_or_app(State(files): State<AppFiles>, request: Request) -> R
         .lock()
         .ok()
         .and_then(|pages| pages.get(&path).cloned());
-    if let Some((content_type, body)) = page {
-        return ([(header::CONTENT_TYPE, content_type)], body).into_response();
+    if let Some(page) = page {
+        let cache = if page.cacheable {
+            "no-cache"
+        } else {
+            "no-store"
+        };
+        return (
+            [
+                (header::CONTENT_TYPE, page.content_type),
+                (header::CACHE_CONTROL, cache.to_string()),
+            ],
+            page.body,
+        )
+            .into_response();
     }
     use tower::ServiceExt;
     match ServeDir::new(&files.app).oneshot(request).await {
@@ -147,10 +172,27 @@ impl FixtureApp {
         self.file(path, "text/html; charset=utf-8", html);
     }
 
+    /// Serves `html` at `path` as an app's dev server would (`no-cache`), so Chromium's
+    /// back/forward cache may keep the page when its tab navigates away.
+    pub fn history_page(&self, path: &str, html: impl Into<String>) {
+        self.write(path, "text/html; charset=utf-8", html.into(), true);
+    }
+
     /// Serves `body` at `path` with `content_type`.
     pub fn file(&self, path: &str, content_type: &str, body: impl Into<String>) {
+        self.write(path, content_type, body.into(), false);
+    }
+
+    fn write(&self, path: &str, content_type: &str, body: String, cacheable: bool) {
         if let Ok(mut pages) = self.pages.lock() {
-            pages.insert(path.to_string(), (content_type.to_string(), body.into()));
+            pages.insert(
+                path.to_string(),
+                Written {
+                    content_type: content_type.to_string(),
+                    body,
+                    cacheable,
+                },
+            );
         }
     }
 }

@@ -114,7 +114,15 @@ impl SdkRig {
 
     /// A rig whose pages load the SDK in `dir` (a stand-in) instead of the repository's.
     pub async fn launch_serving_sdk(dir: &std::path::Path) -> Result<Self, String> {
-        Self::launch_from(&[], FixtureApp::builder().sdk(dir)).await
+        Self::launch_serving_sdk_with(dir, &[]).await
+    }
+
+    /// Like [`SdkRig::launch_serving_sdk`], with `env` on the daemon (a stand-in bridge too).
+    pub async fn launch_serving_sdk_with(
+        dir: &std::path::Path,
+        env: &[(&str, &str)],
+    ) -> Result<Self, String> {
+        Self::launch_from(env, FixtureApp::builder().sdk(dir)).await
     }
 
     async fn launch_from(

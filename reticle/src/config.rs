@@ -85,6 +85,10 @@ pub mod env {
     /// Test only, a stand-in: the bridge lets a hello take a session from a live socket without
     /// asking it (the old behaviour, for S9's negative control).
     pub const TEST_STAND_IN_SESSION_SWAP: &str = "RETICLE_TEST_STAND_IN_SESSION_SWAP";
+    /// Test only, a stand-in: the bridge keeps a session with a document frozen in the
+    /// back/forward cache and refuses its tab's newer document `session in use` (the old
+    /// behaviour, for the negative control of the frozen-holder hand-over).
+    pub const TEST_STAND_IN_KEEP_FROZEN_HOLDER: &str = "RETICLE_TEST_STAND_IN_KEEP_FROZEN_HOLDER";
     /// Test only, a stand-in: the daemon records leases but admits every caller to a leased
     /// session (the negative control of the lease refusal).
     pub const TEST_STAND_IN_IGNORE_LEASES: &str = "RETICLE_TEST_STAND_IN_IGNORE_LEASES";

@@ -3,7 +3,8 @@
 // Owns: `createReticle({win, ...})` and its lifecycle: validating `connect()` options, resolving
 // the session id (and taking a new one when the daemon says another page carries it), building
 // `hello`, encoding events (time, sequence, wire-safe data), starting and
-// stopping observers and the transport, and the handler context for commands, including the
+// stopping observers and the transport (which lets go while the document sits in the
+// back/forward cache, lifecycle.js), and the handler context for commands, including the
 // person's recorder (recorder.js), which every emitted event passes on its way out.
 // Must not: throw to the page. Every public method returns a value; bad input gets
 // `{ok:false, reason}`.
@@ -13,6 +14,7 @@ import { COMMAND_HANDLERS } from './commands/index.js';
 import { createPageClock } from './commands/clock.js';
 import { createStoreRegistry } from './commands/state.js';
 import { createDispatcher } from './dispatch.js';
+import { followHistoryCache } from './lifecycle.js';
 import { createCandidateCache } from './dom/candidates.js';
 import { createRefRegistry } from './dom/refs.js';
 import { createSdkLog } from './log.js';
@@ -276,6 +278,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
         onSessionInUse: takeOwnSession,
       });
       startObservers();
+      stops.push(followHistoryCache({ win, transport }));
       transport.start();
       if (!tabStore.persistent) log.once('storage', `${tabStore.failure}; this page's session id lives in memory only (a reload starts a new session)`);
       return { ok: true, sessionId: session.sessionId, sessionSource: session.source, url: target.url, storage: tabStore.persistent ? 'sessionStorage' : 'memory' };

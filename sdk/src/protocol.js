@@ -117,6 +117,14 @@ export const CloseReasonStart = Object.freeze({
   SESSION_IN_USE: 'session in use',
 });
 
+/** The reasons this SDK closes its own socket with. */
+export const CloseReasonSent = Object.freeze({
+  /** `disconnect()` was called. */
+  DISCONNECT: 'disconnect',
+  /** The document went into the back/forward cache; its tab's next document owns the session. */
+  PAGE_HIDDEN: 'pagehide',
+});
+
 /** Protocol limits the daemon enforces; the SDK keeps inside them rather than get closed. */
 export const Limits = Object.freeze({
   MAX_FRAME_BYTES: 1024 * 1024,

@@ -4,7 +4,9 @@
 // offline queue, reconnecting with capped jittered backoff (forever; a 1008 refusal included),
 // and the SDK's few connection warnings (cannot reach, lost, back, refused). A 1008 refusal whose
 // reason says the session is in use is handed to `onSessionInUse` (the caller takes a new id) and
-// retried soon, not at the cap.
+// retried soon, not at the cap. `suspend()` lets go of the socket while the document sits in the
+// back/forward cache (the tab has moved on: its newer document owns the session) and `resume()`
+// takes it up again when the document is shown anew.
 // Must not: interpret commands (it hands raw frames to `onFrame`), build event envelopes (the
 // caller encodes them), or call the page's possibly-frozen timers (it uses the injected clock).
 //
@@ -15,13 +17,15 @@
 
 import { createBackoff } from './backoff.js';
 import { addToGap, mergeGaps } from './outbox.js';
-import { CloseCode, CloseReasonStart, Transport } from './protocol.js';
+import { CloseCode, CloseReasonSent, CloseReasonStart, Transport } from './protocol.js';
 
 export const TransportState = Object.freeze({
   IDLE: 'idle',
   CONNECTING: 'connecting',
   OPEN: 'open',
   WAITING: 'waiting',
+  /** Let go while the document is in the back/forward cache; `resume()` reconnects. */
+  SUSPENDED: 'suspended',
   STOPPED: 'stopped',
 });
 
@@ -91,7 +95,7 @@ export function createTransport({
   }
 
   function open() {
-    if (state === TransportState.STOPPED) return;
+    if (state === TransportState.STOPPED || state === TransportState.SUSPENDED) return;
     retryTimer = null;
     setState(TransportState.CONNECTING);
     let ws;
@@ -197,7 +201,7 @@ export function createTransport({
     }
     unconfirmed = [];
     unconfirmedGap = null;
-    if (state === TransportState.STOPPED) return;
+    if (state === TransportState.STOPPED || state === TransportState.SUSPENDED) return;
 
     if (wasEstablished && !lostWarned) {
       lostWarned = true;
@@ -243,6 +247,28 @@ export function createTransport({
     retryTimer = clock.setTimeout(open, delay);
   }
 
+  /** Ends the current socket (if any) with a normal close and cancels every timer. */
+  function letGo(next, reason) {
+    setState(next);
+    clock.clearTimeout(retryTimer);
+    clock.clearTimeout(establishTimer);
+    retryTimer = null;
+    establishTimer = null;
+    const ws = socket;
+    socket = null;
+    if (ws) {
+      try {
+        ws.close(CloseCode.NORMAL, reason);
+      } catch {
+        // already closing
+      }
+    }
+    if (!socketEstablished && (unconfirmed.length || unconfirmedGap)) outbox.restore(unconfirmed, unconfirmedGap);
+    socketEstablished = false;
+    unconfirmed = [];
+    unconfirmedGap = null;
+  }
+
   return {
     start() {
       if (state !== TransportState.IDLE) return;
@@ -250,20 +276,22 @@ export function createTransport({
     },
     stop() {
       if (state === TransportState.STOPPED) return;
-      setState(TransportState.STOPPED);
-      clock.clearTimeout(retryTimer);
-      clock.clearTimeout(establishTimer);
-      retryTimer = null;
-      establishTimer = null;
-      const ws = socket;
-      socket = null;
-      if (ws) {
-        try {
-          ws.close(CloseCode.NORMAL, 'disconnect');
-        } catch {
-          // already closing
-        }
-      }
+      letGo(TransportState.STOPPED, CloseReasonSent.DISCONNECT);
+    },
+    /**
+     * The document went into the back/forward cache: close the socket, so the daemon hands the
+     * session to the tab's next document, and make no attempt until `resume()`.
+     */
+    suspend() {
+      if (state === TransportState.STOPPED || state === TransportState.SUSPENDED || state === TransportState.IDLE) return;
+      letGo(TransportState.SUSPENDED, CloseReasonSent.PAGE_HIDDEN);
+    },
+    /** The document was shown again from the back/forward cache: connect now. */
+    resume() {
+      if (state !== TransportState.SUSPENDED) return;
+      setState(TransportState.WAITING);
+      backoff.reset();
+      open();
     },
     /** Sends an encoded event now, or queues it for the next connection. */
     sendEvent(entry) {

@@ -387,3 +387,39 @@ test('a session id another page carries: refused "session in use", the page reco
   const warned = lines.filter((l) => l.level === 'warn' && l.text.includes('session shared is in use') && l.text.includes(second.sessionId));
   assert.equal(warned.length, 1, JSON.stringify(lines));
 });
+
+test('into the back/forward cache the socket is let go (close 1000 "pagehide"); shown again, the same session reconnects', async (t) => {
+  const { win, daemon, sdk, status } = await connected(t);
+  const PageTransition = win.PageTransitionEvent || win.Event;
+  const transition = (type, persisted) => {
+    const ev = new PageTransition(type, { persisted });
+    if (ev.persisted !== persisted) Object.defineProperty(ev, 'persisted', { value: persisted });
+    win.dispatchEvent(ev);
+  };
+  // A pagehide that unloads the document for good is the browser's to close.
+  transition('pagehide', false);
+  assert.equal(sdk.status().state, 'open');
+  const closed = new Promise((resolve) => daemon.connections[0].socket.once('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  transition('pagehide', true);
+  assert.deepEqual(await closed, { code: 1000, reason: 'pagehide' });
+  assert.equal(sdk.status().state, 'suspended');
+  sdk.signal('while-cached');
+  transition('pageshow', true);
+  const hello = await waitFor(() => daemon.connections[1]?.frames[0], { what: 'the hello of the shown document' });
+  assert.equal(hello.kind, 'hello');
+  assert.equal(hello.sessionId, status.sessionId, 'the document takes its own session back');
+  const signal = await waitFor(() => daemon.connections[1].frames.find((f) => f.kind === 'event' && f.event.type === 'signal'), { what: 'the queued signal' });
+  assert.equal(signal.event.data.name, 'while-cached');
+  assert.equal(daemon.connections.length, 2, 'no other attempt while the document was cached');
+});
+
+test('disconnect stops following the back/forward cache', async (t) => {
+  const { win, daemon, sdk } = await connected(t);
+  sdk.disconnect();
+  await waitFor(() => daemon.connections[0].closed);
+  const ev = new win.Event('pageshow');
+  Object.defineProperty(ev, 'persisted', { value: true });
+  win.dispatchEvent(ev);
+  assert.equal(sdk.status().state, 'idle');
+  assert.equal(daemon.connections.length, 1);
+});

@@ -28,6 +28,10 @@ pub struct BridgeConfig {
     /// `RETICLE_TEST_STAND_IN_SESSION_SWAP`, test only: a stand-in for the old bridge, which
     /// let a hello take a session from a live socket without asking it (S9's negative control).
     pub stand_in_silent_swap: bool,
+    /// `RETICLE_TEST_STAND_IN_KEEP_FROZEN_HOLDER`, test only: a stand-in for the bridge before
+    /// back/forward cache handling, which kept a session with a frozen document that answered
+    /// pings and refused the tab's newer document `session in use`.
+    pub stand_in_keep_frozen: bool,
 }
 
 impl Default for BridgeConfig {
@@ -40,6 +44,7 @@ impl Default for BridgeConfig {
             hello_timeout: HELLO_TIMEOUT,
             ring: RingLimits::default(),
             stand_in_silent_swap: false,
+            stand_in_keep_frozen: false,
         }
     }
 }
@@ -57,6 +62,7 @@ impl BridgeConfig {
             max_events_per_second,
             session_idle: millis_from_env(env::SESSION_IDLE_MS, DEFAULT_SESSION_IDLE)?,
             stand_in_silent_swap: switch_on(env::TEST_STAND_IN_SESSION_SWAP),
+            stand_in_keep_frozen: switch_on(env::TEST_STAND_IN_KEEP_FROZEN_HOLDER),
             ..Self::default()
         })
     }

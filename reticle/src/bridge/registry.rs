@@ -1,6 +1,7 @@
 //! [`Bridge`]: the registry of connected sessions and the Rust API the tool layer calls (list,
 //! resolve, command, read events). It admits hellos (token, session and project limits,
-//! replacement of a dead socket, refusal of a second document on a live one's id), keeps
+//! replacement of a dead socket or of a document frozen in the back/forward cache, refusal of a
+//! second document on a live one's id), keeps
 //! the last refusals for `/status` and the latest person's recording (`flow.recorded`) of each
 //! session id, and runs the reaper. Sockets themselves are driven by
 //! [`super::connection`].
@@ -19,7 +20,9 @@ use crate::auth::PairingToken;
 use crate::config::MAX_SERVED_PROJECTS;
 use crate::daemon::activity::Holder;
 use crate::daemon::{Activity, DaemonLog};
-use crate::wire::limits::{LIVENESS_BOUND, MAX_PENDING_HANDSHAKES, MAX_SESSIONS};
+use crate::wire::limits::{
+    FROZEN_DOCUMENT_BOUND, LIVENESS_BOUND, MAX_PENDING_HANDSHAKES, MAX_SESSIONS,
+};
 use crate::wire::messages::{FrameClues, clip};
 use crate::wire::{CloseReason, Hello, RefusedPage, SessionSummary};
 
@@ -33,6 +36,15 @@ enum Admission {
     Admitted(Arc<Session>),
     /// The id is carried by a socket (its link id) not yet known to be dead.
     Carried(Arc<Session>, u64),
+}
+
+/// A socket carrying a session that a newer hello may take it from, and why.
+#[derive(Clone, Copy)]
+struct Replaceable {
+    link: u64,
+    /// Its page is hidden and its script answered nothing: a document frozen in the
+    /// back/forward cache, whose tab has a newer document.
+    frozen: bool,
 }
 
 /// Why no session could be had.
@@ -385,32 +397,62 @@ impl Bridge {
 
     /// Admits a hello on `link`: checks the token and the session and project limits. A hello naming a
     /// session another socket carries is a reconnect when that socket is dead (it does not
-    /// answer a ping within [`LIVENESS_BOUND`]), and replaces it; when it answers, two documents
+    /// answer a ping within [`LIVENESS_BOUND`]), and replaces it. It is the tab's newer document
+    /// when that socket's page last said it was hidden and its script answers no command within
+    /// [`FROZEN_DOCUMENT_BOUND`] (a document kept frozen in the back/forward cache, whose socket
+    /// the browser still answers pings on), and replaces it too. Otherwise two live documents
     /// share the id and the newcomer is refused [`CloseReason::SessionInUse`], never swapped in
-    /// silently (unless the stand-in switch says otherwise, for the gate's negative control).
+    /// silently (unless a stand-in switch says otherwise, for the gates' negative controls).
     pub(crate) async fn admit(
         &self,
         hello: &Hello,
         link: SocketLink,
     ) -> Result<Arc<Session>, CloseReason> {
         self.check_token(hello)?;
-        // The socket found carrying the id, and found dead: only that one may be replaced.
-        let mut dead_link = None;
+        // The socket found carrying the id, and found dead or frozen: only that one may be
+        // replaced.
+        let mut replaceable = None;
         loop {
-            match self.admit_now(hello, &link, dead_link)? {
+            match self.admit_now(hello, &link, replaceable)? {
                 Admission::Admitted(session) => return Ok(session),
                 Admission::Carried(existing, carrier) => {
-                    if existing.link_answers(LIVENESS_BOUND).await {
-                        self.log(
-                            "bridge_session_in_use",
-                            json!({ "session": existing.id(), "life": existing.life() }),
-                        );
-                        return Err(CloseReason::SessionInUse(hello.session_id.clone()));
-                    }
-                    dead_link = Some(carrier);
+                    let frozen = if existing.link_answers(LIVENESS_BOUND).await {
+                        if !self.frozen_in_history(&existing).await {
+                            self.log(
+                                "bridge_session_in_use",
+                                json!({ "session": existing.id(), "life": existing.life() }),
+                            );
+                            return Err(CloseReason::SessionInUse(hello.session_id.clone()));
+                        }
+                        true
+                    } else {
+                        false
+                    };
+                    replaceable = Some(Replaceable {
+                        link: carrier,
+                        frozen,
+                    });
                 }
             }
         }
+    }
+
+    /// Whether `existing`'s document is frozen in the back/forward cache: it last said it was
+    /// hidden (a document turns hidden as its tab navigates away) and its script answers no
+    /// command within [`FROZEN_DOCUMENT_BOUND`]. A visible page is never asked, and a hidden one
+    /// whose script runs (a background tab) answers: both keep their session.
+    async fn frozen_in_history(&self, existing: &Arc<Session>) -> bool {
+        if self.inner.config.stand_in_keep_frozen || !existing.identity().hidden {
+            return false;
+        }
+        let frozen = !existing.document_answers(FROZEN_DOCUMENT_BOUND).await;
+        if frozen {
+            self.log(
+                "bridge_session_frozen_document",
+                json!({ "session": existing.id(), "life": existing.life() }),
+            );
+        }
+        frozen
     }
 
     /// One attempt at admission under the sessions lock: a new session, a replacement of
@@ -420,7 +462,7 @@ impl Bridge {
         &self,
         hello: &Hello,
         link: &SocketLink,
-        dead_link: Option<u64>,
+        replaceable: Option<Replaceable>,
     ) -> Result<Admission, CloseReason> {
         let identity = Identity {
             url: hello.url.clone(),
@@ -433,13 +475,15 @@ impl Bridge {
         };
         let mut sessions = lock(&self.inner.sessions);
         if let Some(existing) = sessions.get(&hello.session_id) {
-            if let Some(carrier) = existing.link_id()
-                && Some(carrier) != dead_link
+            let carrier = existing.link_id();
+            if let Some(carrier) = carrier
+                && Some(carrier) != replaceable.map(|r| r.link)
                 && !self.inner.config.stand_in_silent_swap
             {
                 return Ok(Admission::Carried(existing.clone(), carrier));
             }
-            existing.replace_link(link.clone(), identity);
+            let frozen = replaceable.is_some_and(|r| r.frozen && Some(r.link) == carrier);
+            existing.replace_link(link.clone(), identity, frozen);
             let existing = existing.clone();
             drop(sessions);
             self.log(

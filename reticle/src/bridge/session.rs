@@ -357,6 +357,28 @@ impl Session {
         }
         self.touch_agent();
         let revived = self.revive();
+        self.exchange(name, args, bound, revived).await
+    }
+
+    /// Whether the page's script answers a harmless command within `bound`: a document frozen
+    /// in the back/forward cache keeps a socket that answers pings (the browser's network stack
+    /// does that), but it answers no command. Not agent activity: an idle session stays idle.
+    pub(crate) async fn document_answers(&self, bound: Duration) -> bool {
+        let mut args = Map::new();
+        args.insert("mode".into(), json!("status"));
+        self.exchange(CommandName::Snapshot.as_str(), args, bound, false)
+            .await
+            .is_ok()
+    }
+
+    /// Sends one command on the current socket and waits (within `bound`) for its answer.
+    async fn exchange(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        bound: Duration,
+        revived: bool,
+    ) -> Result<Answer, CommandError> {
         let id = self.next_id();
         let frame = Message::Command(Command {
             id: id.clone(),
@@ -609,11 +631,17 @@ impl Session {
         }
     }
 
-    /// Swaps in a newer socket; the old one is closed and its pending commands are lost.
-    pub(crate) fn replace_link(&self, link: SocketLink, identity: Identity) {
+    /// Swaps in a newer socket; the old one is closed and its pending commands are lost. When
+    /// the newer socket is another document's (`new_document`: the old one sits frozen in the
+    /// back/forward cache), what the old document said about its visibility is dropped too.
+    pub(crate) fn replace_link(&self, link: SocketLink, identity: Identity, new_document: bool) {
         let old = lock(&self.link).replace(link);
         self.links.fetch_add(1, Ordering::Relaxed);
-        self.refresh(identity);
+        if new_document {
+            *lock(&self.identity) = identity;
+        } else {
+            self.refresh(identity);
+        }
         *lock(&self.last_seen) = Instant::now();
         if let Some(old) = old {
             let _ = old.outbound.send(Outbound::Close(CloseReason::Replaced));

@@ -36,6 +36,10 @@ pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 /// names the same id: it answers, and the newcomer is refused (the id is in use); it does not,
 /// and it is taken for dead and replaced (a reconnect).
 pub const LIVENESS_BOUND: Duration = Duration::from_secs(2);
+/// How long a hidden page whose socket answered that ping has for a command, before it is taken
+/// for a document frozen in the back/forward cache (its socket answers pings, its script runs
+/// nothing) and the newcomer, its tab's newer document, gets the session.
+pub const FROZEN_DOCUMENT_BOUND: Duration = Duration::from_millis(1500);
 /// How long a command waits for its result unless the caller says otherwise.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(8);
 /// Events one session may push per second before the excess is dropped and counted (the
