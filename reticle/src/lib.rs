@@ -17,6 +17,8 @@
 //! - [`proxy`]: `reticle mcp`, the stdio proxy that keeps an agent's link up whatever happens to
 //!   the daemon (a supervisor on stdio, a worker holding the daemon link).
 //! - [`tools`]: the tool catalogue and `run_tool`, the one chokepoint for every tool call.
+//! - [`flow`]: the flow domain below the tools and `reticle verify`: steps, flows, the flow
+//!   store, run artifacts and the suite verdict.
 //! - [`auth`]: the pairing token.
 //! - [`bridge`]: the WebSocket bridge pages connect to, their sessions, and the API that drives
 //!   them.
@@ -36,6 +38,7 @@ pub mod bridge;
 pub mod cli;
 pub mod config;
 pub mod daemon;
+pub mod flow;
 pub mod http;
 pub mod http_get;
 pub mod mcp;

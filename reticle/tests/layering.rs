@@ -16,6 +16,9 @@ const RANKS: &[(&str, &[&str])] = &[
     ("config", &[]),
     ("store", &[]),
     ("verdict", &["wire"]),
+    // The flow domain (a step's shape, flows, the flow store, runs, the suite verdict): below the
+    // tools and the command line, which both read it.
+    ("flow", &["wire", "store", "verdict"]),
     // What the rooms serving on the daemon's HTTP plane share (loopback, the refusal body): a
     // leaf, so the bridge and the MCP endpoint need not reach up into `http` for it.
     ("plane", &[]),
@@ -35,7 +38,7 @@ const RANKS: &[(&str, &[&str])] = &[
     (
         "tools",
         &[
-            "config", "wire", "store", "verdict", "plane", "daemon", "bridge",
+            "config", "wire", "store", "verdict", "flow", "plane", "daemon", "bridge",
         ],
     ),
     ("mcp", &["config", "wire", "daemon", "plane", "tools"]),
@@ -66,8 +69,8 @@ const RANKS: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "config", "wire", "store", "plane", "auth", "daemon", "trace", "probe", "bridge",
-            "tools", "mcp", "proxy", "assembly", "http",
+            "config", "wire", "store", "flow", "plane", "auth", "daemon", "trace", "probe",
+            "bridge", "tools", "mcp", "proxy", "assembly", "http",
         ],
     ),
 ];
@@ -510,4 +513,18 @@ fn the_assembly_sits_above_the_serving_rooms_and_below_http() {
         check_source("n.rs", &unknown, "use crate::wire::Limits;")[0].from,
         "newroom"
     );
+}
+
+#[test]
+fn the_flow_room_sits_below_the_tools_and_the_command_line() {
+    let model = module_path(Path::new("flow/model.rs"));
+    assert!(check_source("model.rs", &model, "use crate::store::workspace::Folder;").is_empty());
+    assert_eq!(
+        check_source("model.rs", &model, "use crate::tools::args::Target;")[0].to,
+        "tools"
+    );
+    let verify = module_path(Path::new("cli/verify/mod.rs"));
+    assert!(check_source("mod.rs", &verify, "use crate::flow::store::load_flow;").is_empty());
+    let tools = module_path(Path::new("tools/suite.rs"));
+    assert!(check_source("suite.rs", &tools, "use crate::flow::suite::suite_verdict;").is_empty());
 }

@@ -117,7 +117,7 @@ impl Kind {
 /// write takes long enough to be caught in progress.
 fn big_flow() -> Value {
     let filler = "x".repeat(150);
-    let steps: Vec<Value> = (0..reticle::tools::flow_model::MAX_STEPS)
+    let steps: Vec<Value> = (0..reticle::flow::model::MAX_STEPS)
         .map(|_| json!({"target": {"testid": "login-user"}, "action": "fill", "args": {"value": filler}}))
         .collect();
     json!({"name": "big", "startPath": "/", "overwrite": true, "steps": steps})

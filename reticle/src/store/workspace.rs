@@ -103,6 +103,19 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// The fix, in a few words, for a caller to say after the error.
+    pub fn recovery(&self) -> &'static str {
+        match self {
+            StoreError::BadName { .. } => "use a name of letters, digits, '.', '_' or '-'",
+            StoreError::BadJson { .. } | StoreError::UnknownFormat { .. } => {
+                "mend the file or move it aside, then call again"
+            }
+            StoreError::Io { .. } => "check the workspace directory's permissions and free space",
+        }
+    }
+}
+
 /// One listed document: its name and either its content or why it cannot be read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Listed {

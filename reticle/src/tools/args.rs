@@ -5,143 +5,16 @@
 //! its description naming the fields each kind takes (the strict parse in `verdict` refuses any
 //! other); only the composites' fields, which nest predicates, are spelled out as properties.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::verdict::predicate::KINDS;
+pub use crate::flow::step::{Action, ActionArgs, FlowStep, PredicateArg, Target};
 
 /// The session id every session-bound tool accepts.
 pub const SESSION_ID: &str = "sessionId";
-
-/// A predicate, parsed strictly by `verdict::parse` when the tool runs; its schema lists every
-/// kind and the fields each accepts (from `verdict::predicate::KINDS`).
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
-#[serde(transparent)]
-pub struct PredicateArg(pub Value);
-
-impl JsonSchema for PredicateArg {
-    fn schema_name() -> Cow<'static, str> {
-        "Predicate".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let kinds: Vec<&str> = KINDS.iter().map(|(kind, _)| *kind).collect();
-        json_schema!({
-            "description": predicate_description(),
-            "type": "object",
-            "required": ["kind"],
-            "properties": {
-                "kind": { "enum": kinds },
-                "predicates": { "type": "array", "items": { "$ref": "#/$defs/Predicate" } },
-                "predicate": { "$ref": "#/$defs/Predicate" },
-            },
-        })
-    }
-}
-
-/// The predicate's description: an example, then each kind with the fields it takes, once.
-fn predicate_description() -> String {
-    let kinds: Vec<String> = KINDS
-        .iter()
-        .map(|(kind, fields)| format!("{kind}({})", fields.join(",")))
-        .collect();
-    format!(
-        "What must hold, e.g. {{\"kind\":\"net\",\"urlContains\":\"/api/login\",\"status\":200}}; each kind takes only its fields: {}.",
-        kinds.join(" ")
-    )
-}
-
-// What an action does to an element (the enum says it to an agent).
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub enum Action {
-    Click,
-    Dblclick,
-    Hover,
-    Focus,
-    Blur,
-    Fill,
-    Type,
-    Clear,
-    Select,
-    Check,
-    Uncheck,
-    Submit,
-    Press,
-    ScrollIntoView,
-}
-
-impl Action {
-    /// The SDK's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Action::Click => "click",
-            Action::Dblclick => "dblclick",
-            Action::Hover => "hover",
-            Action::Focus => "focus",
-            Action::Blur => "blur",
-            Action::Fill => "fill",
-            Action::Type => "type",
-            Action::Clear => "clear",
-            Action::Select => "select",
-            Action::Check => "check",
-            Action::Uncheck => "uncheck",
-            Action::Submit => "submit",
-            Action::Press => "press",
-            Action::ScrollIntoView => "scrollIntoView",
-        }
-    }
-}
-
-/// The element as a user names it; must match exactly one.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Target {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub testid: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub placeholder: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub alt: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub css: Option<String>,
-}
-
-impl Target {
-    /// The target as query criteria: only the fields given.
-    pub fn criteria(&self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(map)) => map,
-            _ => Map::new(),
-        }
-    }
-}
-
-/// fill/select: value; type: text; press: key; a destructive action: confirmDangerous true.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ActionArgs {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub confirm_dangerous: Option<bool>,
-}
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -521,25 +394,6 @@ fn drop_null(value: &mut Value) {
     }
 }
 
-/// One step of a flow: the element as a user names it (never a ref), the action, and what must
-/// follow it.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct FlowStep {
-    /// The element as a user names it: testid, role and name, label, text, placeholder or alt.
-    pub target: Target,
-    pub action: Action,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub args: Option<ActionArgs>,
-    /// The consequence that must follow the action; omitted, the page must settle.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub until: Option<PredicateArg>,
-    /// How long to wait for the consequence in milliseconds (default 4000).
-    #[serde(rename = "timeout_ms", skip_serializing_if = "Option::is_none")]
-    #[schemars(range(max = 60000))]
-    pub timeout_ms: Option<u64>,
-}
-
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct FlowSaveArgs {
@@ -777,6 +631,7 @@ fn clip(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verdict::predicate::KINDS;
     use serde_json::json;
 
     fn map(v: Value) -> Map<String, Value> {

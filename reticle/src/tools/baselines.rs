@@ -16,9 +16,9 @@ use super::args::{BaselineAction, BaselineFamilyArgs};
 use super::call::Call;
 use super::names::ToolName;
 use super::page::ask;
-use super::redact::names_a_secret;
 use super::refusal::{Refusal, store_refusal};
 use crate::bridge::{Cursor, Session};
+use crate::flow::redact::names_a_secret;
 use crate::store::workspace::Folder;
 use crate::wire::{CommandName, KnownEventType};
 

@@ -14,9 +14,9 @@ use super::args::{ActAndWaitArgs, FlowStep};
 use super::call::Call;
 use super::capsules;
 use super::names::ToolName;
-use super::redact::{REDACTED, mentions_a_secret};
 use super::refusal::Refusal;
 use super::replay::run_step;
+use crate::flow::redact::{REDACTED, mentions_a_secret};
 use crate::verdict::Verified;
 
 pub(super) async fn replay(call: &Call<'_>, a: super::args::ReplayArgs) -> Result<Value, Refusal> {

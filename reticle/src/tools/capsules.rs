@@ -1,13 +1,13 @@
 //! Capsules: every red `reticle_act_and_wait` (and every red flow replay) leaves its inputs and
 //! evidence in the workspace's `capsules/<epoch ms>-<pid>-<n>.json`, written atomically and
-//! readable by its owner only, with secrets redacted first ([`super::redact`]); the workspace
+//! readable by its owner only, with secrets redacted first ([`crate::flow::redact`]); the workspace
 //! keeps only the newest ([`Folder::Capsules`]). [`load`] reads one back by the name a verdict
 //! answered (`capsuleSaved`), refusing a missing or unreadable one by name.
 
 use serde_json::Value;
 
-use super::redact;
 use super::refusal::{Refusal, store_refusal};
+use crate::flow::redact;
 use crate::store::workspace::{DIR_NAME, Folder, Workspace, stamped_name};
 
 /// How many window events a capsule keeps (the most recent).

@@ -29,8 +29,8 @@ use super::names::{Standing, ToolName};
 use super::refusal::{Refusal, ToolRefusal};
 use super::session_block::session_block;
 use super::{
-    act, baselines, capsule_replay, flows, heal, leases, look, meta, observe, record, replay, runs,
-    session_family, sessions, suite, testing, verify,
+    act, baselines, capsule_replay, flows, heal, leases, look, meta, observe, record, replay,
+    run_export, session_family, sessions, suite, testing, verify,
 };
 use crate::bridge::{ResolveError, Session};
 use crate::wire::trace::{key, span};
@@ -329,7 +329,7 @@ async fn dispatch(call: &Call<'_>, parsed: Parsed) -> Result<Value, Refusal> {
         (T::Baseline, Parsed::Baseline(a)) => baselines::baseline(call, a).await,
         (T::FlowReplay, Parsed::FlowReplay(a)) => replay::flow_replay(call, a).await,
         (T::Verify, Parsed::Verify(a)) => suite::verify(call, a).await,
-        (T::RunExport, Parsed::RunExport(a)) => runs::run_export(call, a),
+        (T::RunExport, Parsed::RunExport(a)) => run_export::run_export(call, a),
         (T::Lease, Parsed::Lease(a)) => leases::lease(call, a),
         (T::Record, Parsed::Record(a)) => record::record(call, a).await,
         (T::FlowSaveRecorded, Parsed::FlowSaveRecorded(a)) => record::flow_save_recorded(call, a),

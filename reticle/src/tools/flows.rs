@@ -1,4 +1,4 @@
-//! Saved flows: `reticle_flow_save` checks a flow ([`super::flow_model`]) and stores it in the
+//! Saved flows: `reticle_flow_save` checks a flow ([`crate::flow::model`]) and stores it in the
 //! workspace's `flows/` (the one store every saving tool, recordings too, goes through); `reticle_flow` {list, load, delete} reads and removes them (delete is
 //! idempotent: `deleted` says whether there was one). A flow file
 //! that cannot be read is reported by name with the fix, never replaced.
@@ -9,36 +9,10 @@ use serde_json::{Value, json};
 
 use super::args::{FlowAction, FlowFamilyArgs, FlowSaveArgs};
 use super::call::Call;
-use super::flow_model::{Flow, SecretSource};
 use super::refusal::{Refusal, store_refusal};
+use crate::flow::model::{Flow, SecretSource};
+use crate::flow::store::load_flow;
 use crate::store::workspace::{Folder, Workspace};
-
-/// Loads a saved flow by name; a missing or unreadable one is a refusal naming it.
-pub fn load_flow(workspace: &Workspace, name: &str) -> Result<Flow, Refusal> {
-    let document = workspace
-        .load(Folder::Flows, name)
-        .map_err(store_refusal)?
-        .ok_or_else(|| no_such_flow(workspace, name))?;
-    Flow::from_document(&document).map_err(|why| {
-        Refusal::new(
-            format!("the flow '{name}' could not be read: {why}"),
-            "save it again with reticle_flow_save, or delete it with reticle_flow {\"action\":\"delete\"}",
-        )
-    })
-}
-
-fn no_such_flow(workspace: &Workspace, name: &str) -> Refusal {
-    let saved: Vec<String> = workspace
-        .list(Folder::Flows)
-        .into_iter()
-        .map(|l| l.name)
-        .collect();
-    Refusal::new(
-        format!("no flow named '{name}' is saved in this workspace"),
-        "call reticle_flow {\"action\":\"list\"} for the saved flows, or save one with reticle_flow_save",
-    )
-    .with("saved", saved)
-}
 
 pub(super) fn flow_save(call: &Call<'_>, a: FlowSaveArgs) -> Result<Value, Refusal> {
     let (flow, secrets) = Flow::checked(a.name, a.start_path, a.paths.unwrap_or_default(), a.steps)

@@ -18,7 +18,6 @@ use serde_json::{Map, Value, json};
 
 use super::args::{FlowHealArgs, FlowStep};
 use super::call::Call;
-use super::flow_model::Flow;
 use super::look::ARRIVAL_BOUND;
 use super::page::ask;
 use super::rebind::{CONTROLS, Ranking, rank};
@@ -26,6 +25,7 @@ use super::refusal::{Refusal, store_refusal};
 use super::replay::{Approach, Unrun, flow_to_run, go_to_start, run_step};
 use super::stand_ins;
 use crate::bridge::Session;
+use crate::flow::model::Flow;
 use crate::store::workspace::{Folder, stamped_name};
 use crate::verdict::Verified;
 use crate::verdict::predicate::Predicate;

@@ -22,12 +22,12 @@ use super::args::{
     RecordSource, Target,
 };
 use super::call::Call;
-use super::flow_model::{Flow, hide_typed_value};
 use super::flows::store_flow;
 use super::page::{COMMAND_BOUND, Outcome, command, refusal_for};
 use super::recording::Recording;
 use super::refusal::Refusal;
 use crate::bridge::Session;
+use crate::flow::model::{Flow, hide_typed_value};
 use crate::wire::CommandName;
 
 /// Why a person's recording could not begin, in the refusal's `cause`.
@@ -378,7 +378,7 @@ fn target_of(step: &Value) -> Result<Option<Target>, String> {
     if let Some(target) = step.get("target") {
         let target: Target =
             serde_json::from_value(target.clone()).map_err(|e| format!("a `target`: {e}"))?;
-        return Ok(super::flow_model::names_an_element(&target).then_some(target));
+        return Ok(crate::flow::model::names_an_element(&target).then_some(target));
     }
     let anchor = step.get("anchor").cloned().unwrap_or(Value::Null);
     let text = |key: &str| anchor.get(key).and_then(Value::as_str).map(str::to_string);

@@ -19,14 +19,14 @@ use serde_json::{Value, json};
 
 use super::args::{Action, ActionArgs, FlowStep, PredicateArg, RecordSource, Target};
 use super::call::Call;
-use super::flow_model::{hide_typed_value, names_an_element};
 use super::locate::{Located, Unlocated, locate};
 use super::names::ToolName;
-use super::redact;
 use crate::bridge::Session;
+use crate::flow::model::{hide_typed_value, names_an_element};
+use crate::flow::redact;
 
 /// The most steps one recording keeps (a flow's own limit).
-pub const MAX_RECORDED_STEPS: usize = super::flow_model::MAX_STEPS;
+pub const MAX_RECORDED_STEPS: usize = crate::flow::model::MAX_STEPS;
 
 /// A recording in progress.
 #[derive(Debug, Clone)]

@@ -5,6 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::bounds::clip;
+use crate::flow::store::Unloaded;
 use crate::store::workspace::StoreError;
 
 /// A structured refusal.
@@ -93,12 +94,15 @@ impl ToolRefusal {
 
 /// A workspace error as a refusal: the error names the file and the fix.
 pub fn store_refusal(err: StoreError) -> Refusal {
-    let recovery = match &err {
-        StoreError::BadName { .. } => "use a name of letters, digits, '.', '_' or '-'",
-        StoreError::BadJson { .. } | StoreError::UnknownFormat { .. } => {
-            "mend the file or move it aside, then call again"
+    Refusal::new(err.to_string(), err.recovery())
+}
+
+impl From<Unloaded> for Refusal {
+    fn from(unloaded: Unloaded) -> Self {
+        let refusal = Refusal::new(unloaded.reason, unloaded.recovery);
+        match unloaded.saved {
+            Some(saved) => refusal.with("saved", saved),
+            None => refusal,
         }
-        StoreError::Io { .. } => "check the workspace directory's permissions and free space",
-    };
-    Refusal::new(err.to_string(), recovery)
+    }
 }

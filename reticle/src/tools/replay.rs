@@ -12,7 +12,7 @@
 //! the step (`no`, naming the candidates; nothing is guessed). It stops at the first step that
 //! is not `yes` and answers one verdict for the flow with the failing step and its evidence; a
 //! flow that is not `yes` leaves a capsule. An assertion-free flow never answers `yes`: it
-//! answers `unknown` and says why. Every replay writes a run artifact ([`super::runs`]).
+//! answers `unknown` and says why. Every replay writes a run artifact ([`crate::flow::runs`]).
 //! ([`super::stand_ins`] breaks the fresh resolve and the assertion-free rule, test only.)
 //!
 //! This module replays flows; it must not store or change them.
@@ -31,13 +31,13 @@ use super::args::{Action, FlowReplayArgs, FlowStep};
 use super::bounds::bound;
 use super::call::Call;
 use super::capsules;
-use super::flow_model::{Flow, Grade, placeholder_env};
-use super::flows::load_flow;
 use super::look::{ARRIVAL_BOUND, Arrival, arrive};
 use super::refusal::Refusal;
-use super::runs::{Run, RunKind, RunVerdict};
 use super::stand_ins::{self, StoredRefs};
 use crate::bridge::Session;
+use crate::flow::model::{Flow, Grade, placeholder_env};
+use crate::flow::runs::{Run, RunKind, RunVerdict};
+use crate::flow::store::load_flow;
 use crate::verdict::Verified;
 use crate::wire::CommandName;
 

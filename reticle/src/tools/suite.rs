@@ -1,13 +1,10 @@
-//! The suite verdict: `reticle_verify {action:"flows"}` replays every saved flow (or those
-//! named), each `repeat` times ([`super::replay`]), and answers per flow and for the suite.
-//! A flow's verdict is its replays' verdict when they all agree; when they disagree the flow is
-//! flaky: `unknown` with `flaky: true`, never `yes`. The suite is `yes` only when every flow is
-//! `yes`; `no` when any flow is steadily `no`; otherwise `unknown`. A flow that cannot run (not
-//! saved, unreadable, a secret missing) is `unknown` with why. With `repeat` 1 (the default) a
-//! flake cannot be told from a steady verdict, and the answer says so. One run artifact holds
-//! the whole suite.
+//! `reticle_verify {action:"flows"}`: replays every saved flow (or those named), each `repeat`
+//! times ([`super::replay`]), and answers per flow and for the suite, folded by
+//! [`crate::flow::suite`]. A flow that cannot run (not saved, unreadable, a secret missing) is
+//! `unknown` with why. With `repeat` 1 (the default) a flake cannot be told from a steady
+//! verdict, and the answer says so. One run artifact holds the whole suite.
 //!
-//! This module schedules replays and folds their verdicts; it must not replay a step itself.
+//! This module schedules replays; it must not replay a step itself.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,44 +13,13 @@ use serde_json::{Value, json};
 
 use super::args::VerifyArgs;
 use super::call::Call;
-use super::flows::load_flow;
 use super::look::ARRIVAL_BOUND;
 use super::refusal::Refusal;
 use super::replay::{Approach, Replayed, leave_capsule, replay, steps_to_run};
-use super::runs::{Run, RunKind, RunVerdict};
+use crate::flow::runs::{Run, RunKind, RunVerdict};
+use crate::flow::store::load_flow;
+use crate::flow::suite::{COULD_NOT_RUN, MAX_REPEAT, Verified, flow_verdict, suite_verdict};
 use crate::store::workspace::Folder;
-/// The verdict words a suite folds, for the `reticle verify` command (which reaches the verdict
-/// room only through this one).
-pub use crate::verdict::Verified;
-
-/// The most replays of one flow a verify makes.
-pub const MAX_REPEAT: u32 = 5;
-
-/// The reason word of a flow that could not run (not saved, unreadable, a secret missing, no
-/// page for it).
-pub const COULD_NOT_RUN: &str = "could_not_run";
-
-/// The suite's verdict from its flows' verdicts.
-pub fn suite_verdict(flows: &[Verified]) -> Verified {
-    if flows.is_empty() {
-        Verified::Unknown
-    } else if flows.iter().all(|v| *v == Verified::Yes) {
-        Verified::Yes
-    } else if flows.contains(&Verified::No) {
-        Verified::No
-    } else {
-        Verified::Unknown
-    }
-}
-
-/// One flow's verdict from its replays' verdicts: theirs when they agree, else flaky.
-fn flow_verdict(replays: &[Verified]) -> (Verified, bool) {
-    match replays {
-        [first, rest @ ..] if rest.iter().all(|v| v == first) => (*first, false),
-        [] => (Verified::Unknown, false),
-        _ => (Verified::Unknown, true),
-    }
-}
 
 pub(super) async fn verify(call: &Call<'_>, a: VerifyArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
@@ -89,6 +55,7 @@ pub(super) async fn verify(call: &Call<'_>, a: VerifyArgs) -> Result<Value, Refu
     let mut page = Arc::clone(session);
     for name in &names {
         let planned = load_flow(workspace, name)
+            .map_err(Refusal::from)
             .and_then(|flow| steps_to_run(&flow, &secrets, confirm).map(|steps| (flow, steps)));
         let (flow, steps) = match planned {
             Ok(planned) => planned,
@@ -182,26 +149,4 @@ pub(super) async fn verify(call: &Call<'_>, a: VerifyArgs) -> Result<Value, Refu
         &mut answer,
     );
     Ok(answer)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use Verified::{No, Unknown, Yes};
-
-    #[test]
-    fn the_suite_is_yes_only_when_every_flow_is() {
-        assert_eq!(suite_verdict(&[Yes, Yes]), Yes);
-        assert_eq!(suite_verdict(&[Yes, Unknown]), Unknown);
-        assert_eq!(suite_verdict(&[Unknown, No, Yes]), No);
-        assert_eq!(suite_verdict(&[]), Unknown);
-    }
-
-    #[test]
-    fn replays_that_disagree_are_flaky_never_yes() {
-        assert_eq!(flow_verdict(&[Yes, Yes]), (Yes, false));
-        assert_eq!(flow_verdict(&[No, No]), (No, false));
-        assert_eq!(flow_verdict(&[Yes, No]), (Unknown, true));
-        assert_eq!(flow_verdict(&[Yes, Unknown, Yes]), (Unknown, true));
-    }
 }

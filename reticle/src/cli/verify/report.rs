@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::tools::runs::{junit, markdown};
+use crate::flow::runs::{junit, markdown};
 
 /// Progress over a run of `total` flows.
 pub struct Progress {

@@ -10,8 +10,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::flow::store::load_flow;
 use crate::store::workspace::{Folder, Workspace};
-use crate::tools::flows::load_flow;
 
 /// A flow left out of the run, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

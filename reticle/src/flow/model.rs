@@ -11,8 +11,8 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::args::{ActionArgs, FlowStep, Target};
 use super::redact;
+use super::step::{ActionArgs, FlowStep, Target};
 use crate::store::workspace::check_name;
 use crate::verdict::predicate::Predicate;
 

@@ -2,9 +2,8 @@
 //! command) writes `runs/<id>.json` through the workspace (format-stamped, atomic, the newest
 //! 500 kept): its kind, when it started, how long it took, its verdict, and each flow's record
 //! (verdict, failing step, steps with their verdicts, durations and evidence).
-//! `reticle_run_export` reads one back as the JSON document or as JUnit XML (one testcase per
-//! flow; `no` is a failure naming the step, `unknown` an error); `reticle verify` also renders
-//! it as Markdown for a pull-request comment ([`markdown`]).
+//! It renders one as JUnit XML ([`junit`]: one testcase per flow; `no` is a failure naming the
+//! step, `unknown` an error) and as Markdown for a pull-request comment ([`markdown`]).
 //!
 //! This module writes and renders runs; it must not replay anything.
 
@@ -13,9 +12,6 @@ use std::time::Instant;
 use serde_json::{Map, Value, json};
 use time::format_description::well_known::Rfc3339;
 
-use super::args::{ExportFormat, RunExportArgs};
-use super::call::Call;
-use super::refusal::{Refusal, store_refusal};
 use crate::store::workspace::{DIR_NAME, Folder, Workspace, stamped_name};
 use crate::verdict::Verified;
 
@@ -114,44 +110,13 @@ fn age(id: &str) -> (u128, u64) {
     (millis, counter)
 }
 
-pub(super) fn run_export(call: &Call<'_>, a: RunExportArgs) -> Result<Value, Refusal> {
-    let workspace = &call.ctx.host.workspace;
-    let id = match a.run_id {
-        Some(id) => id,
-        None => workspace
-            .list(Folder::Runs)
-            .into_iter()
-            .map(|listed| listed.name)
-            .max_by_key(|name| age(name))
-            .ok_or_else(|| {
-                Refusal::new(
-                    "no run is saved in this workspace yet; nothing to export",
-                    "replay a flow with reticle_flow_replay or run reticle_verify {\"action\":\"flows\"}, then export its runId",
-                )
-            })?,
-    };
-    let run = workspace
-        .load(Folder::Runs, &id)
-        .map_err(store_refusal)?
-        .ok_or_else(|| {
-            Refusal::new(
-                format!("no run '{id}' is saved in this workspace (the newest 500 are kept)"),
-                "omit runId for the newest run, or pass the runId a replay or verify answered",
-            )
-        })?;
-    let format = a.format.unwrap_or(ExportFormat::Json);
-    let mut answer = json!({ "ok": true, "runId": id });
-    match format {
-        ExportFormat::Json => {
-            answer["format"] = json!("json");
-            answer["run"] = run;
-        }
-        ExportFormat::Junit => {
-            answer["format"] = json!("junit");
-            answer["junit"] = json!(junit(&run));
-        }
-    }
-    Ok(answer)
+/// The newest run saved in `workspace`, by its stamp.
+pub fn newest(workspace: &Workspace) -> Option<String> {
+    workspace
+        .list(Folder::Runs)
+        .into_iter()
+        .map(|listed| listed.name)
+        .max_by_key(|name| age(name))
 }
 
 /// A run as JUnit XML: one testsuite, one testcase per flow.
