@@ -8,8 +8,8 @@ use std::net::{TcpListener, TcpStream};
 
 use gates::history::OpType;
 use gates::judge::RowOutcome;
+use gates::rows::hop3::h3_8_connection_on_the_port::{SourcePort, connection_on_the_port};
 use gates::scenarios::GateEnv;
-use gates::scenarios::daemon::{SourcePort, connection_on_the_port};
 use harness::cli::run;
 use harness::free_port;
 

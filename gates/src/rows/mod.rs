@@ -7,6 +7,8 @@ pub mod hop1;
 
 pub mod hop2;
 
+pub mod hop3;
+
 use std::future::Future;
 use std::pin::Pin;
 
@@ -14,8 +16,8 @@ use crate::controls::StandIn;
 use crate::history::{History, Op};
 use crate::judge::{Judgement, RowOutcome};
 use crate::scenarios::{
-    GateEnv, Ran, bridge, compat, cross_site, daemon, durability, flows, fuzz, layers, leases,
-    mcp_limits, perf, sdk, security, shared_session, traces, verify_cli,
+    GateEnv, Ran, bridge, compat, cross_site, durability, flows, fuzz, layers, leases, mcp_limits,
+    perf, sdk, security, shared_session, traces, verify_cli,
 };
 
 /// A row's scenario as it runs: started against the gate's environment, it ends judged.
@@ -50,62 +52,14 @@ pub const ROWS: &[RowGate] = &[
     hop2::h2_5_catalogue_change::H2_5,
     hop2::h2_6_handshake_replayed::H2_6,
     hop2::h2_7_limits_on_the_link::H2_7,
-    RowGate {
-        id: "H3.1",
-        file: file!(),
-        scenario: |env| Box::pin(daemon::serve_on_a_squatted_port(env)),
-        judge: daemon::judge_squatted_serve,
-        controls: &[StandIn::Serve],
-    },
-    RowGate {
-        id: "H3.2",
-        file: file!(),
-        scenario: |env| Box::pin(daemon::stopped_daemon_status(env)),
-        judge: daemon::judge_stopped_status,
-        controls: &[StandIn::StatusSaysRunning],
-    },
-    RowGate {
-        id: "H3.3",
-        file: file!(),
-        scenario: |env| Box::pin(daemon::idle_while_attached(env)),
-        judge: daemon::judge_idle_while_attached,
-        controls: &[StandIn::ToolsRefuseAfterWarmUp],
-    },
-    RowGate {
-        id: "H3.4",
-        file: file!(),
-        scenario: |env| Box::pin(daemon::idle_exit_is_reported(env)),
-        judge: daemon::judge_idle_exit,
-        controls: &[StandIn::StatusSaysRunning],
-    },
-    RowGate {
-        id: "H3.5",
-        file: file!(),
-        scenario: |env| Box::pin(daemon::survives_caller_group_sigterm(env)),
-        judge: daemon::judge_caller_group_sigterm,
-        controls: &[StandIn::StatusSaysRunning],
-    },
-    RowGate {
-        id: "H3.6",
-        file: file!(),
-        scenario: |env| Box::pin(daemon::sigkill_reads_died_silently(env)),
-        judge: daemon::judge_sigkill_exit,
-        controls: &[StandIn::StatusSaysRunning],
-    },
-    RowGate {
-        id: "H3.7",
-        file: file!(),
-        scenario: |env| Box::pin(daemon::racing_daemons(env)),
-        judge: daemon::judge_race,
-        controls: &[],
-    },
-    RowGate {
-        id: "H3.8",
-        file: file!(),
-        scenario: |env| Box::pin(daemon::port_held_by_a_connection(env)),
-        judge: daemon::judge_connection_on_the_port,
-        controls: &[],
-    },
+    hop3::h3_1_squatted_serve::H3_1,
+    hop3::h3_2_stopped_status::H3_2,
+    hop3::h3_3_idle_while_attached::H3_3,
+    hop3::h3_4_idle_exit::H3_4,
+    hop3::h3_5_caller_group_sigterm::H3_5,
+    hop3::h3_6_sigkill::H3_6,
+    hop3::h3_7_racing_daemons::H3_7,
+    hop3::h3_8_connection_on_the_port::H3_8,
     RowGate {
         id: "H4.1",
         file: file!(),

@@ -19,7 +19,6 @@ pub mod agent_kit;
 pub mod bridge;
 pub mod compat;
 pub mod cross_site;
-pub mod daemon;
 pub mod durability;
 pub mod fault_segments;
 pub mod fault_trace;
