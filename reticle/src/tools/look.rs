@@ -17,6 +17,7 @@ use super::page::ask;
 use super::refusal::Refusal;
 use crate::bridge::Session;
 use crate::wire::CommandName;
+use crate::wire::state_path::StatePath;
 
 /// How long navigate (and a flow replay, unless its caller gives a bound of its own) waits for
 /// the page to come back on its new document: a dev server compiling a route on its first
@@ -156,15 +157,36 @@ pub(super) async fn inspect(call: &Call<'_>, a: InspectArgs) -> Result<Value, Re
     Ok(json!({ "element": element }))
 }
 
+/// What `reticle_state` says when the page registered no store: how to register one.
+pub const NO_STORE_REGISTERED: &str = "this page registered no store, so there is no app state to read. Register each store once in the app's development build, with registerStore imported from the module that connect() comes from (the daemon's /sdk/reticle.js, or @reticlehq/browser): registerStore('todos', () => useTodosStore().$state) for Pinia, registerStore('app', store.getState) for Redux, registerStore('app', useAppStore.getState) for Zustand; then call reticle_state again";
+
 pub(super) async fn state(call: &Call<'_>, a: StateArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
+    let path = a.path.as_deref().map(StatePath::parse);
     let mut args = Map::new();
     put(&mut args, "store", a.store);
-    put(&mut args, "path", a.path);
+    put(
+        &mut args,
+        "path",
+        path.as_ref().map(|p| p.as_sent().to_string()),
+    );
     put(&mut args, "depth", a.depth);
     let mut result = ask(session, CommandName::StateRead, Value::Object(args)).await?;
-    if result.get("found") == Some(&json!(false)) && result.get("availableKeys").is_none() {
-        result["availableKeys"] = result.get("storeNames").cloned().unwrap_or(json!([]));
+    if result.get("found") == Some(&json!(false)) {
+        if result.get("availableKeys").is_none() {
+            result["availableKeys"] = result.get("storeNames").cloned().unwrap_or(json!([]));
+        }
+        if let Some(path) = path.filter(|p| !p.absence_is_proved(&result)) {
+            result["found"] = Value::Null;
+            result["note"] = json!(path.why_unproved());
+        }
+    }
+    let none_registered = result
+        .get("storeNames")
+        .and_then(Value::as_array)
+        .is_some_and(|names| names.is_empty());
+    if none_registered && result.get("note").is_none() {
+        result["note"] = json!(NO_STORE_REGISTERED);
     }
     Ok(result)
 }

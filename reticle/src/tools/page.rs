@@ -19,6 +19,7 @@ use crate::verdict::Predicate;
 use crate::verdict::predicate::ElementQuery;
 use crate::verdict::probe::{AnimationFacts, ElementFacts, PageProbe, Read, StateFacts};
 use crate::verdict::{CaptureLoss, Observation, ObservedEvent, Window};
+use crate::wire::state_path::StatePath;
 use crate::wire::trace::span;
 use crate::wire::vocabulary::{PROTOCOL_ELEMENT_STATES, STATES_REPORTED};
 use crate::wire::{CommandName, EventFamily};
@@ -379,12 +380,19 @@ impl PageProbe for LivePage {
     }
 
     async fn state(&mut self, store: &str, path: &str) -> Read<StateFacts> {
-        let args = json!({ "store": store, "path": path });
+        let path = StatePath::parse(path);
+        let args = json!({ "store": store, "path": path.as_sent() });
         match self.read(CommandName::StateRead, args).await {
             Read::Seen(result) if !store_registered(&result, store) => Read::Unreadable(format!(
                 "no store named '{store}' is registered in the page (registered: {}): the page must register it (registerStore) before its state can prove anything",
                 result["storeNames"]
             )),
+            Read::Seen(result)
+                if result.get("found") != Some(&Value::Bool(true))
+                    && !path.absence_is_proved(&result) =>
+            {
+                Read::Unreadable(path.why_unproved())
+            }
             Read::Seen(result) => Read::Seen(StateFacts {
                 found: result
                     .get("found")

@@ -6,11 +6,13 @@
 //! - [`vocabulary`]: protocol 1's command names and event types.
 //! - [`limits`]: protocol 1's version, limits and transport bounds.
 //! - [`close`]: why the bridge closes a socket, with its close code and reason.
+//! - [`state_path`]: a store path in the dotted form every protocol 1 page reads.
 //! - [`trace`]: the trace line's event, keys and span names (read by trace checkers).
 
 pub mod close;
 pub mod limits;
 pub mod messages;
+pub mod state_path;
 pub mod status;
 pub mod trace;
 pub mod vocabulary;
