@@ -511,3 +511,113 @@ async fn a_typescript_next_app_wired_by_init_write_passes_next_build() {
     wire(&project, free_port(), "instrumentation-client.ts").await;
     builds_without_the_snippet(&project, ".next/static");
 }
+
+/// Whether `reticle_sessions`, asked through a real `reticle mcp` until `bound`, lists a page on
+/// `url`.
+async fn listed_within(client: &McpClient, url: &str, bound: Duration) -> bool {
+    poll::within(bound, async || {
+        let result = client.call_tool("reticle_sessions", json!({})).await.ok()?;
+        result["structuredContent"]["sessions"]
+            .as_array()?
+            .iter()
+            .any(|s| s["url"].as_str().is_some_and(|u| u.starts_with(url)))
+            .then_some(())
+    })
+    .await
+    .is_some()
+}
+
+/// A tab opened while no daemon runs (its import of the SDK refused) connects by itself once the
+/// daemon starts: the wiring tries the import again. Control: the single-attempt import
+/// `init --write` used to add stays dead after the daemon starts, until the tab is reloaded.
+#[tokio::test]
+async fn a_tab_opened_before_the_daemon_connects_once_the_daemon_starts() {
+    let project = Project::new();
+    project.create_vite("vanilla");
+    let daemon_port = free_port();
+    wire(&project, daemon_port, "src/main.js").await;
+
+    // The old wiring first: one attempt, refused, and never again. (Written before the dev
+    // server starts, so no file-change reload reaches the tab.)
+    let entry = project.dir.join("src/main.js");
+    let wired = std::fs::read_to_string(&entry).unwrap();
+    let original = wired[wired.find("// reticle:end").unwrap()..]
+        .split_once('\n')
+        .unwrap()
+        .1;
+    let once = format!(
+        "if (import.meta.env.DEV) import(/* @vite-ignore */ 'http://127.0.0.1:{daemon_port}/sdk/reticle.js').then((r) => r.connect());\n{original}"
+    );
+    std::fs::write(&entry, once).unwrap();
+    let server = DevServer::start(&project, DevTool::Vite);
+    assert!(server.serving().await, "{} never served a page", server.url);
+    let browser = Browser::launch().await.expect("Chromium launches");
+    let old_tab = browser.open(&server.url).await.expect("the app opens");
+    poll::until("the single import refused", PAGE_BOUND, async || {
+        (!old_tab
+            .console_matching("exception", "dynamically imported module")
+            .is_empty())
+        .then_some(())
+    })
+    .await;
+    let daemon = start_daemon(&project, daemon_port).await;
+    let client = McpClient::start(ProxyOptions::new(daemon_port, project.state.path()))
+        .await
+        .expect("reticle mcp starts");
+    assert!(
+        !listed_within(&client, &server.url, Duration::from_secs(10)).await,
+        "the control's tab connected without a reload: {:?}",
+        old_tab.console()
+    );
+    old_tab.close().await.ok();
+    client.close().await;
+    daemon.shutdown().await;
+
+    // The wiring of today: refused while no daemon runs, connected once one does.
+    std::fs::write(&entry, &wired).unwrap();
+    let tab = browser.open(&server.url).await.expect("the app opens");
+    poll::until(
+        "the wiring's first import refused",
+        PAGE_BOUND,
+        async || {
+            (!tab
+                .console_matching("info", "no daemon answers at")
+                .is_empty())
+            .then_some(())
+        },
+    )
+    .await;
+    let daemon = start_daemon(&project, daemon_port).await;
+    let client = McpClient::start(ProxyOptions::new(daemon_port, project.state.path()))
+        .await
+        .expect("reticle mcp starts");
+    let connected = listed_within(&client, &server.url, Duration::from_secs(30)).await;
+    // The same document connected: nothing reloaded the tab in between.
+    let navigation: String = tab
+        .eval("performance.getEntriesByType('navigation')[0].type")
+        .await
+        .expect("the tab answers");
+    client.close().await;
+    browser.close().await;
+    drop(daemon);
+    assert!(
+        connected,
+        "the tab opened before the daemon never connected: {:?}",
+        tab.console()
+    );
+    assert_eq!(navigation, "navigate", "the tab was reloaded");
+}
+
+/// The project's daemon on `port`, serving the project's workspace.
+async fn start_daemon(project: &Project, port: u16) -> OwnedDaemon {
+    OwnedDaemon::builder()
+        .port(port)
+        .state_dir(project.state.path())
+        .env(
+            reticle::config::env::PROJECT_DIR,
+            project.dir.display().to_string(),
+        )
+        .try_start()
+        .await
+        .expect("the app's daemon starts")
+}

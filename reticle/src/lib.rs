@@ -27,9 +27,12 @@
 //! - [`store`]: atomic writes and bounded directories for `.reticle/` and the state dir.
 //! - [`trace`]: `RETICLE_TRACE` span lines in the daemon log.
 //! - [`verdict`]: predicates, their evaluation over a window and the page, and the verdict.
+//! - [`wiring`]: an app's dev stack and the development-only snippet that loads the served SDK
+//!   (written by `reticle init --write`, read by `reticle doctor` and `reticle_sessions`).
 //! - [`cli`]: the `reticle` command line.
 //!
-//! Dependencies point one way (bottom: `wire`, `config`, `store`, `verdict`, `plane`, `http_get`; top: `http`
+//! Dependencies point one way (bottom: `wire`, `config`, `store`, `verdict`, `plane`, `http_get`,
+//! `wiring`; top: `http`
 //! and `cli`); the rank table and its check are in `reticle/tests/layering.rs`.
 
 pub mod assembly;
@@ -50,6 +53,7 @@ pub mod tools;
 pub mod trace;
 pub mod verdict;
 pub mod wire;
+pub mod wiring;
 
 /// The product version, as reported by `/status` and `reticle version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

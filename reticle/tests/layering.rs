@@ -22,6 +22,9 @@ const RANKS: &[(&str, &[&str])] = &[
     // What the rooms serving on the daemon's HTTP plane share (loopback, the refusal body): a
     // leaf, so the bridge and the MCP endpoint need not reach up into `http` for it.
     ("plane", &[]),
+    // An app's dev stack and the snippet that loads the served SDK: pure reading and planning,
+    // shared by `reticle init`, `reticle doctor` and `reticle_sessions`' next action.
+    ("wiring", &["store"]),
     // A small HTTP/1.1 GET client over one TCP connection, for the `/status` probe and the
     // proxy's daemon stream: a leaf, so neither needs a general HTTP client.
     ("http_get", &[]),
@@ -38,7 +41,7 @@ const RANKS: &[(&str, &[&str])] = &[
     (
         "tools",
         &[
-            "config", "wire", "store", "verdict", "flow", "plane", "daemon", "bridge",
+            "config", "wire", "store", "verdict", "flow", "plane", "daemon", "bridge", "wiring",
         ],
     ),
     ("mcp", &["config", "wire", "daemon", "plane", "tools"]),
@@ -70,7 +73,7 @@ const RANKS: &[(&str, &[&str])] = &[
         "cli",
         &[
             "config", "wire", "store", "flow", "plane", "auth", "daemon", "trace", "probe",
-            "bridge", "tools", "mcp", "proxy", "assembly", "http",
+            "bridge", "tools", "mcp", "proxy", "assembly", "http", "wiring",
         ],
     ),
 ];

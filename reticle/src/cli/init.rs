@@ -2,9 +2,8 @@
 //! arguments (which clients, which scope) and the order of its steps (each client's config, the
 //! app's entry file, the project's `.gitignore`, the pairing token, the PATH check), prints one marked line per step
 //! and the note on loading the SDK, and turns a failed step into a non-zero exit. It must not
-//! start or stop a daemon.
+//! start or stop a daemon. The app's stack and its snippet are the [`crate::wiring`] room's.
 //!
-//! - [`app`]: the app's dev stack, and the development-only snippet that loads the served SDK.
 //! - [`clients`]: the clients it wires, where each keeps its servers in each scope, the entry.
 //! - [`locations`]: those places resolved on this machine (project dir, HOME and the like).
 //! - [`merge`]: merging that entry into an existing JSON config (pure).
@@ -13,7 +12,6 @@
 //! - [`steps`]: each step, done (or planned, in a dry run) and described in one line.
 //! - [`report`]: the marks, the lines and the closing note.
 
-mod app;
 mod clients;
 mod ignore;
 mod locations;

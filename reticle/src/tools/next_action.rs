@@ -1,6 +1,8 @@
 //! What `reticle_sessions` tells an agent to do when no page is connected: a structured
 //! `next_action` chosen from what the daemon can see (the last refusal and its kind, whether a
-//! page was ever connected, and whether the last page's loopback dev server still listens).
+//! page was ever connected, whether the last page's loopback dev server still listens, and
+//! whether the project's app is wired to load the SDK: a wired app whose tab opened before the
+//! daemon needs a reload, not `reticle init`).
 //!
 //! This module chooses and probes; it must not list sessions or change the bridge.
 
@@ -9,6 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::plane::host_is_loopback;
+use crate::wiring::Wiring;
 
 /// How long the dev server gets to accept a connection.
 const DEV_SERVER_PROBE: Duration = Duration::from_millis(500);
@@ -25,7 +28,8 @@ pub enum Action {
     RunInit,
     /// The dev server answers but no tab has the app open: open (or bring back) the app.
     OpenApp,
-    /// A tab's SDK speaks another protocol version: reload it so it loads the daemon's SDK.
+    /// A tab's SDK speaks another protocol version, or a wired app's tab opened before the
+    /// daemon and could not load the SDK: reload it.
     ReloadTab,
 }
 
@@ -38,6 +42,10 @@ pub struct Seen {
     pub gone_url: Option<String>,
     /// Whether that page's dev server accepts connections (None: not probed, not loopback).
     pub dev_server_up: Option<bool>,
+    /// Whether the project's app loads the served SDK (None: not read).
+    pub wiring: Option<Wiring>,
+    /// The port this daemon serves (a wired app may load the SDK from another).
+    pub daemon_port: Option<u16>,
 }
 
 /// The `next_action` object: `{action, instruction, url?, command?}`.
@@ -84,12 +92,47 @@ pub fn choose(seen: &Seen) -> NextAction {
             Some(url.clone()),
             None,
         ),
-        (None, None, _) => step(
-            Action::RunInit,
-            "no page has ever connected: run `reticle init` to wire the app, start its dev server and open it",
-            None,
-            Some("reticle init"),
-        ),
+        (None, None, _) => match &seen.wiring {
+            Some(Wiring::Wired {
+                file,
+                port: Some(wired),
+            }) if seen.daemon_port.is_some_and(|port| port != *wired) => {
+                let port = seen.daemon_port.unwrap_or_default();
+                step(
+                    Action::RunInit,
+                    &format!(
+                        "the app's entry ({}) loads the SDK from the daemon on port {wired}, and this daemon serves port {port}: run `reticle init --write --port {port}`, then reload the app's tab",
+                        file.display()
+                    ),
+                    None,
+                    Some(&format!("reticle init --write --port {port}")),
+                )
+            }
+            Some(Wiring::Wired { file, .. }) => step(
+                Action::ReloadTab,
+                &format!(
+                    "reload the app's tab (or open the app if it is not open): it is wired ({}), but no page has connected since this daemon started; a tab opened before the daemon loads the SDK once reloaded",
+                    file.display()
+                ),
+                None,
+                None,
+            ),
+            Some(Wiring::NotWired { file }) => step(
+                Action::RunInit,
+                &format!(
+                    "no page has ever connected, and the app's entry ({}) does not load the Reticle SDK: run `reticle init --write` to wire it, then open the app",
+                    file.display()
+                ),
+                None,
+                Some("reticle init --write"),
+            ),
+            _ => step(
+                Action::RunInit,
+                "no page has ever connected: run `reticle init --write` to wire the app (or reload the app's tab if it is wired and was open before this daemon started), start its dev server and open it",
+                None,
+                Some("reticle init --write"),
+            ),
+        },
     }
 }
 
@@ -179,8 +222,43 @@ mod tests {
         assert_eq!(reload.url.as_deref(), Some("http://127.0.0.1:5173/"));
         assert_eq!(
             choose(&Seen::default()).command.as_deref(),
-            Some("reticle init")
+            Some("reticle init --write")
         );
+        // A wired app is told to reload its tab, never to run init; an unwired one to run it.
+        let wired = choose(&Seen {
+            wiring: Some(Wiring::Wired {
+                file: "src/main.ts".into(),
+                port: Some(4400),
+            }),
+            ..Seen::default()
+        });
+        assert_eq!(wired.action, Action::ReloadTab);
+        assert!(
+            wired.instruction.starts_with("reload the app's tab"),
+            "{wired:?}"
+        );
+        assert_eq!(wired.command, None);
+        let unwired = choose(&Seen {
+            wiring: Some(Wiring::NotWired {
+                file: "src/main.ts".into(),
+            }),
+            ..Seen::default()
+        });
+        assert_eq!(unwired.action, Action::RunInit);
+        let elsewhere = choose(&Seen {
+            wiring: Some(Wiring::Wired {
+                file: "src/main.ts".into(),
+                port: Some(4400),
+            }),
+            daemon_port: Some(4401),
+            ..Seen::default()
+        });
+        assert_eq!(elsewhere.action, Action::RunInit);
+        assert_eq!(
+            elsewhere.command.as_deref(),
+            Some("reticle init --write --port 4401")
+        );
+        assert!(unwired.instruction.contains("src/main.ts"), "{unwired:?}");
     }
 
     #[tokio::test]

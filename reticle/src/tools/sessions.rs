@@ -66,9 +66,9 @@ pub(super) async fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
             ),
             None => (
                 format!(
-                    "no page has connected to this daemon (port {port}): either the app is not open in a browser, or it does not load the Reticle SDK, or its SDK dials another port"
+                    "no page has connected to this daemon (port {port}) since it started: either the app is not open in a browser, or its tab was open before the daemon started and has not been reloaded, or it does not load the Reticle SDK, or its SDK dials another port"
                 ),
-                "open the app with the SDK connecting to ws://127.0.0.1:<port>/reticle (the port above), then call reticle_sessions again",
+                "open the app (or reload its tab) with the SDK connecting to ws://127.0.0.1:<port>/reticle (the port above), then call reticle_sessions again",
             ),
         };
         answer["why"] = json!(why);
@@ -90,10 +90,24 @@ async fn seen(call: &Call<'_>) -> Seen {
         Some(url) => next_action::dev_server_up(url).await,
         None => None,
     };
+    // Only when no page ever came: whether the app is wired tells a tab opened before the
+    // daemon (reload it) from an app that does not load the SDK (wire it).
+    let wiring = (refused.is_none() && gone_url.is_none())
+        .then(|| {
+            call.ctx
+                .host
+                .workspace
+                .root()
+                .parent()
+                .map(crate::wiring::wiring)
+        })
+        .flatten();
     Seen {
         refused,
         gone_url,
         dev_server_up,
+        wiring,
+        daemon_port: Some(call.ctx.info.port),
     }
 }
 

@@ -9,7 +9,6 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::app::{AppEdit, Detected, detect, plan};
 use super::clients::{COMMAND, Client, Format, SERVER_NAME, command_line, mcp_args};
 use super::locations::ConfigFile;
 use super::merge::{self, Change, ConfigRefusal, Merged};
@@ -18,6 +17,7 @@ use super::report::{Mark, Step, TokenSource};
 use crate::auth::token::{PairingToken, TOKEN_FILE, TokenError, TokenSource as TokenOrigin};
 use crate::config::env;
 use crate::daemon::StateDir;
+use crate::wiring::{AppEdit, Detected, detect, plan};
 
 /// Writes (or, in a dry run, plans) Reticle's entry in the client's config `file`.
 pub fn wire_client(file: &ConfigFile, port: u16, dry_run: bool) -> Step {

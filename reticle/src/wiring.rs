@@ -1,9 +1,11 @@
-//! Wiring the app itself: detect the project's dev stack (Vite, Next.js, plain HTML; anything
-//! else is named as unsupported with the manual line) and plan the development-only snippet that
-//! loads the daemon's served SDK, in the entry file that stack runs first. The snippet sits
-//! between marker comments, so a second run finds it and changes nothing. Detection and planning
-//! are pure (file contents in, an [`AppEdit`] out); `steps::wire_app` writes. This module must
-//! not write files, and must never put the snippet where a production build would keep it.
+//! Wiring an app: detect the project's dev stack (Vite, Next.js, plain HTML; anything else is
+//! named as unsupported with the manual line), plan the development-only snippet that loads the
+//! daemon's served SDK in the entry file that stack runs first, and tell whether a project is
+//! wired. The snippet sits between marker comments, so a second run finds it and changes
+//! nothing; until the daemon answers it tries the import again, so a tab opened before the
+//! daemon connects by itself. Detection and planning are pure (file contents in, an [`AppEdit`]
+//! out); `reticle init --write` writes. This room must not write files, and must never put the
+//! snippet where a production build would keep it.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -46,33 +48,63 @@ impl Stack {
     /// held in a variable, never written as the import's literal specifier: a type checker
     /// (`tsc`, `vue-tsc`, `next build`) resolves a literal specifier as a module and fails the
     /// build (TS2307) on a URL; a variable leaves the import typed `any` and compiles alike in
-    /// JavaScript and TypeScript.
+    /// JavaScript and TypeScript. A failed import is tried again ([`retrying_import`]).
     pub fn snippet(&self, port: u16) -> String {
         let url = format!("http://127.0.0.1:{port}/sdk/reticle.js");
         match self {
             Stack::Vite { .. } => format!(
                 "// {BEGIN}: added by `reticle init --write`; Vite keeps it in development only\n\
-                 if (import.meta.env.DEV) {{\n\
-                 \x20 const reticleSdk = '{url}';\n\
-                 \x20 import(/* @vite-ignore */ reticleSdk).then((sdk) => sdk.connect());\n\
-                 }}\n\
-                 // {END}\n"
+                 if (import.meta.env.DEV) {{\n{}}}\n\
+                 // {END}\n",
+                retrying_import(&url, "/* @vite-ignore */ ", "  ")
             ),
             Stack::Next { .. } => format!(
                 "// {BEGIN}: added by `reticle init --write`; Next.js keeps it in development only\n\
-                 if (process.env.NODE_ENV === 'development') {{\n\
-                 \x20 const reticleSdk = '{url}';\n\
-                 \x20 import(/* webpackIgnore: true */ /* turbopackIgnore: true */ reticleSdk).then((sdk) => sdk.connect());\n\
-                 }}\n\
-                 // {END}\n"
+                 if (process.env.NODE_ENV === 'development') {{\n{}}}\n\
+                 // {END}\n",
+                retrying_import(
+                    &url,
+                    "/* webpackIgnore: true */ /* turbopackIgnore: true */ ",
+                    "  "
+                )
             ),
             Stack::PlainHtml { .. } => format!(
                 "<!-- {BEGIN}: added by `reticle init --write`; it loads only on a loopback host -->\n\
-                 <script type=\"module\">if (['localhost', '127.0.0.1', '[::1]'].includes(location.hostname)) import('{url}').then((sdk) => sdk.connect());</script>\n\
-                 <!-- {END} -->\n"
+                 <script type=\"module\">\n\
+                 if (['localhost', '127.0.0.1', '[::1]'].includes(location.hostname)) {{\n{}}}\n\
+                 </script>\n\
+                 <!-- {END} -->\n",
+                retrying_import(&url, "", "  ")
             ),
         }
     }
+}
+
+/// The most a failed import waits before it is tried again, in milliseconds.
+pub const RETRY_CAP_MS: u32 = 2000;
+
+/// The statements that load the SDK from `url` and connect it, trying again (every 250 ms more,
+/// up to [`RETRY_CAP_MS`]) while the daemon does not answer, each line led by `indent`. Each
+/// attempt asks for a URL of its own (`?attempt=N`): a browser keeps a failed module import and
+/// would answer the same URL with the same failure. The first failure says so once on the
+/// console. `hint` is the bundler's comment that leaves the import alone.
+fn retrying_import(url: &str, hint: &str, indent: &str) -> String {
+    [
+        format!("const reticleSdk = '{url}';"),
+        "const loadReticle = (attempt = 0) => {".to_string(),
+        format!("  import({hint}`${{reticleSdk}}?attempt=${{attempt}}`).then("),
+        "    (sdk) => sdk.connect(),".to_string(),
+        "    () => {".to_string(),
+        "      if (attempt === 0) console.info(`reticle: no daemon answers at ${reticleSdk} yet; trying again until one does`);".to_string(),
+        format!("      setTimeout(() => loadReticle(attempt + 1), Math.min(250 * (attempt + 1), {RETRY_CAP_MS}));"),
+        "    },".to_string(),
+        "  );".to_string(),
+        "};".to_string(),
+        "loadReticle();".to_string(),
+    ]
+    .iter()
+    .map(|line| format!("{indent}{line}\n"))
+    .collect()
 }
 
 /// What `reticle init` found the project to be.
@@ -305,6 +337,55 @@ fn marked_block(text: &str) -> Option<(usize, usize)> {
     Some((start, end))
 }
 
+/// Whether a project's app loads the daemon's served SDK.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wiring {
+    /// The stack's entry file holds Reticle's snippet, for the daemon on `port`.
+    Wired { file: PathBuf, port: Option<u16> },
+    /// The stack was found, and its entry file does not hold the snippet.
+    NotWired { file: PathBuf },
+    /// Nothing can be told: no app, a stack `reticle init` does not wire, an unreadable file.
+    Unknown(String),
+}
+
+/// Reads the project's entry file and says whether it is wired.
+pub fn wiring(project: &Path) -> Wiring {
+    let stack = match detect(project) {
+        Detected::Supported(stack) => stack,
+        Detected::NoApp => {
+            return Wiring::Unknown(
+                "no app found (no package.json naming Vite or Next.js, no index.html)".into(),
+            );
+        }
+        Detected::Unsupported(why) => return Wiring::Unknown(why),
+        Detected::Unreadable { file, why } => {
+            return Wiring::Unknown(format!("{} {why}", file.display()));
+        }
+    };
+    let file = stack.file().to_path_buf();
+    match read(project, &file.to_string_lossy()) {
+        Ok(Some(text)) => match marked_block(&text) {
+            Some((start, end)) => Wiring::Wired {
+                port: block_port(&text[start..end]),
+                file,
+            },
+            None => Wiring::NotWired { file },
+        },
+        Ok(None) => Wiring::NotWired { file },
+        Err(_) => Wiring::Unknown(format!("{} cannot be read", file.display())),
+    }
+}
+
+/// The daemon port a snippet loads the SDK from (`http://127.0.0.1:<port>/sdk/reticle.js`).
+fn block_port(block: &str) -> Option<u16> {
+    let at = block.find("127.0.0.1:")? + "127.0.0.1:".len();
+    let digits: String = block[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
 fn read(project: &Path, relative: &str) -> Result<Option<String>, Detected> {
     let path = project.join(relative);
     crate::store::read_if_present(&path)
@@ -456,6 +537,62 @@ mod tests {
         };
         assert!(replaced && moved.contains("127.0.0.1:4401") && !moved.contains(":4400"));
         assert!(moved.ends_with(original));
+    }
+
+    #[test]
+    fn a_project_is_told_wired_by_its_entry_and_the_port_is_read_back() {
+        let vite = project(&[
+            ("package.json", r#"{"devDependencies":{"vite":"^8.3.4"}}"#),
+            ("index.html", VITE_PAGE),
+            ("src/main.js", "console.log(1)\n"),
+        ]);
+        assert_eq!(
+            wiring(vite.path()),
+            Wiring::NotWired {
+                file: "src/main.js".into()
+            }
+        );
+        let stack = Stack::Vite {
+            entry: "src/main.js".into(),
+        };
+        let AppEdit::Change { text, .. } = plan(&stack, Some("console.log(1)\n"), 4411) else {
+            panic!("the snippet is added")
+        };
+        std::fs::write(vite.path().join("src/main.js"), text).unwrap();
+        assert_eq!(
+            wiring(vite.path()),
+            Wiring::Wired {
+                file: "src/main.js".into(),
+                port: Some(4411)
+            }
+        );
+        assert!(matches!(wiring(project(&[]).path()), Wiring::Unknown(_)));
+    }
+
+    #[test]
+    fn every_snippet_retries_with_a_fresh_url_and_never_imports_a_literal_url() {
+        let stacks = [
+            Stack::Vite {
+                entry: "src/main.ts".into(),
+            },
+            Stack::Next {
+                entry: "instrumentation-client.ts".into(),
+            },
+            Stack::PlainHtml {
+                page: "index.html".into(),
+            },
+        ];
+        for stack in stacks {
+            let snippet = stack.snippet(4400);
+            assert!(snippet.contains("?attempt=${attempt}"), "{snippet}");
+            assert!(
+                snippet.contains("setTimeout(() => loadReticle(attempt + 1)"),
+                "{snippet}"
+            );
+            assert!(!snippet.contains("import('"), "{snippet}");
+            assert!(!snippet.contains("import(\""), "{snippet}");
+            assert_eq!(block_port(&snippet), Some(4400));
+        }
     }
 
     #[test]
