@@ -8,6 +8,7 @@
 //! nemesis holds a fault until the history shows a call in flight under it (never a clock), and
 //! the judge counts the same calls.
 
+use reticle::mcp::jsonrpc::{LostPopulation, Ran};
 use serde_json::Value;
 
 use crate::fault;
@@ -306,7 +307,7 @@ fn in_flight_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
                 format!("call {id} finished before the drop reached it, so it proves nothing"),
             ));
         }
-        if answer.value["population"] != "in_flight_lost" {
+        if answer.value["population"] != LostPopulation::InFlightLost.as_str() {
             return Ok(Judgement::new(
                 RowOutcome::Silent,
                 format!(
@@ -315,7 +316,7 @@ fn in_flight_checked(ops: &[Op]) -> Result<Judgement, Judgement> {
                 ),
             ));
         }
-        if answer.value["ran"] != "unknown" || answer.op_type != OpType::Info {
+        if answer.value["ran"] != Ran::Unknown.as_str() || answer.op_type != OpType::Info {
             return Ok(Judgement::new(
                 RowOutcome::Silent,
                 format!(

@@ -6,11 +6,14 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
+/// The variable naming the `reticle` binary under test.
+pub const BIN_VAR: &str = "RETICLE_BIN";
+
 /// The `reticle` binary every gate runs.
 pub fn reticle() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        if let Some(path) = std::env::var_os("RETICLE_BIN").filter(|p| !p.is_empty()) {
+        if let Some(path) = std::env::var_os(BIN_VAR).filter(|p| !p.is_empty()) {
             return PathBuf::from(path);
         }
         let dir = target_dir();

@@ -6,6 +6,7 @@
 
 use gates::scenarios::security::{self, resident_kb};
 use harness::OwnedDaemon;
+use reticle::config::env;
 
 const SESSIONS: usize = 32;
 const FRAMES: usize = 12;
@@ -13,8 +14,8 @@ const FRAMES: usize = 12;
 #[tokio::main]
 async fn main() {
     let daemon = OwnedDaemon::builder()
-        .env("RETICLE_HARNESS_ROUTES", "1")
-        .env("RETICLE_MAX_EVENTS_PER_SECOND", "100000")
+        .env(env::HARNESS_ROUTES, "1")
+        .env(env::MAX_EVENTS_PER_SECOND, "100000")
         .start()
         .await;
     let token = daemon.token();

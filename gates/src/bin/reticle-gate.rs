@@ -121,7 +121,7 @@ async fn gate(args: RunArgs) -> ExitCode {
         Err(sentence) => return usage(&sentence),
     };
     // SAFETY: set before any thread reads the environment.
-    unsafe { std::env::set_var("RETICLE_BIN", &reticle) };
+    unsafe { std::env::set_var(harness::binaries::BIN_VAR, &reticle) };
     if let Some(url) = &args.toxiproxy {
         // SAFETY: as above; the nemesis reads it when a scenario starts.
         unsafe { std::env::set_var(gates::nemesis::TOXIPROXY_URL, url) };

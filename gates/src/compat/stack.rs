@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use harness::browser::Tab;
 use harness::{Browser, FixtureApp, McpClient, OwnedDaemon, ProxyOptions};
+use reticle::config::env;
 use serde_json::{Value, json};
 
 use super::Sdk;
@@ -72,7 +73,7 @@ impl Stack {
         let project = tempfile::tempdir().map_err(|e| e.to_string())?;
         let daemon = OwnedDaemon::builder()
             .env(
-                "RETICLE_PROJECT_DIR",
+                env::PROJECT_DIR,
                 project.path().to_string_lossy().to_string(),
             )
             .try_start()

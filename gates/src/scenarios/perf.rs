@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use harness::{OwnedDaemon, RawMcp};
+use reticle::config::env;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -188,7 +189,7 @@ fn mib(kb: Option<u64>) -> Result<f64, String> {
 pub async fn measure(env: &GateEnv) -> Result<Measured, String> {
     let state = tempfile::tempdir().map_err(|e| e.to_string())?;
     let daemon = OwnedDaemon::builder()
-        .env("RETICLE_FIRST_SESSION_WAIT_MS", "0")
+        .env(env::FIRST_SESSION_WAIT_MS, "0")
         .try_start()
         .await?;
     let mut mcp = RawMcp::start(proxy_options(env, daemon.port(), state.path()));

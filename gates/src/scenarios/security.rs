@@ -14,6 +14,7 @@ use harness::cli::{self, Ran as CliRan};
 use harness::ports::pid_alive;
 use harness::wire_page::{Responder, WirePage};
 use harness::{BridgeClient, McpClient, OwnedDaemon, ProxyOptions, free_port, marker, poll};
+use reticle::config::env;
 use serde_json::json;
 
 use super::kit;
@@ -257,8 +258,8 @@ fn token_cases() -> Vec<TokenCase> {
         TokenCase {
             f: "serve_oversized_file_and_empty_variable",
             file: Some("a".repeat(600)),
-            set: &[("RETICLE_TOKEN", "")],
-            names: &["RETICLE_TOKEN"],
+            set: &[(env::TOKEN, "")],
+            names: &[env::TOKEN],
         },
         TokenCase {
             f: "serve_oversized_token_file",
@@ -275,14 +276,14 @@ fn token_cases() -> Vec<TokenCase> {
         TokenCase {
             f: "serve_empty_token_variable",
             file: None,
-            set: &[("RETICLE_TOKEN", "")],
-            names: &["RETICLE_TOKEN"],
+            set: &[(env::TOKEN, "")],
+            names: &[env::TOKEN],
         },
         TokenCase {
             f: "serve_beyond_loopback_with_empty_token",
             file: Some("0123456789abcdef0123456789abcdef0123456789abcdef".into()),
-            set: &[("RETICLE_TOKEN", ""), ("RETICLE_HOST", "0.0.0.0")],
-            names: &["RETICLE_TOKEN"],
+            set: &[(env::TOKEN, ""), (env::HOST, "0.0.0.0")],
+            names: &[env::TOKEN],
         },
     ]
 }
@@ -454,7 +455,7 @@ pub fn judge_state_dir(ops: &[Op]) -> Judgement {
         let shared = fault.value["shared"].as_str().unwrap_or("?");
         Ok(worst(vec![
             judge::must_surface(ops, "serve_shared_dir", &[shared]),
-            judge::must_surface(ops, "serve_without_home", &["HOME", "RETICLE_STATE_DIR"]),
+            judge::must_surface(ops, "serve_without_home", &["HOME", env::STATE_DIR]),
             judge::must_surface(ops, "serve_through_link", &["link"]),
         ]))
     })
@@ -737,7 +738,7 @@ pub async fn capsules_hold_no_secrets(env: &GateEnv) -> Ran {
         return could_not_start(history, FAULT, "no temporary dir");
     };
     let builder = OwnedDaemon::builder().env(
-        "RETICLE_PROJECT_DIR",
+        env::PROJECT_DIR,
         project.path().to_string_lossy().to_string(),
     );
     let (daemon, token) = match super::kit::daemon(builder).await {
@@ -913,8 +914,8 @@ pub async fn ring_memory_is_bounded(_env: &GateEnv) -> Ran {
     const FAULT: &str = "worst_case_frames";
     let history = History::new();
     let builder = OwnedDaemon::builder()
-        .env("RETICLE_HARNESS_ROUTES", "1")
-        .env("RETICLE_MAX_EVENTS_PER_SECOND", "100000");
+        .env(env::HARNESS_ROUTES, "1")
+        .env(env::MAX_EVENTS_PER_SECOND, "100000");
     let (daemon, token) = match super::kit::daemon(builder).await {
         Ok(started) => started,
         Err(why) => return could_not_start(history, FAULT, &why),

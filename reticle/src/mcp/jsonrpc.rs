@@ -55,6 +55,26 @@ pub enum LostPopulation {
     OwedAtExit,
 }
 
+impl LostPopulation {
+    /// Every population, in the order a call can meet them.
+    pub const ALL: [LostPopulation; 4] = [
+        LostPopulation::InFlightLost,
+        LostPopulation::NeverSent,
+        LostPopulation::PostFailed,
+        LostPopulation::OwedAtExit,
+    ];
+
+    /// The wire word (its `serde` spelling), for logs and for judges reading an answer.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            LostPopulation::InFlightLost => "in_flight_lost",
+            LostPopulation::NeverSent => "never_sent",
+            LostPopulation::PostFailed => "post_failed",
+            LostPopulation::OwedAtExit => "owed_at_exit",
+        }
+    }
+}
+
 /// Whether a call answered [`TRANSPORT_LOST`] ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -63,6 +83,16 @@ pub enum Ran {
     No,
     /// It may or may not have run.
     Unknown,
+}
+
+impl Ran {
+    /// The wire word (its `serde` spelling).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Ran::No => "no",
+            Ran::Unknown => "unknown",
+        }
+    }
 }
 
 /// What kind of message a valid JSON-RPC object is.
@@ -283,6 +313,16 @@ mod tests {
             assert_eq!(serde_json::to_value(population).unwrap(), word);
         }
         assert_eq!(serde_json::to_value(Ran::No).unwrap(), "no");
+        // The words judges and logs use are the serde words.
+        for population in LostPopulation::ALL {
+            assert_eq!(
+                serde_json::to_value(population).unwrap(),
+                population.as_str()
+            );
+        }
+        for ran in [Ran::No, Ran::Unknown] {
+            assert_eq!(serde_json::to_value(ran).unwrap(), ran.as_str());
+        }
     }
 
     fn code(text: &str) -> i32 {

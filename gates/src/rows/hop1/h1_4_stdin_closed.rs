@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use harness::{Stage, poll};
+use reticle::mcp::jsonrpc::LostPopulation;
 use reticle::proxy::events as proxy_events;
 use serde_json::{Value, json};
 
@@ -154,7 +155,9 @@ pub fn judge_stdin_closed(ops: &[Op]) -> Judgement {
     }
     for id in &long {
         match answer(id) {
-            Some(op) if op.value["population"] == "owed_at_exit" && logged.contains(id) => {}
+            Some(op)
+                if op.value["population"] == LostPopulation::OwedAtExit.as_str()
+                    && logged.contains(id) => {}
             other => {
                 return Judgement::new(
                     RowOutcome::Silent,

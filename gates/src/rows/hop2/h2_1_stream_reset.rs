@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use harness::{OwnedDaemon, poll};
+use reticle::mcp::jsonrpc::LostPopulation;
 use serde_json::json;
 use toxics::ToxicSpec;
 use toxics::toxic::ResetPeer;
@@ -90,8 +91,10 @@ pub async fn stream_reset_mid_call(env: &GateEnv) -> Ran {
 /// H2.1's judge, from the history alone: the marked call answered -32001 `in_flight_lost`
 /// saying the link dropped and that it may or may not have run, then the link served again.
 pub fn judge_stream_reset(ops: &[Op]) -> Judgement {
-    let in_flight_lost =
-        Surfacing::answered("in_flight_lost", &["dropped", "may or may not have run"]);
+    let in_flight_lost = Surfacing::answered(
+        LostPopulation::InFlightLost,
+        &["dropped", "may or may not have run"],
+    );
     judge_surfaced_then_recovered(ops, &in_flight_lost)
 }
 

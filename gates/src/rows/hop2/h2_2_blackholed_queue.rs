@@ -2,6 +2,7 @@
 //! `never_sent` at the queue bound, and the link serves again. Its scenario and judge.
 
 use harness::OwnedDaemon;
+use reticle::mcp::jsonrpc::LostPopulation;
 use serde_json::json;
 use toxics::ToxicSpec;
 use toxics::toxic::Timeout;
@@ -61,7 +62,7 @@ pub async fn blackholed_daemon_queue(env: &GateEnv) -> Ran {
 /// H2.2's judge, from the history alone: the marked call answered -32001 `never_sent` saying it
 /// did not run, then the link served again.
 pub fn judge_blackholed_queue(ops: &[Op]) -> Judgement {
-    let never_sent = Surfacing::answered("never_sent", &["did not run"]);
+    let never_sent = Surfacing::answered(LostPopulation::NeverSent, &["did not run"]);
     judge_surfaced_then_recovered(ops, &never_sent)
 }
 

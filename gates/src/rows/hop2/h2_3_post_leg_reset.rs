@@ -2,6 +2,7 @@
 //! `post_failed`, the stream never drops, and the link serves again. Its scenario and judge.
 
 use harness::OwnedDaemon;
+use reticle::mcp::jsonrpc::LostPopulation;
 use reticle::proxy::events as proxy_events;
 use serde_json::json;
 use toxics::ToxicSpec;
@@ -94,7 +95,8 @@ pub fn judge_post_leg_reset(ops: &[Op]) -> Judgement {
         .and_then(|o| o.value["during"].as_u64())
         .unwrap_or(0);
     let post_failed =
-        Surfacing::answered("post_failed", &["still up"]).belied_by((outages > 0).then(|| {
+        Surfacing::answered(LostPopulation::PostFailed, &["still up"])
+            .belied_by((outages > 0).then(|| {
             format!(
                 "the answer said the link was still up, but the proxy logged {outages} outage(s)"
             )

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use harness::ports::listeners;
 use harness::{Stage, poll};
+use reticle::mcp::jsonrpc::LostPopulation;
 use serde_json::{Value, json};
 
 use super::{Surfacing, judge_surfaced_then_recovered};
@@ -86,7 +87,7 @@ pub fn judge_squatter(ops: &[Op]) -> Judgement {
         .map(|v| v["listeners"].clone())
         .unwrap_or_default();
     let never_sent = Surfacing::answered(
-        "never_sent",
+        LostPopulation::NeverSent,
         &[
             &format!("port {port}"),
             &format!("pid {pid}"),

@@ -11,6 +11,8 @@ pub mod h2_5_catalogue_change;
 pub mod h2_6_handshake_replayed;
 pub mod h2_7_limits_on_the_link;
 
+use reticle::mcp::jsonrpc::LostPopulation;
+
 use crate::history::{History, Op};
 use crate::judge::{self, Judgement, RowOutcome};
 use crate::scenarios::agent::Agent;
@@ -23,7 +25,7 @@ use crate::scenarios::proxied::ProxiedDaemon;
 /// How the marked call of a hop 1 or 2 row must be answered, and what else can belie it.
 struct Surfacing {
     /// The -32001 population it must be answered as.
-    population: &'static str,
+    population: LostPopulation,
     /// What its failing answer must name.
     names: Vec<String>,
     /// What the harness saw that belies a surfaced answer, if anything: the row is then silent.
@@ -34,7 +36,7 @@ struct Surfacing {
 
 impl Surfacing {
     /// A failing answer as the -32001 `population`, naming every one of `names`.
-    fn answered(population: &'static str, names: &[&str]) -> Self {
+    fn answered(population: LostPopulation, names: &[&str]) -> Self {
         Self {
             population,
             names: names.iter().map(|n| n.to_string()).collect(),
@@ -94,7 +96,7 @@ fn judge_surfaced_then_recovered(ops: &[Op], surfacing: &Surfacing) -> Judgement
     if verdict.outcome != RowOutcome::Surfaced {
         return verdict;
     }
-    let population = surfacing.population;
+    let population = surfacing.population.as_str();
     let answered = judge::answers_to(ops, call);
     let said = answered
         .first()

@@ -337,7 +337,7 @@ impl Supervisor {
             if posting {
                 if let Some(call) = self.book.take(seq) {
                     let answer = loss.answer(&call.client_id, self.port);
-                    self.answer_call(&call, "in_flight_lost", answer);
+                    self.answer_call(&call, loss.population.as_str(), answer);
                     lost.push(seq);
                 }
             } else if let Some(call) = self.book.get_mut(seq) {

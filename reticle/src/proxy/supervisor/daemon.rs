@@ -142,7 +142,7 @@ impl Supervisor {
             let loss = LinkLoss::post_failed(self.port, reason, reached);
             self.answer_call(
                 &call,
-                "post_failed",
+                loss.population.as_str(),
                 loss.answer(&call.client_id, self.port),
             );
         }

@@ -98,7 +98,8 @@ impl Supervisor {
             let answer = jsonrpc::result_response(&call.client_id, result);
             return self.answer_call(&call, "catalogue_cache", answer);
         }
-        self.answer_call(&call, "never_sent", loss.answer(&call.client_id, self.port));
+        let how = loss.population.as_str();
+        self.answer_call(&call, how, loss.answer(&call.client_id, self.port));
     }
 
     pub(super) fn answer_call(&mut self, call: &Call, how: &str, answer: Value) {
