@@ -95,6 +95,8 @@ fn shared_limits() -> BTreeMap<&'static str, (&'static str, u64)> {
 
 /// `Limits` entries the daemon does not check: what the SDK's own API accepts.
 const SDK_ONLY_LIMITS: &[&str] = &["MAX_STORE_NAME", "MAX_SIGNAL_NAME"];
+/// Constants of `limits.rs` the SDK spells as scalars of the same name, compared by value.
+const SHARED_SCALARS: &[&str] = &["WS_PATH"];
 /// Daemon limits the SDK does not need to know: the daemon's own close frames, capacity,
 /// timeouts and rate cap, none of which a page can stay inside by choice.
 const DAEMON_ONLY_LIMITS: &[&str] = &[
@@ -104,6 +106,7 @@ const DAEMON_ONLY_LIMITS: &[&str] = &[
     "MAX_PENDING_HANDSHAKES",
     "HELLO_TIMEOUT",
     "LIVENESS_BOUND",
+    "FROZEN_DOCUMENT_BOUND",
     "COMMAND_TIMEOUT",
     "MAX_EVENTS_PER_SECOND",
 ];
@@ -292,6 +295,14 @@ fn compare(js: &str, limits_rs: &str) -> Result<Vec<String>, String> {
         ));
     }
 
+    let ws_path = scalar(js, "WS_PATH")?;
+    if ws_path != JsValue::Text(limits::WS_PATH.to_string()) {
+        differences.push(format!(
+            "socket path: sdk {ws_path:?}, daemon {:?}",
+            limits::WS_PATH
+        ));
+    }
+
     let js_kinds = texts(&frozen_object(js, "MessageKind")?, "MessageKind")?;
     let rust_kinds = rust_message_kinds();
     if js_kinds != rust_kinds {
@@ -414,6 +425,7 @@ fn compare(js: &str, limits_rs: &str) -> Result<Vec<String>, String> {
         .values()
         .map(|(rust, _)| *rust)
         .chain(DAEMON_ONLY_LIMITS.iter().copied())
+        .chain(SHARED_SCALARS.iter().copied())
         .collect();
     for line in limits_rs.lines() {
         let Some(name) = line
@@ -482,6 +494,10 @@ fn control_every_kind_of_edit_to_protocol_js_is_caught() {
             "MAX_ADAPTERS: 32,\n  MAX_SESSIONS: 32,",
         ),
         ("export const MessageKind", "export const MessageKinds"),
+        (
+            "export const WS_PATH = '/reticle';",
+            "export const WS_PATH = '/bridge';",
+        ),
     ];
     for (from, to) in edits {
         assert!(
