@@ -172,7 +172,7 @@ pub async fn stand_in_broken_trace_on_the_bridge(real: &Path) -> Control {
         .chain(scenarios::traces::BROKEN_TRACE)
         .copied()
         .collect();
-    let ran = scenarios::bridge::tab_closed_mid_command_with(
+    let ran = crate::rows::hop4::h4_3_tab_closed_mid_command::tab_closed_mid_command_with(
         &GateEnv {
             reticle: real.to_path_buf(),
         },
@@ -294,7 +294,7 @@ pub async fn stand_in_report_without_a_layer() -> Control {
 /// `ok:false` "app failed": the page's loss blamed on the app, the wrong verdict H4.3 exists to
 /// prevent. Run through H4.3's checker against a real daemon, it must be scored silent.
 pub async fn stand_in_page_blames_the_app() -> Control {
-    let ran = scenarios::bridge::stand_in_page_blames_the_app().await;
+    let ran = crate::rows::hop4::h4_3_tab_closed_mid_command::stand_in_page_blames_the_app().await;
     Control::of(
         "stand-in page answers ok:false \"app failed\" as its tab closes",
         "H4.3",

@@ -128,7 +128,8 @@ async fn a_missing_origin_is_let_in_only_to_present_the_token() {
     wait_session(&client, "bare-with-token").await;
 }
 
-/// H4.5 through its gate scenario (`gates::scenarios::bridge::opaque_origins_accepted`): with
+/// H4.5 through its gate scenario
+/// (`gates::rows::hop4::h4_5_opaque_origins::opaque_origins_accepted`): with
 /// `RETICLE_ALLOWED_ORIGINS=tauri://localhost,file://` a page from each, with the token, is a
 /// drivable session; an unlisted opaque origin is refused; control: a daemon without the list
 /// refuses both.
@@ -137,10 +138,10 @@ async fn h4_5_opaque_origins_are_accepted_when_listed_verbatim() {
     common::row_meets_target("H4.5").await;
 }
 
-/// H4.2 through its gate scenario (`gates::scenarios::bridge::another_projects_page`): project
-/// beta's page, with beta's real token, at alpha's daemon is closed 1008 naming both projects;
-/// controls: each page is admitted by its own project's daemon. Finer: the sentence tells the
-/// user what to do.
+/// H4.2 through its gate scenario
+/// (`gates::rows::hop4::h4_2_another_projects_page::another_projects_page`): project beta's page,
+/// with beta's real token, at alpha's daemon is closed 1008 naming both projects; controls: each
+/// page is admitted by its own project's daemon. Finer: the sentence tells the user what to do.
 #[tokio::test]
 async fn h4_2_another_projects_page_is_told_which_project_answers() {
     let ran = common::row_meets_target("H4.2").await;

@@ -210,9 +210,10 @@ async fn results_match_by_id_out_of_order_and_a_silent_page_times_out() {
     .await;
 }
 
-/// H4.4 through its gate scenario (`gates::scenarios::bridge::reaped_session_is_revived`): a
-/// session idle past the reaper bound is revived by the next command, which is answered; control:
-/// under the default bound a fresh session is not idle and revives nothing.
+/// H4.4 through its gate scenario
+/// (`gates::rows::hop4::h4_4_reaped_session::reaped_session_is_revived`): a session idle past the
+/// reaper bound is revived by the next command, which is answered; control: under the default bound
+/// a fresh session is not idle and revives nothing.
 #[tokio::test]
 async fn h4_4_the_reaper_marks_a_quiet_session_idle_and_the_next_command_revives_it() {
     common::row_meets_target("H4.4").await;

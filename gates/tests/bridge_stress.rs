@@ -50,9 +50,10 @@ async fn counters(client: &BridgeClient, id: &str) -> Value {
     client.session(id).await.expect("session connected")["counters"].clone()
 }
 
-/// H4.6 through its gate scenario (`gates::scenarios::bridge::hostile_frames`): malformed frames
-/// closed 1008, an oversized one 1009, a flood over the cap dropped and counted, never closed, and
-/// after each the daemon and a bystander still answer. The tests below cover every case finer.
+/// H4.6 through its gate scenario (`gates::rows::hop4::h4_6_hostile_frames::hostile_frames`):
+/// malformed frames closed 1008, an oversized one 1009, a flood over the cap dropped and counted,
+/// never closed, and after each the daemon and a bystander still answer. The tests below cover
+/// every case finer.
 #[tokio::test]
 async fn h4_6_hostile_frames_close_their_socket_and_the_bystander_lives_on() {
     common::row_meets_target("H4.6").await;

@@ -211,7 +211,7 @@ async fn two_tabs_are_two_sessions_and_closing_one_leaves_the_other_drivable() {
     assert_eq!(rig.client.status().await["sessionCount"], 1);
 }
 
-/// H4.3 with a real tab, through its gate scenario (`bridge::tab_closed_mid_command`): closed
+/// H4.3 with a real tab, through its gate scenario (`h4_3_tab_closed_mid_command`): closed
 /// while a command is in flight, the command resolves as `observation_lost`, never `ok:false`.
 /// Its daemon is traced and served a tool call after the fault, so its trace had spans to check.
 #[tokio::test]

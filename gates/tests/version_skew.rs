@@ -14,10 +14,10 @@ use serde_json::json;
 const BOUND: Duration = Duration::from_secs(10);
 const ORIGIN: Option<&str> = Some("http://localhost:5173");
 
-/// H4.1 through its gate scenario (`gates::scenarios::bridge::version_mismatch`): a raw page's
-/// version 2 hello is closed 1008 naming both versions and listed by `reticle status`, our SDK
-/// (its hello rewritten to version 2) warns once and backs off, and the control (the same hello
-/// at version 1) becomes a session. Finer: `/status` records the refusal field by field.
+/// H4.1 through its gate scenario (`gates::rows::hop4::h4_1_version_mismatch::version_mismatch`): a
+/// raw page's version 2 hello is closed 1008 naming both versions and listed by `reticle status`,
+/// our SDK (its hello rewritten to version 2) warns once and backs off, and the control (the same
+/// hello at version 1) becomes a session. Finer: `/status` records the refusal field by field.
 #[tokio::test]
 async fn h4_1_another_protocol_version_is_refused_naming_both_and_listed_in_status() {
     let ran = common::row_meets_target("H4.1").await;

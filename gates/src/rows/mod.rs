@@ -9,6 +9,8 @@ pub mod hop2;
 
 pub mod hop3;
 
+pub mod hop4;
+
 use std::future::Future;
 use std::pin::Pin;
 
@@ -16,8 +18,8 @@ use crate::controls::StandIn;
 use crate::history::{History, Op};
 use crate::judge::{Judgement, RowOutcome};
 use crate::scenarios::{
-    GateEnv, Ran, bridge, compat, cross_site, durability, flows, fuzz, layers, leases, mcp_limits,
-    perf, sdk, security, shared_session, traces, verify_cli,
+    GateEnv, Ran, compat, cross_site, durability, flows, fuzz, layers, leases, mcp_limits, perf,
+    sdk, security, shared_session, traces, verify_cli,
 };
 
 /// A row's scenario as it runs: started against the gate's environment, it ends judged.
@@ -60,48 +62,12 @@ pub const ROWS: &[RowGate] = &[
     hop3::h3_6_sigkill::H3_6,
     hop3::h3_7_racing_daemons::H3_7,
     hop3::h3_8_connection_on_the_port::H3_8,
-    RowGate {
-        id: "H4.1",
-        file: file!(),
-        scenario: |env| Box::pin(bridge::version_mismatch(env)),
-        judge: bridge::judge_version_mismatch,
-        controls: &[],
-    },
-    RowGate {
-        id: "H4.2",
-        file: file!(),
-        scenario: |env| Box::pin(bridge::another_projects_page(env)),
-        judge: bridge::judge_another_project,
-        controls: &[],
-    },
-    RowGate {
-        id: "H4.3",
-        file: file!(),
-        scenario: |env| Box::pin(bridge::tab_closed_mid_command(env)),
-        judge: bridge::judge_lost_page,
-        controls: &[StandIn::PageBlamesTheApp, StandIn::BrokenTraceOnTheBridge],
-    },
-    RowGate {
-        id: "H4.4",
-        file: file!(),
-        scenario: |env| Box::pin(bridge::reaped_session_is_revived(env)),
-        judge: bridge::judge_reaper,
-        controls: &[],
-    },
-    RowGate {
-        id: "H4.5",
-        file: file!(),
-        scenario: |env| Box::pin(bridge::opaque_origins_accepted(env)),
-        judge: bridge::judge_opaque_origins,
-        controls: &[],
-    },
-    RowGate {
-        id: "H4.6",
-        file: file!(),
-        scenario: |env| Box::pin(bridge::hostile_frames(env)),
-        judge: bridge::judge_hostile_frames,
-        controls: &[],
-    },
+    hop4::h4_1_version_mismatch::H4_1,
+    hop4::h4_2_another_projects_page::H4_2,
+    hop4::h4_3_tab_closed_mid_command::H4_3,
+    hop4::h4_4_reaped_session::H4_4,
+    hop4::h4_5_opaque_origins::H4_5,
+    hop4::h4_6_hostile_frames::H4_6,
     RowGate {
         id: "H5.1",
         file: file!(),

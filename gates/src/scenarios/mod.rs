@@ -16,7 +16,6 @@
 
 pub mod agent;
 pub mod agent_kit;
-pub mod bridge;
 pub mod compat;
 pub mod cross_site;
 pub mod durability;
