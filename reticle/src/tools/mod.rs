@@ -29,7 +29,8 @@
 //!   `capsules` for red
 //!   verdicts, `redact` for what a capsule or a flow must not keep, `flow_model` for what a flow
 //!   is and how much it proves, `recording` for a recording in progress (the act tools append
-//!   to it), `locate` for the user-facing locator of an element acted on by ref. `act` holds the resolve-act-judge core that act_and_wait and
+//!   to it), `locate` for the user-facing locator of an element acted on by ref, `published_ui` for
+//!   the published 2.0.0 SDK's own controls kept out of snapshots and queries. `act` holds the resolve-act-judge core that act_and_wait and
 //!   every replayed step share.
 //!
 //! `flow_model`, `flows` (loading a saved flow), `runs` (the run artifact and its exports) and
@@ -63,6 +64,7 @@ mod look;
 mod meta;
 mod next_action;
 mod observe;
+mod published_ui;
 mod rebind;
 mod record;
 mod recording;

@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
+use super::published_ui;
 use super::refusal::Refusal;
 use crate::bridge::ring::StoredEvent;
 use crate::bridge::{Bridge, CommandError, Cursor, Reply, Session};
@@ -61,10 +62,17 @@ pub async fn command(
         Value::Object(map) => map,
         _ => Map::new(),
     };
+    // The published 2.0.0 SDK shows its own controls among the app's: kept out here, once.
+    let asked = published_ui::applies(session).then(|| args.clone());
     let outcome = async {
         match session.command(name.as_str(), args, bound).await {
             Ok(answer) => match answer.reply {
-                Reply::Done(value) => Outcome::Done(value),
+                Reply::Done(mut value) => {
+                    if let Some(asked) = &asked {
+                        published_ui::hide(session, name, asked, &mut value, bound).await;
+                    }
+                    Outcome::Done(value)
+                }
                 Reply::Refused(sentence) => Outcome::Refused(sentence),
             },
             Err(CommandError::ObservationLost { reason }) => Outcome::Lost(reason),
