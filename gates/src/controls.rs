@@ -203,7 +203,8 @@ pub async fn stand_in_sdk_without_backoff() -> Control {
         return unwritten(NAME, "H5.1", err);
     }
     let rig = harness::SdkRig::launch_serving_sdk(dir.path()).await;
-    let ran = scenarios::sdk::backs_off_quietly_on(&real_env(), rig).await;
+    let ran =
+        crate::rows::hop5::h5_1_reconnect_backoff::backs_off_quietly_on(&real_env(), rig).await;
     Control::of(NAME, "H5.1", ran.judgement)
 }
 
@@ -216,7 +217,7 @@ pub async fn stand_in_sdk_without_gap_marker() -> Control {
         return unwritten(NAME, "H5.3", err);
     }
     let rig = harness::SdkRig::launch_serving_sdk(dir.path()).await;
-    let ran = scenarios::sdk::offline_overflow_on(&real_env(), rig).await;
+    let ran = crate::rows::hop5::h5_3_offline_overflow::offline_overflow_on(&real_env(), rig).await;
     Control::of(NAME, "H5.3", ran.judgement)
 }
 

@@ -247,7 +247,10 @@ async fn h5_4_a_sandboxed_iframe_still_starts_a_session() {
 #[tokio::test]
 async fn a_sandboxed_iframe_without_the_token_is_refused() {
     let rig = rig().await;
-    rig.app.page("/framed.html", gates::scenarios::sdk::FRAMED);
+    rig.app.page(
+        "/framed.html",
+        gates::rows::hop5::h5_4_sandboxed_iframe::FRAMED,
+    );
     let bare = format!(
         r#"<!doctype html><title>outer</title>
 <iframe sandbox="allow-scripts" src="/framed.html?port={port}&token=&sdk={sdk}"></iframe>"#,
@@ -344,10 +347,11 @@ async fn h5_3_an_offline_overflow_arrives_as_a_gap_marker_before_the_backlog() {
     );
 }
 
-/// H5.6 through its gate scenario (`compat::published_sdk_agrees`): the compatibility matrix with our
-/// SDK and the published 2.0.0 meets its target and its baseline (the matrix itself is checked
-/// by `sdk_compat.rs`). Its judge reads the matrix as the history recorded it: judged again
-/// offline it gives the live judgement, and with one recorded row edited to differ it is silent.
+/// H5.6 through its gate scenario (`h5_6_published_sdk::published_sdk_agrees`): the compatibility
+/// matrix with our SDK and the published 2.0.0 meets its target and its baseline (the matrix itself
+/// is checked by `sdk_compat.rs`). Its judge reads the matrix as the history recorded it: judged
+/// again offline it gives the live judgement, and with one recorded row edited to differ it is
+/// silent.
 #[tokio::test]
 async fn h5_6_the_published_sdk_agrees_with_ours_through_the_gate() {
     let ran = common::row_meets_target("H5.6").await;

@@ -6,7 +6,8 @@
 
 use gates::compat::Sdk;
 use gates::judge::RowOutcome;
-use gates::scenarios::{GateEnv, compat};
+use gates::rows::hop5::h5_6_published_sdk as compat;
+use gates::scenarios::GateEnv;
 
 const MATRIX_DOC: &str = "docs/sdk-compat.md";
 

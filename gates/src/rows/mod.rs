@@ -11,6 +11,8 @@ pub mod hop3;
 
 pub mod hop4;
 
+pub mod hop5;
+
 use std::future::Future;
 use std::pin::Pin;
 
@@ -18,8 +20,8 @@ use crate::controls::StandIn;
 use crate::history::{History, Op};
 use crate::judge::{Judgement, RowOutcome};
 use crate::scenarios::{
-    GateEnv, Ran, compat, cross_site, durability, flows, fuzz, layers, leases, mcp_limits, perf,
-    sdk, security, shared_session, traces, verify_cli,
+    GateEnv, Ran, cross_site, durability, flows, fuzz, layers, leases, mcp_limits, perf, security,
+    shared_session, traces, verify_cli,
 };
 
 /// A row's scenario as it runs: started against the gate's environment, it ends judged.
@@ -68,48 +70,12 @@ pub const ROWS: &[RowGate] = &[
     hop4::h4_4_reaped_session::H4_4,
     hop4::h4_5_opaque_origins::H4_5,
     hop4::h4_6_hostile_frames::H4_6,
-    RowGate {
-        id: "H5.1",
-        file: file!(),
-        scenario: |env| Box::pin(sdk::reconnect_backs_off_quietly(env)),
-        judge: sdk::judge_backoff,
-        controls: &[StandIn::SdkWithoutBackoff],
-    },
-    RowGate {
-        id: "H5.2",
-        file: file!(),
-        scenario: |env| Box::pin(sdk::outage_warns_once(env)),
-        judge: sdk::judge_outage_warning,
-        controls: &[],
-    },
-    RowGate {
-        id: "H5.3",
-        file: file!(),
-        scenario: |env| Box::pin(sdk::offline_overflow_marks_the_gap(env)),
-        judge: sdk::judge_overflow,
-        controls: &[StandIn::SdkWithoutGapMarker],
-    },
-    RowGate {
-        id: "H5.4",
-        file: file!(),
-        scenario: |env| Box::pin(sdk::sandboxed_iframe_starts(env)),
-        judge: sdk::judge_sandboxed_frame,
-        controls: &[],
-    },
-    RowGate {
-        id: "H5.5",
-        file: file!(),
-        scenario: |env| Box::pin(sdk::stale_ref_is_refused(env)),
-        judge: sdk::judge_stale_refs,
-        controls: &[],
-    },
-    RowGate {
-        id: "H5.6",
-        file: file!(),
-        scenario: |env| Box::pin(compat::published_sdk_agrees(env)),
-        judge: compat::judge_matrix,
-        controls: &[],
-    },
+    hop5::h5_1_reconnect_backoff::H5_1,
+    hop5::h5_2_outage_warns_once::H5_2,
+    hop5::h5_3_offline_overflow::H5_3,
+    hop5::h5_4_sandboxed_iframe::H5_4,
+    hop5::h5_5_stale_ref::H5_5,
+    hop5::h5_6_published_sdk::H5_6,
     RowGate {
         id: "T1",
         file: file!(),

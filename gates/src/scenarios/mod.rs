@@ -16,7 +16,6 @@
 
 pub mod agent;
 pub mod agent_kit;
-pub mod compat;
 pub mod cross_site;
 pub mod durability;
 pub mod fault_segments;
@@ -31,7 +30,6 @@ pub mod page;
 pub mod page_kit;
 pub mod perf;
 pub mod proxied;
-pub mod sdk;
 pub mod security;
 pub mod shared_session;
 pub mod toxic_effect;

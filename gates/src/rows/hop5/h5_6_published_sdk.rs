@@ -10,13 +10,14 @@
 
 use serde_json::{Value, json};
 
-use super::kit::{control, controls_held, could_not_start, judged, observe};
-use super::{GateEnv, Ran};
 use crate::compat::stack::Stack;
 use crate::compat::{Cell, Matrix, Sdk, probes};
 use crate::fault;
 use crate::history::{Actor, History, Op};
 use crate::judge::{self, Judgement, RowOutcome};
+use crate::rows::RowGate;
+use crate::scenarios::kit::{control, controls_held, could_not_start, judged, observe};
+use crate::scenarios::{GateEnv, Ran};
 
 /// The row: ours against the published 2.0.0.
 pub async fn published_sdk_agrees(env: &GateEnv) -> Ran {
@@ -114,3 +115,12 @@ pub fn judge_matrix(ops: &[Op]) -> Judgement {
         ),
     )
 }
+
+/// H5.6 in the row table.
+pub const H5_6: RowGate = RowGate {
+    id: "H5.6",
+    file: file!(),
+    scenario: |env| Box::pin(published_sdk_agrees(env)),
+    judge: judge_matrix,
+    controls: &[],
+};
