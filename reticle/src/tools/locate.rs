@@ -10,9 +10,9 @@
 
 use serde_json::{Value, json};
 
-use super::args::Target;
-use super::page::ask;
+use super::commands::ask;
 use super::refusal::Refusal;
+use super::surface::args::Target;
 use crate::bridge::Session;
 use crate::wire::CommandName;
 

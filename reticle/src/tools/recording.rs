@@ -17,10 +17,10 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::args::{Action, ActionArgs, FlowStep, PredicateArg, RecordSource, Target};
 use super::call::Call;
 use super::locate::{Located, Unlocated, locate};
-use super::names::ToolName;
+use super::surface::args::{Action, ActionArgs, FlowStep, PredicateArg, RecordSource, Target};
+use super::surface::names::ToolName;
 use crate::bridge::Session;
 use crate::flow::model::{hide_typed_value, names_an_element};
 use crate::flow::redact;

@@ -10,7 +10,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde_json::json;
 
-use super::args::Target;
+use super::surface::args::Target;
 use crate::config::{env, switch_on};
 
 /// Whether heal applies its best candidate without proof.

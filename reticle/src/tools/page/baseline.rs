@@ -1,0 +1,306 @@
+//! Semantic baselines: `reticle_baseline` {save, list, diff}. A baseline is the page's outline
+//! as lines (its route, the snapshot's roles, names and states without refs, and the console
+//! errors its current life reported), stored in the workspace's `baselines/` so it outlives the
+//! daemon; a diff compares the page now with a saved outline as added and removed lines. The
+//! outline is read through protocol 1's `snapshot` only, so it works with any SDK. An existing
+//! baseline is replaced only with `overwrite: true`; a file that cannot be read is named, never
+//! replaced.
+//!
+//! This module outlines, stores and compares; it must not judge the app (a diff is not a verdict).
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::bridge::{Cursor, Session};
+use crate::flow::redact::names_a_secret;
+use crate::store::workspace::Folder;
+use crate::tools::call::Call;
+use crate::tools::commands::ask;
+use crate::tools::refusal::{Refusal, store_refusal};
+use crate::tools::surface::args::{BaselineAction, BaselineFamilyArgs};
+use crate::tools::surface::names::ToolName;
+use crate::tools::surface::registration::{Answer, Registration, SessionUse, Tool};
+use crate::wire::{CommandName, KnownEventType};
+
+/// The query parameters a page reads its daemon connection from (`?reticlePort=..&
+/// reticleToken=..&session=..`): they change per run, so a route leaves them out.
+const CONNECTION_PARAMS: &[&str] = &["reticlePort", "reticleToken", "session"];
+
+/// How an outline line names the route.
+const ROUTE_LINE: &str = "route: ";
+
+/// How an outline line names a console error.
+const CONSOLE_ERROR_LINE: &str = "console error: ";
+
+/// The page's outline now: the route line, the snapshot's lines without refs, then each
+/// distinct console error of the page's current life.
+async fn outline(session: &Session) -> Result<(String, Vec<String>), Refusal> {
+    let snapshot = ask(session, CommandName::Snapshot, json!({ "mode": "full" })).await?;
+    let tree = snapshot.get("tree").and_then(Value::as_str).unwrap_or("");
+    let route = route_of(&session.identity().url);
+    let mut lines = vec![format!("{ROUTE_LINE}{route}")];
+    lines.extend(
+        tree.lines()
+            .map(without_ref)
+            .filter(|l| !l.trim().is_empty()),
+    );
+    let life = Cursor {
+        life: session.life(),
+        seq: 0,
+    };
+    let read = session.events_since(Some(life), crate::bridge::registry::MAX_READ_EVENTS);
+    let mut errors: Vec<String> = read
+        .events
+        .iter()
+        .filter(|e| e.kind.known().and_then(KnownEventType::console_level) == Some("error"))
+        .filter_map(|e| e.data.get("message").and_then(Value::as_str))
+        .map(|m| format!("{CONSOLE_ERROR_LINE}{m}"))
+        .collect();
+    errors.sort();
+    errors.dedup();
+    lines.extend(errors);
+    Ok((route, lines))
+}
+
+/// A snapshot line without its ` (ref=eN)`: refs change between page lives, the outline must not.
+fn without_ref(line: &str) -> String {
+    match line.find(" (ref=") {
+        Some(start) => match line[start..].find(')') {
+            Some(end) => format!("{}{}", &line[..start], &line[start + end + 1..]),
+            None => line.to_string(),
+        },
+        None => line.to_string(),
+    }
+}
+
+/// The path and query of `url`, without connection parameters or parameters naming a secret.
+fn route_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let path_and_query = rest.find('/').map_or("/", |i| &rest[i..]);
+    let without_hash = path_and_query.split('#').next().unwrap_or("/");
+    let (path, query) = without_hash.split_once('?').unwrap_or((without_hash, ""));
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .filter(|pair| {
+            let name = pair.split('=').next().unwrap_or("");
+            !CONNECTION_PARAMS.contains(&name) && !names_a_secret(name)
+        })
+        .collect();
+    if kept.is_empty() {
+        path.to_string()
+    } else {
+        format!("{path}?{}", kept.join("&"))
+    }
+}
+
+/// The lines of `after` not in `before` and of `before` not in `after`, counting repeats (a
+/// list that lost one of three identical items shows one removed line), in page order.
+fn line_diff(before: &[String], after: &[String]) -> (Vec<String>, Vec<String>) {
+    fn only_in(ours: &[String], theirs: &[String]) -> Vec<String> {
+        let mut left: HashMap<&str, usize> = HashMap::new();
+        for line in theirs {
+            *left.entry(line).or_default() += 1;
+        }
+        ours.iter()
+            .filter(|line| match left.get_mut(line.as_str()) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
+                    false
+                }
+                _ => true,
+            })
+            .cloned()
+            .collect()
+    }
+    (only_in(after, before), only_in(before, after))
+}
+
+fn lines_of(document: &Value) -> Vec<String> {
+    document
+        .get("outline")
+        .and_then(Value::as_array)
+        .map(|lines| {
+            lines
+                .iter()
+                .filter_map(|l| l.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn needs_page(call: &Call<'_>, action: &str) -> Result<(), Refusal> {
+    call.session().map(|_| ()).map_err(|_| {
+        Refusal::new(
+            format!("reticle_baseline {action} reads the page, and this call has no browser page"),
+            "open the app in a browser with the Reticle SDK (reticle_sessions says which pages are connected), then call again, naming sessionId if there are several",
+        )
+    })
+}
+
+async fn baseline(call: &Call<'_>, a: BaselineFamilyArgs) -> Result<Value, Refusal> {
+    let workspace = &call.ctx.host.workspace;
+    let action = match a.action {
+        BaselineAction::Save => "save",
+        BaselineAction::List => "list",
+        BaselineAction::Diff => "diff",
+    };
+    let named = || {
+        a.name
+            .clone()
+            .ok_or_else(|| Refusal::missing_name(ToolName::Baseline.as_str(), action, "baseline"))
+    };
+    match a.action {
+        BaselineAction::List => {
+            let baselines: Vec<Value> = workspace
+                .list(Folder::Baselines)
+                .into_iter()
+                .map(|listed| match listed.document {
+                    Ok(document) => json!({
+                        "name": listed.name,
+                        "route": document.get("route").cloned().unwrap_or(Value::Null),
+                        "lineCount": lines_of(&document).len(),
+                    }),
+                    Err(why) => json!({ "name": listed.name, "unreadable": why.to_string() }),
+                })
+                .collect();
+            Ok(json!({
+                "ok": true,
+                "action": "list",
+                "workspace": workspace.root().display().to_string(),
+                "count": baselines.len(),
+                "baselines": baselines,
+            }))
+        }
+        BaselineAction::Save => {
+            let name = named()?;
+            needs_page(call, action)?;
+            let existing = workspace
+                .load(Folder::Baselines, &name)
+                .map_err(store_refusal)?;
+            if existing.is_some() && a.overwrite != Some(true) {
+                return Err(Refusal::new(
+                    format!("a baseline named '{name}' is already saved; nothing was written"),
+                    "pass overwrite:true to replace it, diff against it, or choose another name",
+                ));
+            }
+            let (route, lines) = outline(call.session()?).await?;
+            let mut document = Map::new();
+            document.insert("name".into(), json!(name));
+            document.insert("route".into(), json!(route));
+            document.insert("outline".into(), json!(lines));
+            let path = workspace
+                .save(Folder::Baselines, &name, &document)
+                .map_err(store_refusal)?;
+            Ok(json!({
+                "ok": true,
+                "action": "save",
+                "name": name,
+                "path": path.display().to_string(),
+                "route": route,
+                "lineCount": lines.len(),
+                "replaced": existing.is_some(),
+            }))
+        }
+        BaselineAction::Diff => {
+            let name = named()?;
+            needs_page(call, action)?;
+            let document = workspace
+                .load(Folder::Baselines, &name)
+                .map_err(store_refusal)?
+                .ok_or_else(|| {
+                    Refusal::new(
+                        format!("no baseline named '{name}' is saved in this workspace"),
+                        "call reticle_baseline {\"action\":\"list\"} for the saved baselines, or save one with {\"action\":\"save\"}",
+                    )
+                })?;
+            let before = lines_of(&document);
+            let (route, now) = outline(call.session()?).await?;
+            let (added, removed) = line_diff(&before, &now);
+            Ok(json!({
+                "ok": true,
+                "action": "diff",
+                "name": name,
+                "changed": !added.is_empty() || !removed.is_empty(),
+                "route": { "baseline": document.get("route").cloned().unwrap_or(Value::Null), "now": route },
+                "added": added,
+                "removed": removed,
+                "note": "a diff shows what changed on the page; it is not a verdict about the app",
+            }))
+        }
+    }
+}
+
+/// `reticle_baseline`, as the registry knows it.
+pub struct Baseline;
+
+impl Tool for Baseline {
+    const NAME: ToolName = ToolName::Baseline;
+    const DESCRIPTION: &'static str = "Semantic baselines of a page, kept in .reticle/baselines/: action save (the page's outline now: route, roles, names, states, console errors), list, diff (the page now against a saved one, as added and removed lines; not a verdict).";
+    const OUTPUT: &'static [&'static str] = &["action", "baselines", "changed", "added", "removed"];
+    const SESSION: SessionUse = SessionUse::Optional;
+    type Args = BaselineFamilyArgs;
+
+    fn run<'a>(call: &'a Call<'a>, a: BaselineFamilyArgs) -> Answer<'a> {
+        Box::pin(baseline(call, a))
+    }
+}
+
+/// `reticle_baseline_save`, a member of its family.
+pub const BASELINE_SAVE: Registration = Registration::member::<BaselineFamilyArgs>(
+    ToolName::BaselineSave,
+    "reticle_baseline {action:\"save\", name, overwrite?}: save the page's outline.",
+);
+
+/// `reticle_baseline_list`, a member of its family.
+pub const BASELINE_LIST: Registration = Registration::member::<BaselineFamilyArgs>(
+    ToolName::BaselineList,
+    "reticle_baseline {action:\"list\"}: the saved baselines.",
+);
+
+/// `reticle_baseline_diff`, a member of its family.
+pub const BASELINE_DIFF: Registration = Registration::member::<BaselineFamilyArgs>(
+    ToolName::BaselineDiff,
+    "reticle_baseline {action:\"diff\", name}: the page now against a saved outline.",
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &[&str]) -> Vec<String> {
+        text.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn refs_and_connection_parameters_stay_out_of_an_outline() {
+        assert_eq!(
+            without_ref(r#"  - button "Save" (ref=e12) [disabled]"#),
+            r#"  - button "Save" [disabled]"#
+        );
+        assert_eq!(without_ref("- main"), "- main");
+        assert_eq!(
+            route_of("http://127.0.0.1:5/?reticlePort=9&reticleToken=t&session=s&view=details#x"),
+            "/?view=details"
+        );
+        assert_eq!(route_of("http://h/a/b?apiKey=1&session=s"), "/a/b");
+        assert_eq!(route_of("http://h"), "/");
+    }
+
+    #[test]
+    fn a_diff_counts_repeated_lines_and_keeps_page_order() {
+        let before = lines(&["route: /", "- item", "- item", "- item", "- button \"Old\""]);
+        let after = lines(&[
+            "route: /",
+            "- item",
+            "- item",
+            "- button \"New\"",
+            "- alert",
+        ]);
+        let (added, removed) = line_diff(&before, &after);
+        assert_eq!(added, lines(&["- button \"New\"", "- alert"]));
+        assert_eq!(removed, lines(&["- item", "- button \"Old\""]));
+        assert_eq!(line_diff(&before, &before), (vec![], vec![]));
+    }
+}
