@@ -1,8 +1,8 @@
-//! The layering check: dependencies between the rooms of `reticle/src` point one way. Every `.rs`
-//! file is mapped to its room (its top-level module), every `crate::…` and `super::…` path in it (use lines and inline paths, comments and literals
-//! skipped) is resolved to the room it names, and an edge the rank table does not allow fails the
-//! test with file, line and edge. Plain string parsing, no dependency; it must not judge
-//! anything but room-to-room edges.
+//! The layering check: dependencies between the rooms of `reticle/src` point one way, and inside
+//! `tools/` its tiers do (chokepoint, families, leaves). Every `crate::…` and `super::…` path of
+//! every file (comments and literals skipped) is resolved to the room (or tier) it names; an edge
+//! the rank table or the tier rule does not allow fails with file, line and edge. Plain string
+//! parsing, no dependency; it judges edges only.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -294,6 +294,15 @@ fn path_tree(
 
 /// Every edge a file at `module` (its module path) draws, as (line, target module path).
 fn references(source: &str, module: &[String]) -> Vec<(usize, Vec<String>)> {
+    scoped_references(source, module)
+        .into_iter()
+        .map(|(line, target, _)| (line, target))
+        .collect()
+}
+
+/// Every edge a file draws, as (line, target module path, whether it is drawn inside an inline
+/// `mod tests`).
+fn scoped_references(source: &str, module: &[String]) -> Vec<(usize, Vec<String>, bool)> {
     let toks = tokens(source);
     let mut found = Vec::new();
     // Inline modules (`mod tests { .. }`) with the brace depth they opened at.
@@ -324,7 +333,12 @@ fn references(source: &str, module: &[String]) -> Vec<(usize, Vec<String>)> {
             }
             Token::Word(w) if w == "crate" || w == "super" => {
                 let after_dollar = i > 0 && toks[i - 1].0 == Token::Punct('$');
-                if !after_dollar && toks.get(i + 1).map(|(t, _)| t) == Some(&Token::PathSep) {
+                // `pub(in crate::tools)` names where an item is visible, not an edge.
+                let visibility = i > 0 && toks[i - 1].0 == Token::Word("in".into());
+                if !after_dollar
+                    && !visibility
+                    && toks.get(i + 1).map(|(t, _)| t) == Some(&Token::PathSep)
+                {
                     let mut base = if w == "crate" { Vec::new() } else { here() };
                     let mut at = i;
                     if w == "crate" {
@@ -339,7 +353,8 @@ fn references(source: &str, module: &[String]) -> Vec<(usize, Vec<String>)> {
                     }
                     let mut paths = Vec::new();
                     let end = path_tree(&toks, at, base, &mut paths);
-                    found.extend(paths.into_iter().map(|p| (*line, p)));
+                    let in_tests = inline.iter().any(|(name, _)| name == "tests");
+                    found.extend(paths.into_iter().map(|p| (*line, p, in_tests)));
                     // Braces of a use group are consumed by the tree, not counted as blocks.
                     i = end;
                     continue;
@@ -381,6 +396,72 @@ fn check_source(file: &str, module: &[String], source: &str) -> Vec<Violation> {
     out
 }
 
+/// Inside `tools/`, three tiers point one way: the chokepoint (and the registry it runs) above
+/// the families (one folder each), above the leaves every family shares. A leaf imports no
+/// family and not the chokepoint; a family imports neither the chokepoint nor another family.
+/// Test modules may drive a tool through the chokepoint, so edges drawn in `mod tests` are not
+/// judged here.
+const TOOLS_CHOKEPOINT: &[&str] = &["chokepoint", "registry"];
+const TOOLS_FAMILIES: &[&str] = &["page", "sessions", "leases", "flows", "meta", "testing"];
+
+/// Whether `tools/<name>` is a module (a file or a folder), not an item the room re-exports.
+fn is_tools_module(name: &str) -> bool {
+    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools");
+    tools.join(format!("{name}.rs")).is_file() || tools.join(name).is_dir()
+}
+
+/// Where a module sits inside `tools/` (`tools` for the room itself and what it re-exports), or
+/// `None` outside it.
+fn tools_tier(path: &[String]) -> Option<String> {
+    let [room, rest @ ..] = path else {
+        return None;
+    };
+    if room != "tools" {
+        return None;
+    }
+    Some(match rest.first() {
+        None => "tools".to_string(),
+        Some(item) if !is_tools_module(item) => "tools".to_string(),
+        Some(module) if TOOLS_CHOKEPOINT.contains(&module.as_str()) => {
+            "tools::chokepoint".to_string()
+        }
+        Some(module) if TOOLS_FAMILIES.contains(&module.as_str()) => format!("tools::{module}"),
+        Some(_) => "tools::leaf".to_string(),
+    })
+}
+
+/// The edges of one file under `tools/` that its tier may not draw.
+fn check_tools_tiers(file: &str, module: &[String], source: &str) -> Vec<Violation> {
+    let Some(from) = tools_tier(module) else {
+        return Vec::new();
+    };
+    let is_family =
+        |tier: &str| tier != "tools::leaf" && tier != "tools::chokepoint" && tier != "tools";
+    let mut out = Vec::new();
+    for (line, target, in_tests) in scoped_references(source, module) {
+        let Some(to) = tools_tier(&target) else {
+            continue;
+        };
+        if in_tests || from == to || from == "tools" || from == "tools::chokepoint" {
+            continue;
+        }
+        // The room's own re-exports are for other rooms; inside it, name the module.
+        let refused = to == "tools"
+            || to == "tools::chokepoint"
+            || (from == "tools::leaf" && is_family(&to))
+            || (is_family(&from) && is_family(&to));
+        if refused {
+            out.push(Violation {
+                file: file.to_string(),
+                line,
+                from: from.clone(),
+                to,
+            });
+        }
+    }
+    out
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
@@ -403,6 +484,7 @@ fn rooms_import_only_what_the_rank_table_allows() {
     rust_files(&src, &mut files);
     let mut violations = Vec::new();
     let mut edges: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut tools_edges: BTreeSet<(String, String)> = BTreeSet::new();
     for path in files {
         let relative = path.strip_prefix(&src).expect("under src");
         // The binary's entry is its own crate: it imports `reticle::cli`, nothing else.
@@ -421,7 +503,17 @@ fn rooms_import_only_what_the_rank_table_allows() {
             }
         }
         violations.extend(check_source(&name, &module, &source));
+        violations.extend(check_tools_tiers(&name, &module, &source));
+        for (_, target, _) in scoped_references(&source, &module) {
+            if let (Some(from), Some(to)) = (tools_tier(&module), tools_tier(&target)) {
+                tools_edges.insert((from, to));
+            }
+        }
     }
+    assert!(
+        tools_edges.len() > 10,
+        "the checker found too few edges inside tools to be reading it: {tools_edges:?}"
+    );
     assert!(
         edges.len() > 20,
         "the checker found too few edges to be reading the tree: {edges:?}"
@@ -530,4 +622,53 @@ fn the_flow_room_sits_below_the_tools_and_the_command_line() {
     assert!(check_source("mod.rs", &verify, "use crate::flow::store::load_flow;").is_empty());
     let tools = module_path(Path::new("tools/suite.rs"));
     assert!(check_source("suite.rs", &tools, "use crate::flow::suite::suite_verdict;").is_empty());
+}
+
+#[test]
+fn inside_tools_a_leaf_imports_no_family_and_a_family_no_chokepoint() {
+    let leaf = module_path(Path::new("tools/judging.rs"));
+    let family = module_path(Path::new("tools/meta/run.rs"));
+    let chokepoint = module_path(Path::new("tools/chokepoint.rs"));
+    let tiers = |module: &[String], source: &str| -> Vec<String> {
+        check_tools_tiers("x.rs", module, source)
+            .into_iter()
+            .map(|v| format!("{} -> {}", v.from, v.to))
+            .collect()
+    };
+    // The allowed directions.
+    assert!(tiers(&leaf, "use super::refusal::Refusal;").is_empty());
+    assert!(
+        tiers(
+            &family,
+            "use crate::tools::call::Call;\nuse super::tools::Tools;"
+        )
+        .is_empty()
+    );
+    assert!(tiers(&chokepoint, "use super::leases::lease::held_refusal;").is_empty());
+    // Each rule's control: the edge it forbids goes red.
+    assert_eq!(
+        tiers(&leaf, "use super::page::assert::Assert;"),
+        ["tools::leaf -> tools::page"]
+    );
+    assert_eq!(
+        tiers(&family, "use crate::tools::chokepoint::run_tool;"),
+        ["tools::meta -> tools::chokepoint"]
+    );
+    assert_eq!(
+        tiers(
+            &family,
+            "fn f() { super::super::registry::REGISTRY.len(); }"
+        ),
+        ["tools::meta -> tools::chokepoint"]
+    );
+    assert_eq!(
+        tiers(&family, "use crate::tools::flows::flow::Flow;"),
+        ["tools::meta -> tools::flows"]
+    );
+    assert_eq!(
+        tiers(&leaf, "use crate::tools::run_tool;"),
+        ["tools::leaf -> tools"]
+    );
+    // A test module may drive a tool through the chokepoint.
+    assert!(tiers(&family, "mod tests {\n    use crate::tools::run_tool;\n}").is_empty());
 }
