@@ -620,8 +620,15 @@ fn the_flow_room_sits_below_the_tools_and_the_command_line() {
     );
     let verify = module_path(Path::new("cli/verify/mod.rs"));
     assert!(check_source("mod.rs", &verify, "use crate::flow::store::load_flow;").is_empty());
-    let tools = module_path(Path::new("tools/suite.rs"));
-    assert!(check_source("suite.rs", &tools, "use crate::flow::suite::suite_verdict;").is_empty());
+    let tools = module_path(Path::new("tools/flows/verify.rs"));
+    assert!(
+        check_source(
+            "verify.rs",
+            &tools,
+            "use crate::flow::suite::suite_verdict;"
+        )
+        .is_empty()
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! version (`version` + 1) after keeping the old document and the diff in `heals/`.
 //!
 //! This module heals flows; it must not guess (a rebinding not proved by a consequence is never
-//! written) and must not write anything without `apply: true` ([`super::stand_ins`] breaks
+//! written) and must not write anything without `apply: true` ([`crate::tools::stand_ins`] breaks
 //! the first, test only).
 
 use std::sync::Arc;

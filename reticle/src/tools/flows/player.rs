@@ -7,13 +7,13 @@
 //! context a moment ago says so with `freshAtStart`, and a page whose route is then the start path
 //! is used as opened, while one elsewhere is still navigated: the page's route is checked, never
 //! trusted; the record's `startedBy` says which), then runs each step through the same
-//! resolve-act-judge core as `reticle_act_and_wait` ([`super::act::resolve_act_judge`]): the
+//! resolve-act-judge core as `reticle_act_and_wait` ([`crate::tools::acting::resolve_act_judge`]): the
 //! target resolved afresh, never a stale ref; a target matching none or several elements fails
 //! the step (`no`, naming the candidates; nothing is guessed). It stops at the first step that
 //! is not `yes` and answers one verdict for the flow with the failing step and its evidence; a
 //! flow that is not `yes` leaves a capsule. An assertion-free flow never answers `yes`: it
 //! answers `unknown` and says why. Every replay writes a run artifact ([`crate::flow::runs`]).
-//! ([`super::stand_ins`] breaks the fresh resolve and the assertion-free rule, test only.)
+//! ([`crate::tools::stand_ins`] breaks the fresh resolve and the assertion-free rule, test only.)
 //!
 //! This module plays flows for the flow tools; it must not store or change them.
 

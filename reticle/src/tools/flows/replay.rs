@@ -1,6 +1,6 @@
 //! Capsule replay: `reticle_replay` reads a capsule a red `reticle_act_and_wait` left
-//! ([`super::capsules::load`]) and runs the same act again on the page now, through the same
-//! step runner as a flow replay ([`super::replay::run_step`]): its target resolved afresh, its
+//! ([`crate::tools::capsules::load`]) and runs the same act again on the page now, through the same
+//! step runner as a flow replay ([`super::player::run_step`]): its target resolved afresh, its
 //! consequence judged. It answers whether the act is still red, with the new verdict and the
 //! capsule's. A capsule of another tool, one whose act named its element only by ref (a ref is
 //! never valid beyond the page it was minted on), or one whose typed value was redacted is

@@ -1,5 +1,5 @@
 //! `reticle_verify {action:"flows"}`: replays every saved flow (or those named), each `repeat`
-//! times ([`super::replay`]), and answers per flow and for the suite, folded by
+//! times ([`super::player`]), and answers per flow and for the suite, folded by
 //! [`crate::flow::suite`]. A flow that cannot run (not saved, unreadable, a secret missing) is
 //! `unknown` with why. With `repeat` 1 (the default) a flake cannot be told from a steady
 //! verdict, and the answer says so. One run artifact holds the whole suite.

@@ -2,7 +2,7 @@
 //! calling agent, `release` lets it go (the one named, else every lease the agent holds; what
 //! was let go is listed, empty with a note when nothing was, never a claim it did); and the refusal every other holder's state-changing call
 //! on a leased session gets ([`held_refusal`], made by the chokepoint). The book itself is
-//! [`super::lease_book`]; this module only speaks tools. It must not drive a page.
+//! [`crate::tools::lease_book`]; this module only speaks tools. It must not drive a page.
 
 use serde_json::{Value, json};
 
