@@ -1,12 +1,14 @@
 //! Drift between the two spellings of protocol 1: the daemon's (`reticle::wire`) and the browser
 //! SDK's (`sdk/src/protocol.js`). Reads protocol.js's exported constants as text and compares
-//! the protocol version, message kinds, event types, command names, close codes and limits with
-//! the Rust vocabulary. Where the two differ by design the difference is written out below, with
-//! its reason; any other difference fails. A control runs the same comparison on edited copies of
-//! protocol.js and requires each edit to be caught.
+//! the protocol version, socket path, message kinds, event types, command names, act actions,
+//! snapshot modes, close codes and limits with the Rust vocabulary. Where the two differ by
+//! design the difference is written out below, with its reason; any other difference fails. A
+//! control runs the same comparison on edited copies of protocol.js and requires each edit to be
+//! caught.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use reticle::wire::args::{ActAction, SnapshotMode};
 use reticle::wire::close::{self, code};
 use reticle::wire::limits;
 use reticle::wire::{
@@ -166,15 +168,39 @@ fn frozen_object(js: &str, name: &str) -> Result<BTreeMap<String, JsValue>, Stri
         if line.is_empty() || line.starts_with("//") {
             continue;
         }
-        let (key, value) = line
-            .split_once(':')
-            .ok_or_else(|| format!("`{name}` has a line that is not `KEY: value`: {line}"))?;
-        entries.insert(key.trim().to_string(), js_value(value)?);
+        for entry in entries_of(line) {
+            let (key, value) = entry.split_once(':').ok_or_else(|| {
+                format!("`{name}` has an entry that is not `KEY: value`: {entry}")
+            })?;
+            entries.insert(key.trim().to_string(), js_value(value)?);
+        }
     }
     if entries.is_empty() {
         return Err(format!("`{name}` in protocol.js is empty"));
     }
     Ok(entries)
+}
+
+/// The `KEY: value` entries on one line (one, or several as in `{ A: 'a', B: 'b' }`), split at
+/// the commas outside quotes.
+fn entries_of(line: &str) -> Vec<&str> {
+    let line = line.trim_start_matches('{').trim_end_matches('}').trim();
+    let mut out = Vec::new();
+    let mut quoted = false;
+    let mut start = 0;
+    for (at, c) in line.char_indices() {
+        match c {
+            '\'' => quoted = !quoted,
+            ',' if !quoted => {
+                out.push(line[start..at].trim());
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(line[start..].trim());
+    out.retain(|entry| !entry.is_empty());
+    out
 }
 
 /// The value of `export const <name> = <value>;`.
@@ -357,6 +383,27 @@ fn compare(js: &str, limits_rs: &str) -> Result<Vec<String>, String> {
         ));
     }
 
+    let js_actions = texts(&frozen_object(js, "ActAction")?, "ActAction")?;
+    let rust_actions: BTreeSet<String> = ActAction::ALL
+        .iter()
+        .map(|a| a.as_str().to_string())
+        .collect();
+    if js_actions != rust_actions {
+        differences.push(format!(
+            "act actions: sdk {js_actions:?}, daemon {rust_actions:?}"
+        ));
+    }
+    let js_modes = texts(&frozen_object(js, "SnapshotMode")?, "SnapshotMode")?;
+    let rust_modes: BTreeSet<String> = SnapshotMode::ALL
+        .iter()
+        .map(|m| m.as_str().to_string())
+        .collect();
+    if js_modes != rust_modes {
+        differences.push(format!(
+            "snapshot modes: sdk {js_modes:?}, daemon {rust_modes:?}"
+        ));
+    }
+
     let js_codes = frozen_object(js, "CloseCode")?;
     let mut expected_codes: BTreeMap<String, u16> = shared_close_codes()
         .into_iter()
@@ -498,6 +545,12 @@ fn control_every_kind_of_edit_to_protocol_js_is_caught() {
             "export const WS_PATH = '/reticle';",
             "export const WS_PATH = '/bridge';",
         ),
+        (
+            "SCROLL_INTO_VIEW: 'scrollIntoView',",
+            "SCROLL_INTO_VIEW: 'scroll_into_view',",
+        ),
+        ("PRESS: 'press',", ""),
+        ("STATUS: 'status' }", "STATUS: 'status', DIFF: 'diff' }"),
     ];
     for (from, to) in edits {
         assert!(

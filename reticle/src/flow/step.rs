@@ -49,47 +49,8 @@ fn predicate_description() -> String {
     )
 }
 
-// What an action does to an element (the enum says it to an agent).
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub enum Action {
-    Click,
-    Dblclick,
-    Hover,
-    Focus,
-    Blur,
-    Fill,
-    Type,
-    Clear,
-    Select,
-    Check,
-    Uncheck,
-    Submit,
-    Press,
-    ScrollIntoView,
-}
-
-impl Action {
-    /// The SDK's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Action::Click => "click",
-            Action::Dblclick => "dblclick",
-            Action::Hover => "hover",
-            Action::Focus => "focus",
-            Action::Blur => "blur",
-            Action::Fill => "fill",
-            Action::Type => "type",
-            Action::Clear => "clear",
-            Action::Select => "select",
-            Action::Check => "check",
-            Action::Uncheck => "uncheck",
-            Action::Submit => "submit",
-            Action::Press => "press",
-            Action::ScrollIntoView => "scrollIntoView",
-        }
-    }
-}
+/// What an action does to an element: protocol 1's word, defined in [`crate::wire::args`].
+pub use crate::wire::args::ActAction as Action;
 
 /// The element as a user names it; must match exactly one.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]

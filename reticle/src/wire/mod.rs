@@ -4,11 +4,13 @@
 //! - [`status`]: the `/status` report.
 //! - [`messages`]: protocol 1's four message kinds, decoding and checking.
 //! - [`vocabulary`]: protocol 1's command names and event types.
+//! - [`args`]: protocol 1's argument words (`act` actions, `snapshot` modes).
 //! - [`limits`]: protocol 1's version, limits and transport bounds.
 //! - [`close`]: why the bridge closes a socket, with its close code and reason.
 //! - [`state_path`]: a store path in the dotted form every protocol 1 page reads.
 //! - [`trace`]: the trace line's event, keys and span names (read by trace checkers).
 
+pub mod args;
 pub mod close;
 pub mod limits;
 pub mod messages;

@@ -15,11 +15,7 @@ use crate::wire::CommandName;
 
 async fn snapshot(call: &Call<'_>, a: SnapshotArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
-    let mode = match a.mode.unwrap_or(SnapshotMode::Full) {
-        SnapshotMode::Full => "full",
-        SnapshotMode::Interactive => "interactive",
-        SnapshotMode::Status => "status",
-    };
+    let mode = a.mode.unwrap_or(SnapshotMode::Full).as_str();
     let mut args = Map::new();
     args.insert("mode".into(), json!(mode));
     put(&mut args, "scope", a.scope.clone());

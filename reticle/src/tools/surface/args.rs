@@ -27,13 +27,7 @@ pub struct SessionOnly {
     pub session_id: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum SnapshotMode {
-    Full,
-    Interactive,
-    Status,
-}
+pub use crate::wire::args::SnapshotMode;
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
