@@ -307,7 +307,7 @@ pub async fn stand_in_page_blames_the_app() -> Control {
 /// (`RETICLE_TEST_STAND_IN_SESSION_SWAP`, the old behaviour), run through S9's scenario and
 /// checker in Chromium: documents sharing an id must be scored silent.
 pub async fn stand_in_bridge_swaps_sessions() -> Control {
-    let ran = scenarios::shared_session::stand_in_swaps_silently().await;
+    let ran = crate::rows::security::s9_shared_session::stand_in_swaps_silently().await;
     Control::of(
         "stand-in bridge hands a live page's session to a second document",
         "S9",
@@ -319,7 +319,7 @@ pub async fn stand_in_bridge_swaps_sessions() -> Control {
 /// (`RETICLE_TEST_STAND_IN_IGNORE_LEASES`), run through S12's scenario and checker in Chromium:
 /// a second agent's act on a leased session must be scored silent.
 pub async fn stand_in_daemon_ignores_leases() -> Control {
-    let ran = scenarios::leases::stand_in_ignores_leases().await;
+    let ran = crate::rows::security::s12_leases::stand_in_ignores_leases().await;
     Control::of(
         "stand-in daemon lets a second agent drive a leased session",
         "S12",

@@ -8,7 +8,7 @@ mod common;
 use common::row_meets_target;
 use gates::history::History;
 use gates::judge::RowOutcome;
-use gates::scenarios::fuzz::{judge_fuzz, run_properties};
+use gates::rows::security::s11_fuzz::{judge_fuzz, run_properties};
 use harness::OwnedDaemon;
 
 /// Cases of each property when `PROPTEST_CASES` does not say.

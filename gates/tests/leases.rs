@@ -8,7 +8,7 @@
 
 mod support;
 
-use gates::scenarios::leases::refusal_names_the_holder;
+use gates::rows::security::s12_leases::refusal_names_the_holder;
 use harness::mcp_client::worker_of;
 use harness::{McpClient, ProxyOptions, Tab, poll};
 use reticle::config::env;

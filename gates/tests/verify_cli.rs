@@ -725,7 +725,7 @@ async fn verify_holds_and_releases_its_lease(
                     .await
                     .map_err(|e| format!("reticle_act: {e:?}"));
                 act.and_then(|act| {
-                    gates::scenarios::leases::refusal_names_the_holder(&act, &holder)
+                    gates::rows::security::s12_leases::refusal_names_the_holder(&act, &holder)
                 })
                 .map(|()| (session, holder))
             }

@@ -4,7 +4,8 @@
 //! (VmRSS). Run with `RETICLE_BIN=target/release/reticle target/release/bench-ring-memory`;
 //! prints a Markdown table. The flood itself is the S7 scenario's ([`security::flood`]).
 
-use gates::scenarios::security::{self, resident_kb};
+use gates::rows::security::s7_ring_memory_is_bounded as security;
+use gates::scenarios::memory::resident_kb;
 use harness::OwnedDaemon;
 use reticle::config::env;
 

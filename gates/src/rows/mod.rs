@@ -13,16 +13,15 @@ pub mod hop4;
 
 pub mod hop5;
 
+pub mod security;
+
 use std::future::Future;
 use std::pin::Pin;
 
 use crate::controls::StandIn;
 use crate::history::{History, Op};
 use crate::judge::{Judgement, RowOutcome};
-use crate::scenarios::{
-    GateEnv, Ran, cross_site, durability, flows, fuzz, layers, leases, mcp_limits, perf, security,
-    shared_session, traces, verify_cli,
-};
+use crate::scenarios::{GateEnv, Ran, durability, flows, layers, perf, traces, verify_cli};
 
 /// A row's scenario as it runs: started against the gate's environment, it ends judged.
 pub type ScenarioRun<'a> = Pin<Box<dyn Future<Output = Ran> + 'a>>;
@@ -111,83 +110,17 @@ pub const ROWS: &[RowGate] = &[
         judge: layers::judge_recorded_layers,
         controls: &[StandIn::ReportWithoutALayer],
     },
-    RowGate {
-        id: "S1",
-        file: file!(),
-        scenario: |env| Box::pin(security::stop_signals_only_its_daemon(env)),
-        judge: security::judge_stop,
-        controls: &[],
-    },
-    RowGate {
-        id: "S2",
-        file: file!(),
-        scenario: |env| Box::pin(security::bad_token_stops_serve(env)),
-        judge: security::judge_bad_token,
-        controls: &[],
-    },
-    RowGate {
-        id: "S3",
-        file: file!(),
-        scenario: |env| Box::pin(security::state_dir_is_private(env)),
-        judge: security::judge_state_dir,
-        controls: &[],
-    },
-    RowGate {
-        id: "S4",
-        file: file!(),
-        scenario: |env| Box::pin(security::token_file_is_created_once(env)),
-        judge: security::judge_token_file,
-        controls: &[],
-    },
-    RowGate {
-        id: "S5",
-        file: file!(),
-        scenario: |env| Box::pin(security::init_keeps_modes(env)),
-        judge: security::judge_init,
-        controls: &[],
-    },
-    RowGate {
-        id: "S6",
-        file: file!(),
-        scenario: |env| Box::pin(security::capsules_hold_no_secrets(env)),
-        judge: security::judge_capsule,
-        controls: &[],
-    },
-    RowGate {
-        id: "S7",
-        file: file!(),
-        scenario: |env| Box::pin(security::ring_memory_is_bounded(env)),
-        judge: security::judge_ring_memory,
-        controls: &[],
-    },
-    RowGate {
-        id: "S8",
-        file: file!(),
-        scenario: |env| Box::pin(cross_site::foreign_pages_are_refused(env)),
-        judge: cross_site::judge_foreign_pages,
-        controls: &[],
-    },
-    RowGate {
-        id: "S9",
-        file: file!(),
-        scenario: |env| Box::pin(shared_session::shared_session_ids_are_kept_apart(env)),
-        judge: shared_session::judge_shared_session,
-        controls: &[StandIn::BridgeSwapsSessions],
-    },
-    RowGate {
-        id: "S10",
-        file: file!(),
-        scenario: |env| Box::pin(mcp_limits::mcp_endpoint_is_bounded(env)),
-        judge: mcp_limits::judge_mcp_limits,
-        controls: &[],
-    },
-    RowGate {
-        id: "S11",
-        file: file!(),
-        scenario: |env| Box::pin(fuzz::fuzz_holds(env)),
-        judge: fuzz::judge_fuzz,
-        controls: &[],
-    },
+    security::s1_stop_signals_only_its_daemon::S1,
+    security::s2_bad_token_stops_serve::S2,
+    security::s3_state_dir_is_private::S3,
+    security::s4_token_file_is_created_once::S4,
+    security::s5_init_keeps_modes::S5,
+    security::s6_capsules_hold_no_secrets::S6,
+    security::s7_ring_memory_is_bounded::S7,
+    security::s8_cross_site::S8,
+    security::s9_shared_session::S9,
+    security::s10_mcp_limits::S10,
+    security::s11_fuzz::S11,
     RowGate {
         id: "P1",
         file: file!(),
@@ -216,13 +149,7 @@ pub const ROWS: &[RowGate] = &[
         judge: perf::judge_figure,
         controls: &[],
     },
-    RowGate {
-        id: "S12",
-        file: file!(),
-        scenario: |env| Box::pin(leases::leased_session_refuses_other_agents(env)),
-        judge: leases::judge_lease,
-        controls: &[StandIn::DaemonIgnoresLeases],
-    },
+    security::s12_leases::S12,
     RowGate {
         id: "V1",
         file: file!(),

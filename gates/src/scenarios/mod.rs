@@ -16,22 +16,17 @@
 
 pub mod agent;
 pub mod agent_kit;
-pub mod cross_site;
 pub mod durability;
 pub mod fault_segments;
 pub mod fault_trace;
 pub mod flows;
-pub mod fuzz;
 pub mod kit;
 pub mod layers;
-pub mod leases;
-pub mod mcp_limits;
+pub mod memory;
 pub mod page;
 pub mod page_kit;
 pub mod perf;
 pub mod proxied;
-pub mod security;
-pub mod shared_session;
 pub mod toxic_effect;
 pub mod traced;
 pub mod traces;

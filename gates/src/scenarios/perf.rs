@@ -20,7 +20,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::kit::{could_not_start, judged, observe, settle};
-use super::security::resident_kb;
+use super::memory::resident_kb;
 use super::{GateEnv, Ran, proxy_options};
 use crate::history::{Actor, History, Op};
 use crate::judge::{self, Judgement, RowOutcome};

@@ -8,13 +8,15 @@ use std::time::Duration;
 use harness::OwnedDaemon;
 use serde_json::{Value, json};
 
-use super::kit::{control, controls_held, could_not_start, judged, observe, settle};
-use super::{GateEnv, Ran};
 use crate::history::{Actor, History, Op};
 use crate::judge::{self, Judgement, RowOutcome};
+use crate::rows::RowGate;
+use crate::scenarios::kit::{control, controls_held, could_not_start, judged, observe, settle};
+use crate::scenarios::{GateEnv, Ran};
 
 /// The page the probes claim to come from.
 pub const FOREIGN_PAGE: &str = "https://evil.example";
+
 const ANSWER_BOUND: Duration = Duration::from_secs(5);
 
 /// One probe: the method, the route, and the header a page would send.
@@ -186,6 +188,15 @@ pub fn judge_foreign_pages(ops: &[Op]) -> Judgement {
         ))
     })
 }
+
+/// S8 in the row table.
+pub const S8: RowGate = RowGate {
+    id: "S8",
+    file: file!(),
+    scenario: |env| Box::pin(foreign_pages_are_refused(env)),
+    judge: judge_foreign_pages,
+    controls: &[],
+};
 
 #[cfg(test)]
 mod tests {

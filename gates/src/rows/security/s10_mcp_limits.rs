@@ -8,19 +8,25 @@ use std::time::Duration;
 
 use harness::OwnedDaemon;
 use harness::sse_stream::SseReader;
+use reticle::config::env;
 use serde_json::{Value, json};
 
-use super::kit::{control, controls_held, could_not_start, judged, observe, settle, worst};
-use super::{GateEnv, Ran};
 use crate::history::{Actor, History, Op};
 use crate::judge::{self, Judgement, RowOutcome};
-use reticle::config::env;
+use crate::rows::RowGate;
+use crate::scenarios::kit::{
+    control, controls_held, could_not_start, judged, observe, settle, worst,
+};
+use crate::scenarios::{GateEnv, Ran};
 
 /// The caps the probed daemon runs with.
 const SESSION_CAP: usize = 2;
+
 const CALL_CAP: usize = 2;
+
 /// How long a probe's calls sleep, and how long the scenario waits for their answers.
 const CALL_MS: u64 = 1500;
+
 const ANSWERS_BOUND: Duration = Duration::from_secs(8);
 
 fn sleep_call(id: Value, ms: u64) -> String {
@@ -239,6 +245,15 @@ pub fn judge_mcp_limits(ops: &[Op]) -> Judgement {
         ]))
     })
 }
+
+/// S10 in the row table.
+pub const S10: RowGate = RowGate {
+    id: "S10",
+    file: file!(),
+    scenario: |env| Box::pin(mcp_endpoint_is_bounded(env)),
+    judge: judge_mcp_limits,
+    controls: &[],
+};
 
 #[cfg(test)]
 mod tests {

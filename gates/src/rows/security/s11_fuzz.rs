@@ -18,16 +18,19 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{Value, json};
 use tokio::runtime::Handle;
 
-use super::kit::{could_not_start, judged, observe, settle};
-use super::security::resident_kb;
-use super::{GateEnv, Ran};
 use crate::history::{Actor, History, Op};
 use crate::judge::{self, Judgement, RowOutcome};
+use crate::rows::RowGate;
+use crate::scenarios::kit::{could_not_start, judged, observe, settle};
+use crate::scenarios::memory::resident_kb;
+use crate::scenarios::{GateEnv, Ran};
 
 /// How long one case's answer may take.
 pub const ANSWER_BOUND: Duration = Duration::from_secs(5);
+
 /// How much the daemon's resident memory may grow over the properties' run.
 pub const GROWTH_BOUND_KB: u64 = 64 * 1024;
+
 /// Cases of each property the row runs.
 pub const ROW_CASES: u32 = 64;
 
@@ -417,6 +420,15 @@ pub fn judge_fuzz(ops: &[Op]) -> Judgement {
         ))
     })
 }
+
+/// S11 in the row table.
+pub const S11: RowGate = RowGate {
+    id: "S11",
+    file: file!(),
+    scenario: |env| Box::pin(fuzz_holds(env)),
+    judge: judge_fuzz,
+    controls: &[],
+};
 
 #[cfg(test)]
 mod tests {

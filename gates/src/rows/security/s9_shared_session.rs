@@ -10,20 +10,25 @@
 use std::time::Duration;
 
 use harness::{SdkRig, Tab, poll};
+use reticle::config::env;
 use serde_json::{Value, json};
 
-use super::kit::{control, controls_held, could_not_start, judged, observe, settle};
-use super::{GateEnv, Ran};
+use crate::controls::StandIn;
 use crate::history::{Actor, History, Op};
 use crate::judge::{self, Judgement, RowOutcome};
-use reticle::config::env;
+use crate::rows::RowGate;
+use crate::scenarios::kit::{control, controls_held, could_not_start, judged, observe, settle};
+use crate::scenarios::{GateEnv, Ran};
 
 /// The session the first tab connects as.
 const SESSION: &str = "shared-tab";
+
 /// The fault: more documents than one claiming [`SESSION`].
 const FAULT: &str = "two_documents_one_session";
+
 /// How long the documents get to connect, and to settle who holds which id.
 const BOUND: Duration = Duration::from_secs(20);
+
 /// The SDK's sessionStorage key (`sdk/src/protocol.js` `StorageKey.SESSION_ID`).
 const SESSION_KEY: &str = "__reticle_session";
 
@@ -37,10 +42,12 @@ const FIRST: Document = Document {
     name: "first tab",
     window: "window",
 };
+
 const FRAME: Document = Document {
     name: "same-origin frame",
     window: "document.querySelector('[data-testid=same-origin-frame]').contentWindow",
 };
+
 const DUPLICATE: Document = Document {
     name: "duplicated tab",
     window: "window",
@@ -259,6 +266,15 @@ pub fn judge_shared_session(ops: &[Op]) -> Judgement {
         ))
     })
 }
+
+/// S9 in the row table.
+pub const S9: RowGate = RowGate {
+    id: "S9",
+    file: file!(),
+    scenario: |env| Box::pin(shared_session_ids_are_kept_apart(env)),
+    judge: judge_shared_session,
+    controls: &[StandIn::BridgeSwapsSessions],
+};
 
 #[cfg(test)]
 mod tests {

@@ -10,18 +10,22 @@
 use std::time::Duration;
 
 use harness::{McpClient, SdkRig};
+use reticle::config::env;
 use serde_json::{Value, json};
 
-use super::kit::{control, controls_held, could_not_start, judged, observe, settle};
-use super::{GateEnv, Ran, proxy_options};
+use crate::controls::StandIn;
 use crate::history::{Actor, History, Op};
 use crate::judge::{self, Judgement, RowOutcome};
-use reticle::config::env;
+use crate::rows::RowGate;
+use crate::scenarios::kit::{control, controls_held, could_not_start, judged, observe, settle};
+use crate::scenarios::{GateEnv, Ran, proxy_options};
 
 /// The session the fixture page connects as.
 const SESSION: &str = "leased-tab";
+
 /// The fault: the session is leased by another agent.
 const FAULT: &str = "session_leased_by_another_agent";
+
 /// How long the page gets to connect.
 const BOUND: Duration = Duration::from_secs(20);
 
@@ -161,6 +165,15 @@ pub fn judge_lease(ops: &[Op]) -> Judgement {
         )
     })
 }
+
+/// S12 in the row table.
+pub const S12: RowGate = RowGate {
+    id: "S12",
+    file: file!(),
+    scenario: |env| Box::pin(leased_session_refuses_other_agents(env)),
+    judge: judge_lease,
+    controls: &[StandIn::DaemonIgnoresLeases],
+};
 
 #[cfg(test)]
 mod tests {
