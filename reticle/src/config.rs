@@ -102,6 +102,10 @@ pub mod env {
     /// Test only, a stand-in: the workspace writes its files in place (truncate, then write)
     /// instead of atomically (the negative control of the durability row).
     pub const TEST_STAND_IN_WRITE_IN_PLACE: &str = "RETICLE_TEST_STAND_IN_WRITE_IN_PLACE";
+    /// Test only: `reticle mcp` names no project on its streams, as before each agent's
+    /// workspace was its own project's (the per-project workspace row's control).
+    pub const TEST_STAND_IN_PROXY_NAMES_NO_PROJECT: &str =
+        "RETICLE_TEST_STAND_IN_PROXY_NAMES_NO_PROJECT";
     /// Test only, a stand-in: `reticle_flow_heal` applies its best candidate whether or not the
     /// step's consequence proved it (the negative control of heal-never-guesses).
     pub const TEST_STAND_IN_HEAL_GUESSES: &str = "RETICLE_TEST_STAND_IN_HEAL_GUESSES";

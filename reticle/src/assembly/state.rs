@@ -53,6 +53,7 @@ impl FromRef<AppState> for ToolContext {
             bridge: state.bridge.clone(),
             host: state.tools.clone(),
             caller: None,
+            project: None,
         }
     }
 }

@@ -8,7 +8,7 @@ use super::Exit;
 use crate::assembly;
 use crate::config::{self, env};
 use crate::daemon::settings::{Settings, instance_from_env};
-use crate::daemon::spawn::spawn_detached;
+use crate::daemon::spawn::{SpawnedFor, spawn_detached};
 use crate::daemon::{DaemonLog, StateDir, events, runtime};
 use crate::http;
 use crate::probe::obstacles::{foreign_holder, outbound_holder, start_failure};
@@ -102,7 +102,7 @@ pub async fn ensure(port: u16) -> Result<Serving, Exit> {
         return Err(Exit::failure(problem));
     }
     let instance = uuid::Uuid::new_v4().to_string();
-    let mut child = spawn_detached(port, &instance)
+    let mut child = spawn_detached(port, &instance, SpawnedFor::Caller)
         .map_err(|err| Exit::failure(format!("cannot start the daemon process: {err}")))?;
     let deadline = Instant::now() + timeout;
     loop {

@@ -9,8 +9,21 @@ use std::process::{Child, Command, Stdio};
 
 use crate::config::{env, executables};
 
+/// Whose project a spawned daemon serves by default.
+#[derive(Debug, Clone, Copy)]
+pub enum SpawnedFor<'a> {
+    /// The caller's, as its environment says (`reticle serve`, `reticle verify`): a
+    /// `RETICLE_PROJECT_DIR` there names the one project every agent of the daemon uses.
+    Caller,
+    /// Agents of any project (`reticle mcp`): the daemon starts in this first agent's project,
+    /// which stays its default only; every agent's link names its own.
+    Agents {
+        first_project: Option<&'a std::path::Path>,
+    },
+}
+
 /// Spawns `reticle serve --foreground --port <port>` for the daemon life `instance`.
-pub fn spawn_detached(port: u16, instance: &str) -> io::Result<Child> {
+pub fn spawn_detached(port: u16, instance: &str, spawned_for: SpawnedFor<'_>) -> io::Result<Child> {
     let exe = executables::main_executable()?;
     let mut command = Command::new(exe);
     command
@@ -21,6 +34,12 @@ pub fn spawn_detached(port: u16, instance: &str) -> io::Result<Child> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+    if let SpawnedFor::Agents { first_project } = spawned_for {
+        command.env_remove(env::PROJECT_DIR);
+        if let Some(dir) = first_project {
+            command.current_dir(dir);
+        }
+    }
     // SAFETY: setsid is async-signal-safe and touches no memory shared with the parent.
     unsafe {
         command.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(io::Error::from));

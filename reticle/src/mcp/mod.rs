@@ -41,6 +41,43 @@ pub const SSE_PATH: &str = "/mcp/sse";
 /// The query parameter of [`SSE_PATH`] naming the agent a stream belongs to (one id per
 /// `reticle mcp` process, the same on each of its reconnects).
 pub const AGENT_PARAM: &str = "agent";
+/// The query parameter of [`SSE_PATH`] naming the absolute directory of the agent's project
+/// (where its `reticle mcp` was started, or `RETICLE_PROJECT_DIR`): the stream's tool calls
+/// read and write that project's workspace, not the one the daemon was started for.
+pub const PROJECT_PARAM: &str = "project";
+/// The longest project directory a stream may name, in bytes.
+pub const MAX_PROJECT_DIR_BYTES: usize = 4096;
+
+/// The project directory a client process speaks for: `RETICLE_PROJECT_DIR`, else its working
+/// directory, made absolute; `None` when neither can be read.
+pub fn own_project_dir() -> Option<std::path::PathBuf> {
+    let dir = match std::env::var_os(crate::config::env::PROJECT_DIR) {
+        Some(dir) if !dir.is_empty() => std::path::PathBuf::from(dir),
+        _ => std::env::current_dir().ok()?,
+    };
+    std::fs::canonicalize(&dir).ok().or(Some(dir))
+}
+
+/// `&project=<dir>` for a stream's query, percent-encoded; empty for a directory that is not
+/// absolute UTF-8 within [`MAX_PROJECT_DIR_BYTES`] (the daemon's own workspace is used then).
+pub fn project_query(dir: Option<&std::path::Path>) -> String {
+    let Some(text) = dir.filter(|d| d.is_absolute()).and_then(|d| d.to_str()) else {
+        return String::new();
+    };
+    if text.len() > MAX_PROJECT_DIR_BYTES {
+        return String::new();
+    }
+    let mut encoded = format!("&{PROJECT_PARAM}=");
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            encoded.push(byte as char);
+        } else {
+            encoded.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    encoded
+}
+
 /// Where a client posts messages (with `?sessionId=`).
 pub const MESSAGE_PATH: &str = "/mcp/message";
 /// The stream's first event: its data is the POST path for this session.

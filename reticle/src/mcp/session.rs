@@ -46,6 +46,9 @@ pub struct ProtocolSession {
     id: String,
     /// The agent this stream belongs to: the id its opener named, else the stream's own.
     agent: String,
+    /// The directory of the agent's project, when its opener named one: its calls use that
+    /// project's workspace.
+    project: Option<std::path::PathBuf>,
     /// The client's name from `initialize`, a label for the agent.
     client: Mutex<Option<String>>,
     /// Lines to put on this session's stream as `message` events.
@@ -84,6 +87,7 @@ impl ProtocolSession {
     pub fn new(id: String, outbound: mpsc::Sender<String>) -> Self {
         Self {
             agent: id.clone(),
+            project: None,
             client: Mutex::new(None),
             id,
             outbound,
@@ -100,6 +104,17 @@ impl ProtocolSession {
             self.agent = agent;
         }
         self
+    }
+
+    /// This session as the link of an agent working in the project at `project`.
+    pub fn in_project(mut self, project: Option<std::path::PathBuf>) -> Self {
+        self.project = project;
+        self
+    }
+
+    /// The agent's project directory, when its opener named one.
+    pub fn project(&self) -> Option<&std::path::Path> {
+        self.project.as_deref()
     }
 
     pub fn id(&self) -> &str {
@@ -303,7 +318,7 @@ impl ProtocolSession {
         let key = id.to_string();
         let counted = self.book_call(&key, mcp)?;
         let catalogue = mcp.catalogue();
-        let ctx = ctx.called_by(self.holder());
+        let ctx = ctx.in_project(self.project()).called_by(self.holder());
         let (call_id, call_key) = (id.clone(), key.clone());
         let mut call = Box::pin(async move {
             let _counted = counted;

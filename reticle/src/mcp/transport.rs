@@ -5,7 +5,8 @@
 //! when the answer comes within the inline wait, else `202` and the answer on the stream.
 //! A stream may name the agent it belongs to (`?agent=<id>`, what `reticle mcp` mints once per
 //! process): its calls then run as that agent, and the lease book counts it as one of that
-//! agent's links (an agent's leases outlive its last link only by the link grace).
+//! agent's links (an agent's leases outlive its last link only by the link grace). It may name
+//! its project too (`&project=<dir>`): its calls then read and write that project's workspace.
 //! Each open stream keeps the daemon from idling (an `Agent` attachment) and ends, after a
 //! `reticle-shutdown` event, when the daemon starts to shut down. Past the session cap a stream
 //! is refused 503, and so is a POST while its stream's backlog is full ([`super::limits`]). Each handler takes only the
@@ -28,8 +29,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::ProtocolSession;
 use super::{
-    AGENT_PARAM, ENDPOINT_EVENT, INLINE_ANSWER, INLINE_ANSWER_HEADER, MESSAGE_EVENT, MESSAGE_PATH,
-    McpState, SESSION_EVENT, SHUTDOWN_EVENT,
+    AGENT_PARAM, ENDPOINT_EVENT, INLINE_ANSWER, INLINE_ANSWER_HEADER, MAX_PROJECT_DIR_BYTES,
+    MESSAGE_EVENT, MESSAGE_PATH, McpState, PROJECT_PARAM, SESSION_EVENT, SHUTDOWN_EVENT,
 };
 use crate::daemon::activity::{Attachment, Holder};
 use crate::plane::refusal;
@@ -42,8 +43,21 @@ pub const KEEPALIVE: Duration = Duration::from_secs(1);
 /// The longest agent id a stream may name.
 const MAX_AGENT_ID: usize = 64;
 
+/// The project directory a stream names: an existing absolute directory, at most
+/// [`MAX_PROJECT_DIR_BYTES`]; the refusal sentence otherwise.
+fn project_dir(named: &str) -> Result<std::path::PathBuf, String> {
+    let dir = std::path::Path::new(named);
+    if named.len() > MAX_PROJECT_DIR_BYTES || !dir.is_absolute() || !dir.is_dir() {
+        return Err(format!(
+            "the {PROJECT_PARAM} parameter must name an existing absolute directory of at most {MAX_PROJECT_DIR_BYTES} bytes (the agent's project); no stream was opened"
+        ));
+    }
+    Ok(dir.to_path_buf())
+}
+
 /// `GET /mcp/sse`: opens a stream with a fresh protocol session (503 past the session cap; 400
-/// for an agent id that is not 1 to 64 letters, digits, `-` or `_`).
+/// for an agent id that is not 1 to 64 letters, digits, `-` or `_`, or a project that is not an
+/// existing absolute directory). A stream naming its project works in that project's workspace.
 pub async fn mcp_sse_open(
     State(mcp): State<McpState>,
     State(ctx): State<ToolContext>,
@@ -60,17 +74,30 @@ pub async fn mcp_sse_open(
             ),
         );
     }
+    let project = match query.get(PROJECT_PARAM).map(|dir| project_dir(dir)) {
+        None => None,
+        Some(Ok(dir)) => Some(dir),
+        Some(Err(why)) => return refusal(StatusCode::BAD_REQUEST, &why),
+    };
     let id = uuid::Uuid::new_v4().to_string();
     let (tx, rx) = mpsc::channel(crate::config::MCP_STREAM_BACKLOG);
-    let session = ProtocolSession::new(id.clone(), tx).for_agent(agent);
+    let session = ProtocolSession::new(id.clone(), tx)
+        .for_agent(agent)
+        .in_project(project);
     let agent = session.agent().to_string();
+    let workspace = ctx
+        .in_project(session.project())
+        .workspace()
+        .root()
+        .display()
+        .to_string();
     if let Err(sentence) = mcp.register(std::sync::Arc::new(session)) {
         mcp.log_refusal(&id, "stream", "session_cap");
         return refusal(StatusCode::SERVICE_UNAVAILABLE, &sentence);
     }
     mcp.log(
         "mcp_client_connected",
-        json!({ "session": id, "agent": agent, "streams": mcp.session_count() }),
+        json!({ "session": id, "agent": agent, "workspace": workspace, "streams": mcp.session_count() }),
     );
     ctx.host.leases.link_opened(&agent);
     let guard = StreamGuard {

@@ -32,11 +32,11 @@ use super::post_link::{PostLink, Posted};
 use super::settings::{POST_BOUND, STREAM_FATE, STREAM_HANDSHAKE, STREAM_STALL, Settings};
 use super::sse::{Frame, SseParser};
 use crate::daemon::StateDir;
-use crate::daemon::spawn::spawn_detached;
+use crate::daemon::spawn::{SpawnedFor, spawn_detached};
 use crate::http_get::{self, Connection, Response};
 use crate::mcp::{
     AGENT_PARAM, ENDPOINT_EVENT, INLINE_ANSWER, INLINE_ANSWER_HEADER, MESSAGE_EVENT, MESSAGE_PATH,
-    SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH,
+    SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH, own_project_dir, project_query,
 };
 use crate::plane::quoting_refusal;
 use crate::probe::obstacles::{
@@ -396,7 +396,13 @@ async fn start_daemon(settings: &Settings, reports: &Reports) -> Result<u32, Unr
     }
     let files = state.port_files(port);
     let instance = uuid::Uuid::new_v4().to_string();
-    let mut child = spawn_detached(port, &instance)
+    // The daemon serves every agent on the port, whatever its project: it is not pinned to
+    // this agent's RETICLE_PROJECT_DIR, and each agent's link names its own project.
+    let first_project = own_project_dir();
+    let spawned_for = SpawnedFor::Agents {
+        first_project: first_project.as_deref(),
+    };
+    let mut child = spawn_detached(port, &instance, spawned_for)
         .map_err(|err| definitive(format!("cannot start a daemon process: {err}")))?;
     let _ = reports.send(Report::Log {
         event: events::DAEMON_SPAWNED.into(),
@@ -441,7 +447,15 @@ async fn start_daemon(settings: &Settings, reports: &Reports) -> Result<u32, Unr
 
 async fn open_stream(port: u16, agent: &str, spawned: Option<u32>) -> Result<Established, String> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let path = format!("{SSE_PATH}?{AGENT_PARAM}={agent}");
+    // The agent's project is where this proxy was started: its flows and runs go there, even
+    // on a daemon another project's agent started.
+    let project =
+        if crate::config::switch_on(crate::config::env::TEST_STAND_IN_PROXY_NAMES_NO_PROJECT) {
+            String::new()
+        } else {
+            project_query(own_project_dir().as_deref())
+        };
+    let path = format!("{SSE_PATH}?{AGENT_PARAM}={agent}{project}");
     let handshake = async {
         let mut response = http_get::get(addr, &path, Connection::Open)
             .await

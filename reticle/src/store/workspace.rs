@@ -148,6 +148,14 @@ impl Workspace {
         }
     }
 
+    /// The workspace of another project, written the way this one is.
+    pub fn for_project(&self, project_dir: &Path) -> Self {
+        Self {
+            root: project_dir.join(DIR_NAME),
+            writes: self.writes,
+        }
+    }
+
     /// This workspace writing its files the way `writes` says (a stand-in for a test).
     pub fn writing(self, writes: Writes) -> Self {
         Self { writes, ..self }

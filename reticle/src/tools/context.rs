@@ -2,8 +2,9 @@
 //! [`LeaseHolder`] a lease is checked against: the agent of the MCP link the call came on), and the
 //! tool layer's own host ([`ToolHost`]): call accounting, the lease book, per-session memory
 //! (last act, action windows, snapshot baselines, message cursors, recordings) and where it may
-//! write (the state dir for the feedback outbox, the project's workspace `.reticle/`, resolved
-//! once per daemon life, for flows, runs and capsules).
+//! write (the state dir for the feedback outbox; for flows, runs and capsules the calling
+//! agent's own project's workspace `.reticle/` when its link names one, else the daemon's,
+//! resolved once per daemon life).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -32,6 +33,10 @@ pub struct ToolContext {
     /// Who is calling: set per call by the MCP endpoint; `None` for a call with no link (it
     /// holds no lease, so it may not drive a leased session).
     pub caller: Option<LeaseHolder>,
+    /// The workspace of the calling agent's own project, when its link named one (`reticle mcp`
+    /// names the directory it was started in): its calls read and write there, never in the
+    /// project the daemon was started for. `None`: the daemon's ([`ToolHost::workspace`]).
+    pub project: Option<Workspace>,
 }
 
 impl ToolContext {
@@ -62,6 +67,25 @@ impl ToolContext {
                 None,
             )),
             caller: None,
+            project: None,
+        }
+    }
+
+    /// The workspace this call reads and writes: its agent's project's, else the daemon's.
+    pub fn workspace(&self) -> &Workspace {
+        self.project.as_ref().unwrap_or(&self.host.workspace)
+    }
+
+    /// This context for a call from an agent whose project is at `project_dir` (written the
+    /// way the daemon's own workspace is); the daemon's workspace when `None`, or when the
+    /// daemon was started for one named project ([`ToolHost::project_pinned`]).
+    pub fn in_project(&self, project_dir: Option<&std::path::Path>) -> Self {
+        let project = project_dir
+            .filter(|_| !self.host.project_pinned)
+            .map(|dir| self.host.workspace.for_project(dir));
+        Self {
+            project,
+            ..self.clone()
         }
     }
 
@@ -83,9 +107,14 @@ pub struct ToolHost {
     memory: Mutex<HashMap<String, SessionMemory>>,
     /// The daemon's state dir (the feedback outbox lives here).
     pub state_dir: PathBuf,
-    /// The workspace of the project the daemon serves (`<project>/.reticle/`): the one root
-    /// every reader and writer of flows, baselines, runs and capsules uses.
+    /// The workspace of the project the daemon serves (`<project>/.reticle/`): the root every
+    /// reader and writer of flows, baselines, runs and capsules uses, unless the calling
+    /// agent's link names its own project ([`ToolContext::workspace`]).
     pub workspace: Workspace,
+    /// Whether that project was named for the daemon (`RETICLE_PROJECT_DIR`): then it is every
+    /// agent's. Else it is only the directory the daemon was started in (by the first agent's
+    /// `reticle mcp`), and an agent naming its own project works in that one.
+    pub project_pinned: bool,
     /// When the daemon started.
     pub started: Instant,
     /// How long after start a call waits for a first page instead of refusing.
@@ -107,6 +136,7 @@ impl ToolHost {
             memory: Mutex::new(HashMap::new()),
             state_dir,
             workspace: Workspace::of_project(&project_dir),
+            project_pinned: false,
             started: Instant::now(),
             first_session_wait,
             log,
@@ -116,9 +146,12 @@ impl ToolHost {
     /// The host for a daemon life: the project is `RETICLE_PROJECT_DIR`, else the daemon's
     /// working directory (the directory the agent started `reticle mcp` from).
     pub fn from_env(state_dir: PathBuf, log: Option<Arc<DaemonLog>>) -> Result<Self, String> {
-        let project_dir = match std::env::var(env::PROJECT_DIR) {
-            Ok(dir) if !dir.trim().is_empty() => PathBuf::from(dir),
-            _ => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        let (project_dir, project_pinned) = match std::env::var(env::PROJECT_DIR) {
+            Ok(dir) if !dir.trim().is_empty() => (PathBuf::from(dir), true),
+            _ => (
+                std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+                false,
+            ),
         };
         let wait =
             crate::config::millis_from_env(env::FIRST_SESSION_WAIT_MS, DEFAULT_FIRST_SESSION_WAIT)
@@ -143,6 +176,7 @@ impl ToolHost {
         Ok(Self {
             leases: LeaseBook::new(ttl, grace, ignores),
             workspace: host.workspace.clone().writing(writes),
+            project_pinned,
             ..host
         })
     }

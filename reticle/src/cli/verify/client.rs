@@ -15,7 +15,10 @@ use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use crate::mcp::{AGENT_PARAM, ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SSE_PATH};
+use crate::mcp::{
+    AGENT_PARAM, ENDPOINT_EVENT, MESSAGE_EVENT, MESSAGE_PATH, SSE_PATH, own_project_dir,
+    project_query,
+};
 use crate::plane::quoting_refusal;
 use crate::proxy::sse::SseParser;
 
@@ -72,7 +75,10 @@ impl ToolClient {
     async fn open(port: u16, agent: &str) -> Result<Self, String> {
         let origin = format!("http://127.0.0.1:{port}");
         let mut stream = reqwest::Client::new()
-            .get(format!("{origin}{SSE_PATH}?{AGENT_PARAM}={agent}"))
+            .get(format!(
+                "{origin}{SSE_PATH}?{AGENT_PARAM}={agent}{}",
+                project_query(own_project_dir().as_deref())
+            ))
             .send()
             .await
             .map_err(|e| format!("GET {SSE_PATH} failed: {e}"))?;

@@ -47,7 +47,6 @@ use crate::flow::suite::{COULD_NOT_RUN, Verified, suite_verdict};
 use crate::probe::fetch_status;
 use crate::store::workspace::Workspace;
 use crate::tools::ToolName;
-use crate::wire::StatusReport;
 use browser::JobBrowser;
 use client::ToolClient;
 use report::{Outputs, Progress, table};
@@ -313,29 +312,12 @@ pub async fn verify(args: VerifyArgs, port: u16) -> Result<(), Exit> {
     let serving = ensure(port)
         .await
         .map_err(|exit| exit.into_verify(VerifyCode::Unproven))?;
-    if let Serving::Reused(status) = &serving {
-        check_workspace(status, &workspace, port)?;
-    }
     let result = run_suite(&args, port, &workspace, selection.run, launched).await;
     if matches!(serving, Serving::Started { .. }) {
         // The daemon this run started ends with it; a reused one is left as it was.
         let _ = super::stop::stop(port).await;
     }
     result
-}
-
-/// A reused daemon must serve this project: its flows are the ones replayed.
-fn check_workspace(status: &StatusReport, workspace: &Workspace, port: u16) -> Result<(), Exit> {
-    let ours = workspace.root().display().to_string();
-    match &status.workspace {
-        Some(theirs) if *theirs != ours => Err(Exit::verify(
-            VerifyCode::Unproven,
-            format!(
-                "the daemon on port {port} serves the project workspace {theirs}, not {ours}, so it would replay another project's flows; stop it (`reticle stop --port {port}`) or pass another --port"
-            ),
-        )),
-        _ => Ok(()),
-    }
 }
 
 async fn run_suite(

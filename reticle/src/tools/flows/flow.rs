@@ -14,7 +14,7 @@ use crate::tools::surface::names::ToolName;
 use crate::tools::surface::registration::{Answer, Registration, Tool};
 
 fn flow(call: &Call<'_>, a: FlowFamilyArgs) -> Result<Value, Refusal> {
-    let workspace = &call.ctx.host.workspace;
+    let workspace = call.ctx.workspace();
     let named = || {
         let action = if a.action == FlowAction::Load {
             "load"

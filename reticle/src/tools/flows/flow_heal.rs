@@ -295,7 +295,7 @@ fn write_heal(
     flow: &Flow,
     rebindings: &[Rebinding],
 ) -> Result<Map<String, Value>, Refusal> {
-    let workspace = &call.ctx.host.workspace;
+    let workspace = call.ctx.workspace();
     let previous = workspace
         .load(Folder::Flows, &flow.name)
         .map_err(store_refusal)?

@@ -16,7 +16,7 @@ use crate::verdict::Verified;
 
 async fn flow_replay(call: &Call<'_>, a: FlowReplayArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
-    let workspace = &call.ctx.host.workspace;
+    let workspace = call.ctx.workspace();
     let (flow, steps) = flow_to_run(call, &a.name, a.secrets, a.confirm_dangerous)?;
     let run = Run::begin(RunKind::FlowReplay);
     let approach = Approach {

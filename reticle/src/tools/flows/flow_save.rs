@@ -16,7 +16,7 @@ fn flow_save(call: &Call<'_>, a: FlowSaveArgs) -> Result<Value, Refusal> {
     let (flow, secrets) = Flow::checked(a.name, a.start_path, a.paths.unwrap_or_default(), a.steps)
         .map_err(|problem| Refusal::bad_arguments(call.tool.as_str(), &problem))?;
     store_flow(
-        &call.ctx.host.workspace,
+        call.ctx.workspace(),
         &flow,
         &secrets,
         a.overwrite == Some(true),

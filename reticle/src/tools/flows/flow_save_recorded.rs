@@ -56,7 +56,7 @@ fn flow_save_recorded(call: &Call<'_>, a: FlowSaveRecordedArgs) -> Result<Value,
     let (flow, secrets) = Flow::checked(name, start_path, Vec::new(), steps)
         .map_err(|problem| Refusal::bad_arguments(call.tool.as_str(), &problem))?;
     let mut answer = store_flow(
-        &call.ctx.host.workspace,
+        call.ctx.workspace(),
         &flow,
         &secrets,
         a.overwrite == Some(true),

@@ -437,7 +437,7 @@ pub(super) fn leave_capsule(
         "verdict": replayed.record,
         "events": replayed.events,
     });
-    match capsules::save(&call.ctx.host.workspace, &capsule) {
+    match capsules::save(call.ctx.workspace(), &capsule) {
         Ok(name) => answer["capsuleSaved"] = json!(name),
         Err(why) => answer["capsuleError"] = json!(why),
     }
@@ -451,7 +451,7 @@ pub(super) fn flow_to_run(
     secrets: Option<BTreeMap<String, String>>,
     confirm_dangerous: Option<bool>,
 ) -> Result<(Flow, Vec<FlowStep>), Refusal> {
-    let flow = load_flow(&call.ctx.host.workspace, name)?;
+    let flow = load_flow(call.ctx.workspace(), name)?;
     let steps = steps_to_run(
         &flow,
         &secrets.unwrap_or_default(),

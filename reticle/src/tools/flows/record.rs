@@ -178,7 +178,7 @@ async fn stop(call: &Call<'_>, session: &Arc<Session>, a: RecordArgs) -> Result<
     let (flow, secrets) = Flow::checked(name, start_path, Vec::new(), steps)
         .map_err(|problem| Refusal::bad_arguments(call.tool.as_str(), &problem))?;
     answer["saved"] = store_flow(
-        &call.ctx.host.workspace,
+        call.ctx.workspace(),
         &flow,
         &secrets,
         a.overwrite == Some(true),

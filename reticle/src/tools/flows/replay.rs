@@ -25,7 +25,7 @@ async fn replay(
     a: crate::tools::surface::args::ReplayArgs,
 ) -> Result<Value, Refusal> {
     let session = call.session()?;
-    let (name, capsule) = capsules::load(&call.ctx.host.workspace, &a.capsule)?;
+    let (name, capsule) = capsules::load(call.ctx.workspace(), &a.capsule)?;
     let mut step = step_of(&name, &capsule)?;
     if a.confirm_dangerous == Some(true) {
         step.args.get_or_insert_default().confirm_dangerous = Some(true);

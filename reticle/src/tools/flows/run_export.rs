@@ -13,7 +13,7 @@ use crate::tools::surface::names::ToolName;
 use crate::tools::surface::registration::{Answer, Tool};
 
 fn run_export(call: &Call<'_>, a: RunExportArgs) -> Result<Value, Refusal> {
-    let workspace = &call.ctx.host.workspace;
+    let workspace = call.ctx.workspace();
     let id = match a.run_id {
         Some(id) => id,
         None => newest(workspace).ok_or_else(|| {

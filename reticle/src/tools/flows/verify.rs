@@ -25,7 +25,7 @@ use crate::tools::surface::registration::{Answer, Registration, SessionUse, Tool
 
 async fn verify(call: &Call<'_>, a: VerifyArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
-    let workspace = &call.ctx.host.workspace;
+    let workspace = call.ctx.workspace();
     let repeat = a.repeat.unwrap_or(1);
     if !(1..=MAX_REPEAT).contains(&repeat) {
         return Err(Refusal::bad_arguments(

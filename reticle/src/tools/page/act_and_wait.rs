@@ -42,7 +42,7 @@ async fn act_and_wait(call: &Call<'_>, a: ActAndWaitArgs) -> Result<Value, Refus
             "verdict": &answer,
             "events": capsule_events(&window),
         });
-        match capsules::save(&call.ctx.host.workspace, &capsule) {
+        match capsules::save(call.ctx.workspace(), &capsule) {
             Ok(name) => answer["capsuleSaved"] = json!(name),
             Err(why) => answer["capsuleError"] = json!(why),
         }

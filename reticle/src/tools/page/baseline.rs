@@ -140,7 +140,7 @@ fn needs_page(call: &Call<'_>, action: &str) -> Result<(), Refusal> {
 }
 
 async fn baseline(call: &Call<'_>, a: BaselineFamilyArgs) -> Result<Value, Refusal> {
-    let workspace = &call.ctx.host.workspace;
+    let workspace = call.ctx.workspace();
     let action = match a.action {
         BaselineAction::Save => "save",
         BaselineAction::List => "list",

@@ -50,7 +50,7 @@ async fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
         "sessions": listed,
         "count": listed.len(),
         "daemon": { "instance": ctx.info.instance, "port": port, "version": ctx.info.version },
-        "workspace": ctx.host.workspace.root().display().to_string(),
+        "workspace": ctx.workspace().root().display().to_string(),
     });
     if listed.is_empty() {
         let (why, next) = match ctx.bridge.refused().last() {
@@ -98,8 +98,7 @@ async fn seen(call: &Call<'_>) -> Seen {
     let wiring = (refused.is_none() && gone_url.is_none())
         .then(|| {
             call.ctx
-                .host
-                .workspace
+                .workspace()
                 .root()
                 .parent()
                 .map(crate::wiring::wiring)
