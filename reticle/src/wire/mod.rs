@@ -9,6 +9,8 @@
 //! - [`close`]: why the bridge closes a socket, with its close code and reason.
 //! - [`state_path`]: a store path in the dotted form every protocol 1 page reads.
 //! - [`trace`]: the trace line's event, keys and span names (read by trace checkers).
+//!
+//! `fixtures/` holds golden messages that the daemon's and the SDK's tests both read.
 
 pub mod args;
 pub mod close;
