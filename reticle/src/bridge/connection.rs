@@ -281,7 +281,7 @@ async fn read(
                 }
             }
             Ok(Message::CommandResult(result)) => session.settle(result),
-            Ok(Message::Hello(hello)) if hello.session_id == session.id() => {
+            Ok(Message::Hello(hello)) if hello.session_id == session.page_id() => {
                 session.refresh(Identity {
                     url: hello.url,
                     title: hello.title,

@@ -1,5 +1,6 @@
 //! [`Bridge`]: the registry of connected sessions and the Rust API the tool layer calls (list,
 //! resolve, command, read events). It admits hellos (token, session and project limits,
+//! adoption of a page under the session id its URL asks for,
 //! replacement of a dead socket or of a document frozen in the back/forward cache, refusal of a
 //! second document on a live one's id), keeps
 //! the last refusals for `/status` and the latest person's recording (`flow.recorded`) of each
@@ -24,6 +25,7 @@ use crate::wire::limits::{
     FROZEN_DOCUMENT_BOUND, LIVENESS_BOUND, MAX_PENDING_HANDSHAKES, MAX_SESSIONS,
 };
 use crate::wire::messages::{FrameClues, clip};
+use crate::wire::session_param::asked_session;
 use crate::wire::{CloseReason, Hello, RefusedPage, SessionSummary};
 
 /// How many refusals `/status` remembers.
@@ -237,6 +239,7 @@ impl Bridge {
                     connected_at: s.connected_at().to_string(),
                     last_seen_ms: s.last_seen_ms(),
                     idle: s.is_idle(),
+                    page_id: s.adopted_from(),
                 }
             })
             .collect()
@@ -395,25 +398,60 @@ impl Bridge {
         (SocketLink::new(id, outbound), receiver)
     }
 
-    /// Admits a hello on `link`: checks the token and the session and project limits. A hello naming a
-    /// session another socket carries is a reconnect when that socket is dead (it does not
-    /// answer a ping within [`LIVENESS_BOUND`]), and replaces it. It is the tab's newer document
-    /// when that socket's page last said it was hidden and its script answers no command within
-    /// [`FROZEN_DOCUMENT_BOUND`] (a document kept frozen in the back/forward cache, whose socket
-    /// the browser still answers pings on), and replaces it too. Otherwise two live documents
-    /// share the id and the newcomer is refused [`CloseReason::SessionInUse`], never swapped in
-    /// silently (unless a stand-in switch says otherwise, for the gates' negative controls).
+    /// Admits a hello on `link`: checks the token and the session and project limits, and picks
+    /// the id the page is listed under. A hello whose URL asks for a session id
+    /// (`__reticle_session`, stamped by `reticle verify` or by the daemon's own navigation of
+    /// the tab) other than the one the page gave itself (an app passing a fixed `session` to
+    /// `connect()`, or the published SDK's per-load `auto` id) is adopted under the asked id:
+    /// that URL is the proof it is the tab that was opened or navigated for that id. Should a
+    /// live document hold the asked id, the page is admitted under its own id instead; another
+    /// page's session is never taken.
     pub(crate) async fn admit(
         &self,
         hello: &Hello,
         link: SocketLink,
     ) -> Result<Arc<Session>, CloseReason> {
         self.check_token(hello)?;
+        let asked = asked_session(&hello.url).filter(|asked| *asked != hello.session_id);
+        if let Some(asked) = asked {
+            match self.admit_as(&asked, hello, &link).await {
+                Err(CloseReason::SessionInUse(_)) => self.log(
+                    "bridge_session_not_adopted",
+                    json!({ "asked": asked, "page": hello.session_id }),
+                ),
+                admitted => {
+                    if admitted.is_ok() {
+                        self.log(
+                            "bridge_session_adopted",
+                            json!({ "session": asked, "page": hello.session_id }),
+                        );
+                    }
+                    return admitted;
+                }
+            }
+        }
+        self.admit_as(&hello.session_id, hello, &link).await
+    }
+
+    /// Admits `hello` under the listed id `key`. A hello naming a session another socket
+    /// carries is a reconnect when that socket is dead (it does not answer a ping within
+    /// [`LIVENESS_BOUND`]), and replaces it. It is the tab's newer document when that socket's
+    /// page last said it was hidden and its script answers no command within
+    /// [`FROZEN_DOCUMENT_BOUND`] (a document kept frozen in the back/forward cache, whose socket
+    /// the browser still answers pings on), and replaces it too. Otherwise two live documents
+    /// share the id and the newcomer is refused [`CloseReason::SessionInUse`], never swapped in
+    /// silently (unless a stand-in switch says otherwise, for the gates' negative controls).
+    async fn admit_as(
+        &self,
+        key: &str,
+        hello: &Hello,
+        link: &SocketLink,
+    ) -> Result<Arc<Session>, CloseReason> {
         // The socket found carrying the id, and found dead or frozen: only that one may be
         // replaced.
         let mut replaceable = None;
         loop {
-            match self.admit_now(hello, &link, replaceable)? {
+            match self.admit_now(key, hello, link, replaceable)? {
                 Admission::Admitted(session) => return Ok(session),
                 Admission::Carried(existing, carrier) => {
                     let frozen = if existing.link_answers(LIVENESS_BOUND).await {
@@ -422,7 +460,7 @@ impl Bridge {
                                 "bridge_session_in_use",
                                 json!({ "session": existing.id(), "life": existing.life() }),
                             );
-                            return Err(CloseReason::SessionInUse(hello.session_id.clone()));
+                            return Err(CloseReason::SessionInUse(key.to_string()));
                         }
                         true
                     } else {
@@ -460,6 +498,7 @@ impl Bridge {
     /// socket must be asked first.
     fn admit_now(
         &self,
+        key: &str,
         hello: &Hello,
         link: &SocketLink,
         replaceable: Option<Replaceable>,
@@ -474,7 +513,7 @@ impl Bridge {
             focused: None,
         };
         let mut sessions = lock(&self.inner.sessions);
-        if let Some(existing) = sessions.get(&hello.session_id) {
+        if let Some(existing) = sessions.get(key) {
             let carrier = existing.link_id();
             if let Some(carrier) = carrier
                 && Some(carrier) != replaceable.map(|r| r.link)
@@ -483,7 +522,7 @@ impl Bridge {
                 return Ok(Admission::Carried(existing.clone(), carrier));
             }
             let frozen = replaceable.is_some_and(|r| r.frozen && Some(r.link) == carrier);
-            existing.replace_link(link.clone(), identity, frozen);
+            existing.replace_link(link.clone(), &hello.session_id, identity, frozen);
             let existing = existing.clone();
             drop(sessions);
             self.log(
@@ -507,6 +546,7 @@ impl Bridge {
         }
         let life = self.inner.next_life.fetch_add(1, Ordering::SeqCst);
         let session = Arc::new(Session::new(
+            key.to_string(),
             hello.session_id.clone(),
             life,
             identity,
@@ -514,7 +554,7 @@ impl Bridge {
             self.inner.config.ring,
             self.inner.activity.attach(Holder::Session),
         ));
-        sessions.insert(hello.session_id.clone(), session.clone());
+        sessions.insert(key.to_string(), session.clone());
         drop(sessions);
         self.log(
             "bridge_session_connected",

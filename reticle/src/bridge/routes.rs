@@ -62,6 +62,7 @@ pub async fn sessions_index(State(bridge): State<Bridge>) -> Json<Value> {
         .map(|s| {
             json!({
                 "id": s.id(),
+                "pageId": s.page_id(),
                 "life": s.life(),
                 "connectedAt": s.connected_at(),
                 "lastSeenMs": s.last_seen_ms(),

@@ -2,6 +2,8 @@
 //! whether a page is still there), the commands waiting for their results, and its event buffer.
 //! A session outlives a dead socket replaced by a newer one with the same id (the buffer and
 //! cursors carry on); it ends when its socket drops with no replacement. Every pending command then resolves at once as `observation_lost`.
+//! Its id is the one the daemon lists; the page may call itself otherwise (an id it was asked
+//! for in its URL was adopted), and commands carry the page's own name for itself.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -207,6 +209,10 @@ pub struct SessionCounters {
 /// One connected page.
 pub struct Session {
     id: String,
+    /// What the page calls itself (its hello's `sessionId`): commands carry it, since both SDKs
+    /// refuse a command addressed to another id. Differs from `id` when the bridge adopted the
+    /// page under the id its URL asked for.
+    page_id: Mutex<String>,
     life: u64,
     connected_at: String,
     started: Instant,
@@ -249,6 +255,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Session {
     pub(crate) fn new(
         id: String,
+        page_id: String,
         life: u64,
         identity: Identity,
         link: SocketLink,
@@ -258,6 +265,7 @@ impl Session {
         let now = Instant::now();
         Self {
             id,
+            page_id: Mutex::new(page_id),
             life,
             connected_at: crate::daemon::log::now_rfc3339(),
             started: now,
@@ -283,6 +291,17 @@ impl Session {
     /// The page's session id.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// What the page calls itself (its hello's `sessionId`).
+    pub fn page_id(&self) -> String {
+        lock(&self.page_id).clone()
+    }
+
+    /// The page's own id when it differs from the listed one (the bridge adopted the page).
+    pub fn adopted_from(&self) -> Option<String> {
+        let page = self.page_id();
+        (page != self.id).then_some(page)
     }
 
     /// This life's number (unique across the daemon's life).
@@ -382,7 +401,7 @@ impl Session {
         let id = self.next_id();
         let frame = Message::Command(Command {
             id: id.clone(),
-            session_id: Some(self.id.clone()),
+            session_id: Some(self.page_id()),
             name: name.to_string(),
             args,
         })
@@ -439,7 +458,7 @@ impl Session {
         };
         let frame = Message::Command(Command {
             id: self.next_id(),
-            session_id: Some(self.id.clone()),
+            session_id: Some(self.page_id()),
             name: name.as_str().to_string(),
             args,
         })
@@ -631,11 +650,19 @@ impl Session {
         }
     }
 
-    /// Swaps in a newer socket; the old one is closed and its pending commands are lost. When
+    /// Swaps in a newer socket (whose page calls itself `page_id`); the old one is closed and its
+    /// pending commands are lost. When
     /// the newer socket is another document's (`new_document`: the old one sits frozen in the
     /// back/forward cache), what the old document said about its visibility is dropped too.
-    pub(crate) fn replace_link(&self, link: SocketLink, identity: Identity, new_document: bool) {
+    pub(crate) fn replace_link(
+        &self,
+        link: SocketLink,
+        page_id: &str,
+        identity: Identity,
+        new_document: bool,
+    ) {
         let old = lock(&self.link).replace(link);
+        *lock(&self.page_id) = page_id.to_string();
         self.links.fetch_add(1, Ordering::Relaxed);
         if new_document {
             *lock(&self.identity) = identity;
@@ -709,6 +736,7 @@ mod tests {
         let (outbound, receiver) = mpsc::unbounded_channel();
         let link = SocketLink::new(1, outbound);
         let session = Session::new(
+            "s1".into(),
             "s1".into(),
             1,
             Identity::default(),

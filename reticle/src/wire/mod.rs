@@ -8,6 +8,7 @@
 //! - [`limits`]: protocol 1's version, limits and transport bounds.
 //! - [`close`]: why the bridge closes a socket, with its close code and reason.
 //! - [`state_path`]: a store path in the dotted form every protocol 1 page reads.
+//! - [`session_param`]: the `__reticle_session` URL parameter a page takes its session id from.
 //! - [`trace`]: the trace line's event, keys and span names (read by trace checkers).
 //!
 //! `fixtures/` holds golden messages that the daemon's and the SDK's tests both read.
@@ -16,6 +17,7 @@ pub mod args;
 pub mod close;
 pub mod limits;
 pub mod messages;
+pub mod session_param;
 pub mod state_path;
 pub mod status;
 pub mod trace;

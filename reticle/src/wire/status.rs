@@ -89,6 +89,10 @@ pub struct SessionSummary {
     /// Marked idle by the reaper (no agent activity past the bound); the next command revives it.
     #[serde(default)]
     pub idle: bool,
+    /// What the page calls itself, when the bridge listed it under the id its URL asked for
+    /// (`__reticle_session`) instead; absent when the two agree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_id: Option<String>,
 }
 
 /// A page the bridge turned away, and why.

@@ -53,7 +53,7 @@ pub fn no_session(waited: &Waited<'_>) -> String {
         }
         None => match waited.strangers.first() {
             Some(other) => format!(
-                "likely cause: the app names its own session: a page at {} connected as '{}', not the id verify asked for in the URL (`__reticle_session`); let connect() take the session from the URL",
+                "likely cause: a page at {} connected as '{}' without the session verify asked for in the URL (`__reticle_session`), which the daemon adopts whatever id the app passes to connect(): the app drops that URL parameter before its SDK connects (a redirect, or a router replacing the URL), or a live page already holds the id; keep the parameter until connect() runs",
                 other.url, other.id
             ),
             None => "likely cause: the app does not load the Reticle SDK at this URL, or its SDK connects to another port; a token that differs or a refused Origin would have shown as a refused handshake, and the daemon saw none".to_string(),

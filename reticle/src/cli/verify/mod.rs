@@ -47,6 +47,7 @@ use crate::flow::suite::{COULD_NOT_RUN, Verified, suite_verdict};
 use crate::probe::fetch_status;
 use crate::store::workspace::Workspace;
 use crate::tools::ToolName;
+use crate::wire::session_param::with_session;
 use browser::JobBrowser;
 use client::ToolClient;
 use report::{Outputs, Progress, table};
@@ -55,8 +56,6 @@ use report::{Outputs, Progress, table};
 /// believed (a dead browser is seen within milliseconds; a live one costs this once).
 const DEATH_SHOWS_WITHIN: Duration = Duration::from_secs(2);
 
-/// The URL query parameter the SDK takes its session id from (`SESSION_URL_PARAM` in the SDK).
-const SESSION_URL_PARAM: &str = "__reticle_session";
 /// How often the daemon's `/status` is read while a session is awaited.
 const SESSION_POLL: Duration = Duration::from_millis(50);
 /// How long one `/status` read may take.
@@ -161,21 +160,6 @@ fn not_run(name: &str, because: &str) -> Value {
         "steps": [],
         "durationMs": 0,
     })
-}
-
-/// `url` with the session id the SDK will take.
-fn with_session(url: &str, session: &str) -> String {
-    let (base, fragment) = match url.split_once('#') {
-        Some((base, fragment)) => (base, Some(fragment)),
-        None => (url, None),
-    };
-    let joiner = if base.contains('?') { '&' } else { '?' };
-    let mut out = format!("{base}{joiner}{SESSION_URL_PARAM}={session}");
-    if let Some(fragment) = fragment {
-        out.push('#');
-        out.push_str(fragment);
-    }
-    out
 }
 
 /// `url` at `start_path` (a path on the URL's origin, maybe with a query of its own): the
@@ -771,17 +755,5 @@ mod tests {
             "http://h:1/index.html"
         );
         assert_eq!(at_start("http://h:1/x?", "/"), "http://h:1/");
-    }
-
-    #[test]
-    fn the_session_id_rides_in_the_query_before_any_fragment() {
-        assert_eq!(
-            with_session("http://h:1/?a=1#top", "s1"),
-            "http://h:1/?a=1&__reticle_session=s1#top"
-        );
-        assert_eq!(
-            with_session("http://h:1/app", "s1"),
-            "http://h:1/app?__reticle_session=s1"
-        );
     }
 }

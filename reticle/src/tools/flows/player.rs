@@ -235,10 +235,7 @@ pub(super) async fn go_to_start(
             page: Some(page), ..
         }) => Ok(page),
         Err(refusal) => Err(refusal.reason),
-        Ok(_) => Err(format!(
-            "the page did not reconnect there within {} ms (it may not load the Reticle SDK at that path)",
-            bound.as_millis()
-        )),
+        Ok(missing) => Err(missing.missing_note(session.id(), bound)),
     };
     (start, page)
 }

@@ -28,23 +28,18 @@ async fn navigate(call: &Call<'_>, a: NavigateArgs) -> Result<Value, Refusal> {
             ));
         }
     };
-    let Arrival {
-        page: arrived,
-        url: target,
-    } = arrive(call, session, command, args, a.url.clone(), ARRIVAL_BOUND).await?;
+    let arrival = arrive(call, session, command, args, a.url.clone(), ARRIVAL_BOUND).await?;
     if let Some(url) = &a.url {
         crate::tools::recording::note_navigation(call, session, url);
     }
+    let Arrival { page, url, .. } = &arrival;
     let mut result = json!({
         "dispatched": true,
-        "confirmed": arrived.is_some(),
-        "url": arrived.as_ref().map(|s| s.identity().url).or(target),
+        "confirmed": page.is_some(),
+        "url": page.as_ref().map(|s| s.identity().url).or(url.clone()),
     });
-    if arrived.is_none() {
-        result["note"] = json!(format!(
-            "the page did not reconnect on the new document within {} ms: it may still be loading, it may not load the Reticle SDK there, or the URL lost the SDK's connection settings; call reticle_sessions",
-            ARRIVAL_BOUND.as_millis()
-        ));
+    if page.is_none() {
+        result["note"] = json!(arrival.missing_note(session.id(), ARRIVAL_BOUND));
     }
     Ok(result)
 }

@@ -37,6 +37,9 @@ async fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
                 "head": s.head(),
                 "lease": ctx.host.leases.lease_of(s.id()).map(|l| l.to_value()),
             });
+            if let Some(page) = s.adopted_from() {
+                entry["pageSessionId"] = json!(page);
+            }
             if let Some(project) = identity.project_id {
                 entry["projectId"] = json!(project);
             }
