@@ -1,13 +1,7 @@
-//! [`Browser`]: Debian's Chromium over the DevTools protocol (chromiumoxide), headless with the
-//! flags this machine needs (no sandbox as root, no GPU, no QUIC, no background networking) and
-//! a fresh profile. It opens tabs (optionally seeded by a script that runs before each document's
-//! own, e.g. the sessionStorage a duplicated tab copies), reloads, backgrounds and closes them, evaluates script in them,
-//! reads their console, clicks and types in them as a person does (DevTools input, trusted
-//! events), and switches their DevTools network recording. The process carries the
-//! harness marker and is killed on drop.
-//!
-//! One `Browser` belongs to one tokio runtime (its protocol handler runs there). Under nextest
-//! every test is its own process, so each browser test launches its own Chromium.
+//! [`Browser`]: Debian's Chromium over the DevTools protocol (chromiumoxide), headless, on a fresh
+//! profile, killed on drop. It opens, reloads, backgrounds and closes tabs, evaluates script, reads
+//! consoles and clicks and types as a person does (trusted events). One `Browser` belongs to one
+//! tokio runtime (its protocol handler runs there).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -64,7 +58,11 @@ pub struct ConsoleLine {
     pub text: String,
 }
 
-/// A headless Chromium owned by the harness.
+/// A headless Chromium owned by the harness, with the flags this machine needs (no sandbox as
+/// root, no GPU, no QUIC, no background networking). Its process carries the harness marker.
+/// Tabs can be seeded by a script that runs before each document's own (the sessionStorage a
+/// duplicated tab copies, say), and their DevTools network recording switched. Under nextest
+/// every test is its own process, so each browser test launches its own Chromium.
 pub struct Browser {
     inner: chromiumoxide::Browser,
     handler: tokio::task::JoinHandle<()>,

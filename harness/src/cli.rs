@@ -1,10 +1,6 @@
-//! Running `reticle <command>` as a user would, against a given state dir, and capturing what it
-//! printed and how it exited, always within [`cli_bound`] ([`CLI_BOUND`] unless a test sets the
-//! harness knob [`CLI_BOUND_VAR`]). The gate scenarios record CLI calls
-//! in a history outside any test, and the tests assert on the same calls, so both run them here
-//! (on `assert_cmd`, whose `timeout` kills a call that does not exit): one bounded runner, and a
-//! call that hangs comes back as [`Ran::hung`], never as a hung gate. It must not judge what a
-//! command said.
+//! Running `reticle <command>` as a user would, against a given state dir, capturing what it
+//! printed and how it exited, always within [`cli_bound`]. The gate scenarios and the tests both
+//! run CLI calls here: one bounded runner. It must not judge what a command said.
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -29,7 +25,8 @@ pub fn cli_bound() -> Duration {
         .map_or(CLI_BOUND, Duration::from_millis)
 }
 
-/// What a finished command said.
+/// What a finished command said. A call that hangs comes back as [`Ran::hung`] (`assert_cmd`'s
+/// `timeout` kills it), never as a hung gate.
 #[derive(Debug, Clone)]
 pub struct Ran {
     pub code: Option<i32>,

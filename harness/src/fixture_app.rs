@@ -1,11 +1,6 @@
-//! [`FixtureApp`]: the fixture app on an ephemeral loopback port. It serves `apps/e2e/` at `/`,
-//! the SDK's `sdk/` at `/sdk/` (or a stand-in SDK a gate's negative control gives), the fixture API under `/api/` (see `apps/e2e/API.md`), any extra
-//! directories a test mounts (a bundled published SDK, say), and pages a test writes inline.
-//! Everything is served `no-store`, so a reload always fetches what is on disk, except pages
-//! written with [`FixtureApp::history_page`]: those are served `no-cache` (revalidated on every
-//! load, as Vite's dev server serves an app), which leaves them eligible for Chromium's
-//! back/forward cache, as people's apps are (Chromium keeps a `no-store` page that holds a
-//! socket out of it).
+//! [`FixtureApp`]: the fixture app on an ephemeral loopback port. It serves `apps/e2e/` at `/`, the
+//! SDK at `/sdk/` (or a negative control's stand-in), the fixture API under `/api/` (see
+//! `apps/e2e/API.md`), directories a test mounts and pages a test writes inline.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -140,7 +135,10 @@ async fn serve_page_or_app(State(files): State<AppFiles>, request: Request) -> R
     }
 }
 
-/// The fixture app, served until dropped.
+/// The fixture app, served until dropped. Everything is served `no-store`, so a reload always
+/// fetches what is on disk, except pages written with [`FixtureApp::history_page`]: those are
+/// `no-cache`, which leaves them eligible for Chromium's back/forward cache as people's apps are
+/// (Chromium keeps a `no-store` page that holds a socket out of it).
 #[derive(Debug)]
 pub struct FixtureApp {
     addr: SocketAddr,

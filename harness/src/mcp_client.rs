@@ -1,14 +1,8 @@
 //! Speaking MCP to `reticle mcp` over stdio, as an agent does, with every request and answer
 //! timed into a [`History`].
 //!
-//! [`McpClient`] is a real MCP client: the `rmcp` client over the child process, one session
-//! held open for the whole run. It sends its requests as plain `tools/list` / `tools/call`
-//! requests (not rmcp's cached helpers), so every answer the proxy gives reaches the history.
-//!
-//! [`RawMcp`] stands beside it for fault tests rmcp cannot express: writing garbage lines and
-//! half objects, closing stdin with calls in flight and reading what comes after, and seeing a
-//! duplicate answer (rmcp drops an answer for an id it no longer waits on, so "exactly once"
-//! can only be checked on the raw stream).
+//! [`McpClient`] is the real `rmcp` client, one session held open for the whole run; [`RawMcp`]
+//! stands beside it for the fault tests rmcp cannot express.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -194,7 +188,9 @@ impl ClientHandler for Recorder {
     }
 }
 
-/// One held-open MCP session to `reticle mcp`, through the rmcp client.
+/// One held-open MCP session to `reticle mcp`, through the rmcp client. It sends plain
+/// `tools/list` / `tools/call` requests (not rmcp's cached helpers), so every answer the proxy
+/// gives reaches the history.
 pub struct McpClient {
     service: RunningService<RoleClient, Recorder>,
     history: History,
@@ -443,7 +439,9 @@ fn server_result(result: ServerResult) -> Value {
     serde_json::to_value(result).unwrap_or(Value::Null)
 }
 
-/// `reticle mcp` driven line by line, for faults a real client cannot produce.
+/// `reticle mcp` driven line by line, for faults a real client cannot produce: garbage lines and
+/// half objects, stdin closed with calls in flight, and a duplicate answer (rmcp drops an answer
+/// for an id it no longer waits on, so "exactly once" can only be checked on the raw stream).
 pub struct RawMcp {
     child: Child,
     stdin: Option<ChildStdin>,

@@ -1,13 +1,6 @@
-//! Ports for tests: a loopback port that nothing else on the machine can take between the moment
-//! a test picks it and the moment its daemon binds it, and the product's own probes re-exported
-//! so gates and the CLI judge a port the same way.
-//!
-//! A port from `bind(127.0.0.1:0)` lies in the kernel's ephemeral range, which every outgoing
-//! connection on the machine draws its source port from: on a busy machine one may take it
-//! before the daemon binds. So [`free_port`] picks from outside that range (no connection is
-//! ever given such a port unless it asks for it by number) and reserves it across processes with
-//! an exclusive lock on a file named after it, held until this process ends: parallel test
-//! processes never pick the same port. It must not hand out a port it could not bind just now.
+//! Ports for tests: a loopback port nothing else can take between the moment a test picks it and
+//! the moment its daemon binds it ([`free_port`]), and the product's own probes re-exported so
+//! gates and the CLI judge a port the same way. It must not hand out a port it could not bind now.
 
 use std::fs::{File, OpenOptions};
 use std::net::TcpListener;
@@ -27,6 +20,11 @@ static HELD: Mutex<Vec<File>> = Mutex::new(Vec::new());
 
 /// A loopback port nothing listens on right now, outside the ephemeral range, reserved for
 /// this process so no other process using this function picks it.
+///
+/// A port from `bind(127.0.0.1:0)` lies in the kernel's ephemeral range, which every outgoing
+/// connection draws its source port from, so on a busy machine one may take it before the daemon
+/// binds; a port outside it is never given to a connection that does not ask for it by number.
+/// The reservation is an exclusive lock on a file named after the port, held until exit.
 pub fn free_port() -> u16 {
     let candidates = candidates(&ephemeral_range());
     let start = (std::process::id() as usize).wrapping_mul(7919) % candidates.len();

@@ -1,19 +1,7 @@
-//! [`SdkRig`]: what every gate that drives our SDK in a real page needs, together: an owned
-//! daemon on a private state dir (so it can be stopped and brought back on the same port with
-//! the same token), the fixture app serving the SDK and the gate page, one Chromium, and a
-//! [`BridgeClient`]. The SDK is the repository's, or a stand-in a negative control gives
-//! ([`SdkRig::launch_serving_sdk`]). Nothing here panics: a rig that cannot be built says why, so a scenario can
+//! [`SdkRig`]: what every gate that drives our SDK in a real page needs, together: an owned daemon,
+//! the fixture app serving the SDK and the gate page ([`GATE_PAGE`]), one Chromium and a
+//! [`BridgeClient`]. Nothing here panics: a rig that cannot be built says why, so a scenario can
 //! score its row inconclusive instead of taking the gate down.
-//!
-//! The gate page (`/gate.html`) loads `/sdk/reticle.js` and connects with the port, token and
-//! session in its query. Before the SDK loads, a classic script instruments the page's
-//! `WebSocket` so the harness can see what the SDK did without trusting its own report:
-//! `window.__gate.opens` (every socket the SDK opened: page time, and the retry delay the SDK's
-//! `status()` reported just before), `window.__gate.closes` (code, reason), with `&skew=N` in
-//! the query every `hello` rewritten to protocol version N (a page speaking another version),
-//! and while `window.__gate.hold` is true every frame from the daemon kept in
-//! `window.__gate.held` instead of reaching the SDK (a command the page has but has not
-//! answered).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,7 +13,15 @@ use crate::{BridgeClient, Browser, FixtureApp, OwnedDaemon, poll};
 /// Where the gate page is served.
 pub const GATE_PAGE_PATH: &str = "/gate.html";
 
-/// The page every SDK gate opens (see the module docs for its instrumentation).
+/// The page every SDK gate opens. It loads `/sdk/reticle.js` and connects with the port, token
+/// and session in its query. Before the SDK loads, a classic script instruments the page's
+/// `WebSocket` so the harness can see what the SDK did without trusting its own report:
+/// `window.__gate.opens` (every socket the SDK opened: page time, and the retry delay the SDK's
+/// `status()` reported just before), `window.__gate.closes` (code, reason), with `&skew=N` in
+/// the query every `hello` rewritten to protocol version N (a page speaking another version),
+/// and while `window.__gate.hold` is true every frame from the daemon kept in
+/// `window.__gate.held` instead of reaching the SDK (a command the page has but has not
+/// answered).
 pub const GATE_PAGE: &str = r#"<!doctype html>
 <html><head><title>Bridge gate</title>
 <script>
@@ -89,7 +85,10 @@ pub const GATE_PAGE: &str = r#"<!doctype html>
   </script>
 </body></html>"#;
 
-/// A daemon, the fixture app, one Chromium and a bridge client.
+/// A daemon, the fixture app, one Chromium and a bridge client. The daemon runs on a private
+/// state dir, so it can be stopped and brought back on the same port with the same token; the
+/// SDK is the repository's, or a stand-in a negative control gives
+/// ([`SdkRig::launch_serving_sdk`]).
 pub struct SdkRig {
     daemon: Option<OwnedDaemon>,
     state: tempfile::TempDir,

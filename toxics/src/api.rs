@@ -1,11 +1,9 @@
 //! The REST API, in Toxiproxy's shapes: proxies and their toxics under
 //! `/proxies/{proxy}/toxics/{toxic}`, plus `/populate`, `/reset` and `/version`.
 //!
-//! It owns the route table, request parsing (bodies are read as JSON whatever their content
-//! type, as Toxiproxy does) and the status of each success. Every failure is an [`ApiError`]
-//! written by its one writer. A request whose user agent is a browser is refused, so a web
-//! page cannot reconfigure faults. Handlers are named `<resource>_<action>`. It must not hold
-//! state of its own: everything lives in the [`ProxyCollection`].
+//! It owns the route table, request parsing and the status of each success; every failure is an
+//! [`ApiError`] written by its one writer. It must not hold state of its own: everything lives in
+//! the [`ProxyCollection`].
 
 use std::sync::Arc;
 
@@ -30,7 +28,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 type Shared = State<Arc<ProxyCollection>>;
 type ApiResult<T> = Result<T, ApiError>;
 
-/// The route table.
+/// The route table. Handlers are named `<resource>_<action>`.
 pub fn routes(collection: Arc<ProxyCollection>) -> Router {
     Router::new()
         .route("/reset", post(reset_state))
@@ -97,6 +95,7 @@ async fn json_errors(response: Response) -> Response {
     ApiError::new(text, status).into_response()
 }
 
+/// A request body, read as JSON whatever its content type (as Toxiproxy does).
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> ApiResult<T> {
     serde_json::from_slice(body).map_err(|e| ApiError::bad_request_body().with_detail(e))
 }

@@ -1,16 +1,9 @@
-//! The toxic chain: one direction of one connection, a chain of stages from the source socket to the
-//! destination socket, each stage a task running one toxic on its [`Stub`].
+//! The toxic chain: one direction of one connection, a chain of stages from the source socket to
+//! the destination socket, each stage a task running one toxic on its [`Stub`].
 //!
-//! ```text
-//!  source ─▶ [noop head] ─▶ [toxic 1] ─▶ … ─▶ [toxic n] ─▶ destination
-//!            reads socket    channel          writes socket
-//! ```
-//!
-//! With no toxics the head reads the source and writes the destination itself: one task, no
-//! channel, which is why an idle proxy costs little. It owns the rewiring: adding a toxic at the
-//! end, updating one in place, removing one, each by interrupting the stages involved, moving
-//! their kept data and channels, and restarting them, so no byte is lost or reordered. It must
-//! not decide which toxics exist; the connection task tells it.
+//! It owns the rewiring (add at the end, update in place, remove) by interrupting the stages
+//! involved and moving their kept data and channels, so no byte is lost or reordered. It must not
+//! decide which toxics exist; the connection task tells it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,6 +31,22 @@ struct Stage {
 }
 
 /// The toxics on one direction of a connection, each a running stage.
+///
+/// ```text
+///  source ─▶ [noop head] ─▶ [toxic 1] ─▶ … ─▶ [toxic n] ─▶ destination
+///            reads socket    channel          writes socket
+/// ```
+///
+/// With no toxics the head reads the source and writes the destination itself: one task, no
+/// channel, which is why an idle proxy costs little.
+///
+/// ```text
+///  source ─▶ [noop head] ─▶ [toxic 1] ─▶ … ─▶ [toxic n] ─▶ destination
+///            reads socket    channel          writes socket
+/// ```
+///
+/// With no toxics the head reads the source and writes the destination itself: one task, no
+/// channel, which is why an idle proxy costs little.
 pub(crate) struct ToxicChain {
     /// The connection both directions share.
     conn: Arc<ConnShared>,

@@ -1,11 +1,9 @@
-//! One proxied connection: the client socket, the upstream socket, the two toxic chains between
-//! them (one per direction), and the task that reconfigures those chains when the proxy's toxics
-//! change.
+//! One proxied connection: the client and upstream sockets, one toxic chain per direction, and the
+//! task that reconfigures those chains when the proxy's toxics change.
 //!
-//! It owns how a connection ends: a half close per direction (a FIN passed on), a close of the
-//! whole connection, or a reset (RST to both peers), and it fires the connection's `done` token
-//! when nothing more can flow. It must not accept connections or keep the toxic list; the
-//! proxy does, and sends this task [`AckedChange`]s in the order the changes happened.
+//! It owns how a connection ends (half close, close, reset) and fires its `done` token when nothing
+//! more can flow. It must not accept connections or keep the toxic list; the proxy does, and sends
+//! this task [`AckedChange`]s in the order the changes happened.
 
 use std::net::Shutdown;
 use std::sync::atomic::{AtomicU8, Ordering};

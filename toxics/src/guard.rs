@@ -1,17 +1,17 @@
 //! Guards for faults installed from Rust: dropping one heals what it installed.
 //!
-//! [`ToxicGuard`] removes its toxic, [`DownGuard`] brings its proxy back up. Drop heals
-//! synchronously as far as the proxy's state goes (the toxic list, the listening port); live
-//! connections are rewired in the background, and `ToxicGuard::heal().await` also waits for
-//! them. `DownGuard::up()` reports a failure to rebind, which drop can only log. `forget()` leaves the fault in place on purpose. This module must not install faults;
-//! [`crate::proxy::Proxy::inject`] and [`crate::proxy::Proxy::down`] do.
+//! [`ToxicGuard`] removes its toxic, [`DownGuard`] brings its proxy back up. Drop heals the proxy's
+//! state at once and rewires live connections in the background; `forget()` leaves the fault on
+//! purpose. This module must not install faults; [`crate::proxy::Proxy::inject`] and
+//! [`crate::proxy::Proxy::down`] do.
 
 use std::sync::Arc;
 
 use crate::error::ApiError;
 use crate::proxy::Proxy;
 
-/// A toxic installed from Rust. Dropping it removes the toxic.
+/// A toxic installed from Rust. Dropping it removes the toxic from the list at once; live
+/// connections are rewired in the background (`heal().await` also waits for them).
 #[must_use = "dropping the guard removes the toxic at once"]
 #[derive(Debug)]
 pub struct ToxicGuard {
@@ -74,7 +74,8 @@ impl DownGuard {
         Self { proxy, armed: true }
     }
 
-    /// Start the proxy again, on the address it had. Fails when that port was taken meanwhile.
+    /// Start the proxy again, on the address it had. Fails when that port was taken meanwhile,
+    /// which drop can only log.
     pub fn up(mut self) -> Result<(), ApiError> {
         self.armed = false;
         self.proxy.start()

@@ -1,11 +1,9 @@
 //! One proxy: a loopback listener, an upstream address, the toxic chain for each direction, and
 //! the connections it has accepted.
 //!
-//! It owns starting and stopping the listener (synchronously, so a disabled proxy's port is
-//! closed by the time the call returns), accepting connections and opening their upstream
-//! sockets, and keeping the chains: every change to a chain is applied to new connections at
-//! once and queued, in order, to every live connection. It must not parse HTTP; the API and
-//! the Rust guards both call it.
+//! It owns starting and stopping the listener, accepting connections and opening their upstream
+//! sockets, and keeping the chains: a change applies to new connections at once and is queued, in
+//! order, to every live one. It must not parse HTTP; the API and the Rust guards both call it.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -18,6 +18,17 @@ use crate::collection::ProxyCollection;
 use crate::rng::Rng;
 
 /// Builds a server. `Server::start(addr)` is the short form with a random seed.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use toxics::{ProxyConfig, Server, ToxicSpec, toxic::Latency};
+/// let server = Server::builder().seed(7).serve("127.0.0.1:0").await?;
+/// let proxy = server.proxies().create(ProxyConfig::new("daemon", "127.0.0.1:4400"))?;
+/// let slow = proxy.inject(ToxicSpec::new(Latency { latency: 250, jitter: 0 })).await?;
+/// // ... connect to proxy.listen_addr() and observe ...
+/// drop(slow); // healed
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Server {
     /// The seed for every random choice (toxicity rolls, jitter, slices); random if unset.

@@ -1,13 +1,9 @@
 //! `toxics-bench`: what the fault proxy adds to a round trip when no toxic is installed.
 //!
-//! A blocking echo server and a blocking client (both plain threads, so only the proxy runs on
-//! tokio) exchange small messages, alternating batches direct and through the embedded proxy,
-//! and the median, p90 and p99 round trips of each are compared. It owns the measurement only;
-//! the numbers go into `docs/benchmarks.md` by hand.
-//!
-//! ```text
-//! cargo run --release -p toxics --bin toxics-bench -- [--rounds N] [--size BYTES] [--batches N]
-//! ```
+//! Small messages go direct and through the embedded proxy in alternating batches; the median, p90
+//! and p99 of each are compared. It owns the measurement only; the numbers go into
+//! `docs/benchmarks.md` by hand. Usage: `cargo run --release -p toxics --bin toxics-bench --
+//! [--rounds N] [--size BYTES] [--batches N]`.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -61,7 +57,8 @@ fn usage(problem: &str) -> ! {
     std::process::exit(if problem.is_empty() { 0 } else { 2 })
 }
 
-/// A blocking echo server, one thread per connection.
+/// A blocking echo server, one thread per connection. It and the client are plain threads, so
+/// only the proxy runs on tokio.
 fn echo_server() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();

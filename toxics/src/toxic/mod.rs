@@ -1,18 +1,9 @@
 //! Toxics: the faults a link can carry, one file each, registered under Toxiproxy's wire names.
 //!
-//! A toxic is a config struct (its attributes, in the units Toxiproxy documents) plus one
-//! behaviour, [`Toxic::pipe`], which moves chunks from its [`Stub`]'s input to its output.
-//! Extra abilities are opt-in through [`Buffered`], [`Stateful`] and [`Cleanup`].
-//!
-//! ```text
-//!            noop (hidden head)      latency          bandwidth
-//! source ──▶ [ stub ] ──channel──▶ [ stub ] ──chan──▶ [ stub ] ──▶ destination
-//! ```
-//!
-//! This module owns the contract (trait, stub, chunk), the [`REGISTRY`], and the wire shape
-//! of a toxic ([`ToxicSpec`]) and of an installed one ([`InstalledToxic`]). It must not own
-//! sockets or chains: the link module wires stubs together and [`crate::proxy`] keeps the
-//! chain per direction.
+//! A toxic is a config struct (its attributes, in Toxiproxy's units) plus one behaviour,
+//! [`Toxic::pipe`]; extra abilities are opt-in ([`Buffered`], [`Stateful`], [`Cleanup`]). This
+//! module owns the contract, the [`REGISTRY`] and the wire shapes ([`ToxicSpec`],
+//! [`InstalledToxic`]). It must not own sockets or chains: `chain` and [`crate::proxy`] do.
 
 use std::any::Any;
 use std::fmt;
@@ -54,6 +45,11 @@ pub use timeout::Timeout;
 pub type PipeFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 
 /// One fault's behaviour on one direction of one connection.
+///
+/// ```text
+///            noop (hidden head)      latency          bandwidth
+/// source ──▶ [ stub ] ──channel──▶ [ stub ] ──chan──▶ [ stub ] ──▶ destination
+/// ```
 ///
 /// `pipe` runs until the input ends (then it calls [`Stub::close`]), the toxic closes or resets
 /// the link itself, or the stub is stopped. Every wait must go through the stub

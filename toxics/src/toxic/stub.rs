@@ -1,11 +1,8 @@
 //! The stub: everything one toxic sees of the link it sits in.
 //!
-//! A stub owns one stage's input (the source socket for the hidden head, else a channel from
-//! the previous stage), its output (a channel to the next stage, or the destination socket for
-//! the tail), its interrupt token, the data handed back on an interrupt, its per-connection
-//! state and its share of the seeded randomness. Every wait a toxic makes goes through here, so
-//! every wait is interruptible and no interrupted write loses bytes. It must not decide what a
-//! toxic does with the data, nor rewire itself: the link module does that.
+//! Every wait a toxic makes goes through here, so every wait is interruptible and no interrupted
+//! write loses bytes. It must not decide what a toxic does with the data, nor rewire itself: the
+//! chain does that.
 
 use std::any::Any;
 use std::collections::VecDeque;
@@ -105,7 +102,10 @@ pub enum Recv {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stopped;
 
-/// One stage of a link, as a toxic sees it. See the module docs.
+/// One stage of a link, as a toxic sees it: its input (the source socket for the hidden head,
+/// else a channel from the previous stage), its output (a channel to the next stage, or the
+/// destination socket for the tail), its interrupt token, the data handed back on an interrupt,
+/// its per-connection state and its share of the seeded randomness.
 pub struct Stub {
     /// Where chunks come from.
     pub(crate) input: Input,

@@ -1,14 +1,8 @@
-//! `timeout`: lets nothing through, then cuts the connection after `timeout` milliseconds;
-//! with `timeout` 0 it holds the connection open and silent for as long as it is installed
-//! (a blackhole).
+//! `timeout`: lets nothing through, then cuts the connection after `timeout` milliseconds; with
+//! `timeout` 0 it holds the connection open and silent while it is installed (a blackhole).
 //!
 //! The clock starts when the toxic joins the link and is not restarted by data or updates.
-//! The end of the input is swallowed like data (Toxiproxy's code passes it on, its README
-//! says the connection stays open; we follow the README, so a blackhole stays silent even
-//! when the other side hangs up).
-//! Removing it from a live link closes that link, because the bytes it swallowed are gone and
-//! the stream can no longer be whole. Swallowing data is its whole purpose; it must not pass
-//! any through.
+//! Swallowing data is its whole purpose; it must not pass any through.
 
 use std::any::Any;
 use std::time::Duration;
@@ -39,12 +33,17 @@ impl Stateful for Timeout {
     }
 }
 
+// Removing it from a live link closes that link, because the bytes it swallowed are gone and
+// the stream can no longer be whole.
 impl Cleanup for Timeout {
     fn cleanup<'a>(&'a self, stub: &'a mut Stub) -> PipeFuture<'a> {
         Box::pin(stub.close_connection())
     }
 }
 
+// The end of the input is swallowed like data (Toxiproxy's code passes it on, its README says
+// the connection stays open; we follow the README, so a blackhole stays silent even when the
+// other side hangs up).
 impl Toxic for Timeout {
     fn pipe<'a>(&'a self, stub: &'a mut Stub) -> PipeFuture<'a> {
         Box::pin(async move {
