@@ -64,6 +64,7 @@ const PENDING: &[&str] = &[
     "reticle/src/proxy/worker.rs",
     "reticle/src/store/mod.rs",
     "reticle/src/store/workspace.rs",
+    "reticle/src/tools/arrival.rs",
     "reticle/src/tools/chokepoint.rs",
     "reticle/src/tools/commands.rs",
     "reticle/src/tools/context.rs",
