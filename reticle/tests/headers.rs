@@ -83,8 +83,6 @@ const PENDING: &[&str] = &[
     "reticle/src/tools/surface/catalogue.rs",
     "reticle/src/tools/surface/lean_schema.rs",
     "reticle/src/trace.rs",
-    "reticle/src/verdict/mod.rs",
-    "reticle/src/wire/mod.rs",
     "reticle/src/wire/state_path.rs",
     "reticle/src/wiring.rs",
 ];

@@ -1,26 +1,23 @@
 //! Message shapes shared by the daemon and everything that talks to it. Defined once here and
-//! imported; nothing in this module performs I/O.
-//!
-//! - [`status`]: the `/status` report.
-//! - [`messages`]: protocol 1's four message kinds, decoding and checking.
-//! - [`vocabulary`]: protocol 1's command names and event types.
-//! - [`args`]: protocol 1's argument words (`act` actions, `snapshot` modes).
-//! - [`limits`]: protocol 1's version, limits and transport bounds.
-//! - [`close`]: why the bridge closes a socket, with its close code and reason.
-//! - [`state_path`]: a store path in the dotted form every protocol 1 page reads.
-//! - [`session_param`]: the `__reticle_session` URL parameter a page takes its session id from.
-//! - [`trace`]: the trace line's event, keys and span names (read by trace checkers).
-//!
-//! `fixtures/` holds golden messages that the daemon's and the SDK's tests both read.
+//! imported; nothing in this module performs I/O. `fixtures/` holds golden messages that the
+//! daemon's and the SDK's tests both read.
 
+// Protocol 1's argument words (`act` actions, `snapshot` modes).
 pub mod args;
+// Why the bridge closes a socket, with its close code and reason.
 pub mod close;
+// Protocol 1's version, limits and transport bounds.
 pub mod limits;
+// Protocol 1's four message kinds, decoding and checking.
 pub mod messages;
 pub mod session_param;
+// A store path in the dotted form every protocol 1 page reads.
 pub mod state_path;
+// The `/status` report.
 pub mod status;
+// The trace line's event, keys and span names (read by trace checkers).
 pub mod trace;
+// Protocol 1's command names and event types.
 pub mod vocabulary;
 
 pub use close::CloseReason;
