@@ -1,27 +1,22 @@
-//! The daemon's MCP endpoint over the legacy SSE transport: `GET /mcp/sse` opens a stream whose
-//! first event names the POST path of a fresh protocol session; `POST /mcp/message?sessionId=..`
-//! takes one JSON-RPC message (202) whose answer arrives on that stream as a `message` event, or,
-//! for a POST that asks with [`INLINE_ANSWER_HEADER`] and an answer ready within a short bound,
-//! in the POST's own response ([`inline`]).
-//! The same protocol sessions are also served over Streamable HTTP at `/mcp` ([`streamable`]).
-//!
-//! # Layout
-//! - [`jsonrpc`]: JSON-RPC 2.0 classification, codes and error objects (shared with the proxy).
-//! - [`protocol`]: the handshake: versions, server identity, instructions (shared with the proxy).
-//! - [`limits`]: the caps on open sessions and running calls, and how their refusals read.
-//! - [`session`]: one protocol session: what each method answers.
-//! - [`inline`]: the POSTs waiting for their own answers, and which of them gets each answer.
-//! - [`transport`]: the two HTTP handlers and the stream's frames.
-//! - [`streamable`]: the Streamable HTTP endpoint: each answer in its POST's response.
-//!
-//! This room speaks MCP; it must not run tools itself (that is [`crate::tools::run_tool`]).
+//! The daemon's MCP endpoint: the legacy SSE transport (`GET /mcp/sse` opens a stream, `POST
+//! /mcp/message?sessionId=..` takes one JSON-RPC message whose answer arrives on it, or inline in
+//! the POST's response for one asking with [`INLINE_ANSWER_HEADER`]), and the same protocol
+//! sessions over Streamable HTTP at `/mcp`. This room speaks MCP; it must not run tools itself
+//! (that is [`crate::tools::run_tool`]).
 
+// The POSTs waiting for their own answers, and which of them gets each answer.
 pub mod inline;
+// JSON-RPC 2.0 classification, codes and error objects (shared with the proxy).
 pub mod jsonrpc;
+// The caps on open sessions and running calls, and how their refusals read.
 pub mod limits;
+// The handshake: versions, server identity, instructions (shared with the proxy).
 pub mod protocol;
+// One protocol session: what each method answers.
 pub mod session;
+// The Streamable HTTP endpoint: each answer in its POST's response.
 pub mod streamable;
+// The two HTTP handlers and the stream's frames.
 pub mod transport;
 
 use std::collections::HashMap;
