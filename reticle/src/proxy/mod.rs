@@ -1,41 +1,37 @@
-//! `reticle mcp`: the stdio proxy between a coding agent and the daemon, built so the agent's
-//! link never goes down.
-//!
-//! Two processes. The supervisor ([`supervisor`]) owns the agent's stdin and stdout, every
-//! promise made on them (each request answered exactly once), the state machine, the handshake
-//! it replays into each daemon session, the catalogue cache and the log; it holds no socket. The
-//! worker ([`worker`], the hidden `reticle mcp-worker`) holds every socket on the daemon's port
-//! and nothing else; the supervisor restarts it whenever it dies, so killing every process with
-//! a socket on the port (`lsof -ti tcp:PORT | xargs kill -9`) costs the agent at most the calls
-//! then in flight, each answered -32001.
-//!
-//! # Layout
-//! - [`supervisor`]: the actor on stdio, its states and the populations of lost calls.
-//! - [`replay`]: the handshake replayed into every daemon session (a pure state machine).
-//! - [`worker`]: probe, spawn, wait, stream, POST.
-//! - [`link`]: the pipe protocol between them; [`ledger`]: the second pipe, for `posting` reports
-//!   only, which the supervisor reads without waking for it.
-//! - [`post_link`]: the worker's kept-alive POST connection and which failures prove "not sent".
-//! - [`calls`]: the book of owed calls and the -32001 sentences.
-//! - [`events`]: the proxy log's event names.
-//! - [`lines`], [`sse`]: bounded stdin framing and the SSE frame parser (pure).
-//! - [`settings`]: bounds and the environment that tunes them; [`boot`]: both processes' start.
-//! - [`executable`]: `reticle-mcp`, the small executable `reticle mcp` hands over to.
-//! - [`stderr`]: lines to the process's own stderr that never fail it.
+//! `reticle mcp`: the stdio proxy between a coding agent and the daemon, built so the agent's link
+//! never goes down. Two processes: the supervisor owns the agent's stdio and every promise on it
+//! and holds no socket; the worker (`reticle mcp-worker`) holds every socket on the daemon's port
+//! and nothing else, and is restarted whenever it dies, so killing every process with a socket on
+//! the port costs the agent at most the calls then in flight, each answered -32001.
 
+// Both processes' start.
 pub mod boot;
+// The book of owed calls and the -32001 sentences.
 pub mod calls;
+// The proxy log's event names.
 pub mod events;
+// `reticle-mcp`, the small executable `reticle mcp` hands over to.
 pub mod executable;
+// The second pipe, for `posting` reports only, which the supervisor reads without waking
+// for it.
 pub mod ledger;
+// Bounded stdin framing (pure).
 pub mod lines;
+// The pipe protocol between supervisor and worker.
 pub mod link;
+// The worker's kept-alive POST connection and which failures prove "not sent".
 pub mod post_link;
+// The handshake replayed into every daemon session (a pure state machine).
 pub mod replay;
+// Bounds and the environment that tunes them.
 pub mod settings;
+// The SSE frame parser (pure).
 pub mod sse;
+// Lines to the process's own stderr that never fail it.
 pub mod stderr;
+// The actor on stdio, its states and the populations of lost calls.
 pub mod supervisor;
+// Probe, spawn, wait, stream, POST.
 pub mod worker;
 
 pub use supervisor::run as run_supervisor;

@@ -1,36 +1,24 @@
-//! The supervisor, `reticle mcp`: owns the agent's stdio and every promise made on it, and holds
-//! no socket at all, so nothing done to the daemon's port can reach it. The daemon link lives in
-//! a worker process it (re)starts and talks to over pipes ([`crate::proxy::link`]).
-//!
-//! It is one actor: stdin lines, worker reports and timers arrive as [`Input`]s and are handled
-//! synchronously, one at a time, inside a panic guard. States: `connecting` → `connected` ⇄
-//! `reconnecting` (capped, jittered backoff) → `dormant` (woken by the next request, which may
-//! start a daemon) → `draining` once stdin closes. It never exits for a lost daemon or a spent
-//! budget. Every request is answered exactly once: by the daemon, by the proxy itself
-//! (`initialize`, `ping` while disconnected, a matching catalogue, garbage), or with -32001.
-//! It mints one agent id at start and names it on every stream its workers open, so the daemon
-//! sees one agent (one lease holder) for the life of this process, across every reconnect.
-//!
-//! # Layout
-//! - this module: the actor ([`Supervisor`]): its inputs, loop, timers and panic guard.
-//! - [`agent`]: what the agent sends; the drain and exit.
-//! - [`daemon`]: what the worker reports, and its death.
-//! - [`connection`]: the link's states, connect attempts, sessions opening and dropping.
-//! - [`outbound`]: calls and the replayed handshake to the daemon, answers to the agent.
-//! - [`catalogue`]: the catalogue last seen and the cached `tools/list`.
-//! - [`workers`]: the worker process: started, commanded, watched, replaced.
-//! - [`stdio`], [`log`]: the agent's stdin and stdout threads, and the proxy log.
-//!
-//! The handshake's replay state lives in [`crate::proxy::replay`], the owed calls in
-//! [`crate::proxy::calls`].
+//! The supervisor, `reticle mcp`: owns the agent's stdio and every promise made on it, and holds no
+//! socket, so nothing done to the daemon's port can reach it; the daemon link lives in a worker it
+//! (re)starts over pipes ([`crate::proxy::link`]). It never exits for a lost daemon or a spent
+//! budget. This module is the actor: its inputs, loop, timers and panic guard; the replay state is
+//! [`crate::proxy::replay`]'s and the owed calls [`crate::proxy::calls`]'.
 
+// What the agent sends; the drain and exit.
 mod agent;
+// The catalogue last seen and the cached `tools/list`.
 mod catalogue;
+// The link's states, connect attempts, sessions opening and dropping.
 mod connection;
+// What the worker reports, and its death.
 mod daemon;
+// The proxy log.
 mod log;
+// Calls and the replayed handshake to the daemon, answers to the agent.
 mod outbound;
+// The agent's stdin and stdout threads.
 mod stdio;
+// The worker process: started, commanded, watched, replaced.
 mod workers;
 
 #[cfg(test)]
@@ -93,6 +81,13 @@ pub fn run(port: u16) -> ExitCode {
     })
 }
 
+/// The one actor: stdin lines, worker reports and timers arrive as [`Input`]s and are handled
+/// synchronously, one at a time, inside a panic guard. States: `connecting` → `connected` ⇄
+/// `reconnecting` (capped, jittered backoff) → `dormant` (woken by the next request, which may
+/// start a daemon) → `draining` once stdin closes. Every request is answered by the daemon, by
+/// the proxy itself (`initialize`, `ping` while disconnected, a matching catalogue, garbage), or
+/// with -32001. It mints one agent id at start and names it on every stream its workers open,
+/// so the daemon sees one agent (one lease holder) for the life of this process.
 struct Supervisor {
     /// This process's agent id, named on every stream.
     agent: String,
