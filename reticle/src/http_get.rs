@@ -1,10 +1,7 @@
 //! A small HTTP/1.1 GET client over one [`TcpStream`], for the proxy's daemon stream and the
-//! `/status` probe (so neither maps a general HTTP client's code): it writes one GET, reads the
-//! status line and headers (a bounded head), and hands the body out as it comes, framed by
-//! `content-length`, by `transfer-encoding: chunked` (decoded incrementally: the daemon's SSE
-//! stream is chunked) or by the connection's end. Garbage is refused with an error sentence,
-//! never a panic. [`read_response`] reads any HTTP/1.1 response off a borrowed connection too
-//! (the proxy's POSTs, which keep theirs alive). It owns no timeout: every read is bounded by its caller. A leaf: it imports no
+//! `/status` probe (so neither maps a general HTTP client's code); [`read_response`] reads any
+//! HTTP/1.1 response off a borrowed connection too. Garbage is refused with an error sentence,
+//! never a panic. It owns no timeout: every read is bounded by its caller. A leaf: it imports no
 //! other room, and it must not know what it fetches (MCP, `/status`).
 
 use std::net::SocketAddr;
@@ -30,6 +27,8 @@ pub enum Connection {
 
 /// A response whose head has been read off `S` (the connection, owned or borrowed); its body is
 /// read with [`Response::chunk`], [`Response::body`] or [`Response::finish`].
+/// The body is framed by `content-length`, by `transfer-encoding: chunked` (decoded
+/// incrementally: the daemon's SSE stream is chunked) or by the connection's end.
 pub struct Response<S = TcpStream> {
     /// The status code.
     pub status: u16,

@@ -45,7 +45,6 @@ const PENDING: &[&str] = &[
     "reticle/src/flow/model.rs",
     "reticle/src/flow/runs.rs",
     "reticle/src/http/sdk.rs",
-    "reticle/src/http_get.rs",
     "reticle/src/mcp/inline.rs",
     "reticle/src/mcp/session.rs",
     "reticle/src/mcp/streamable.rs",
@@ -78,7 +77,6 @@ const PENDING: &[&str] = &[
     "reticle/src/tools/surface/catalogue.rs",
     "reticle/src/tools/surface/lean_schema.rs",
     "reticle/src/trace.rs",
-    "reticle/src/wire/state_path.rs",
     "reticle/src/wiring.rs",
 ];
 

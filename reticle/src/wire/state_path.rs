@@ -1,13 +1,12 @@
-//! A store path as agents write it (`todos.items[3].title`, `prefs["dark.mode"]`) in the form
-//! every protocol 1 page reads: dotted segments, an array index as a segment (`todos.items.3.title`),
-//! which is all the published `@reticlehq/browser` 2.0.0 walks (it splits on `.`). A path
-//! with a key no dotted form can carry (one holding `.`, or empty) is sent as written: Reticle's
-//! own SDK reads the brackets, and a page that did not say which key was missing (a `missing`
-//! field in its answer, which only Reticle's SDK sends) cannot have read it, so its "not found"
-//! proves nothing.
+//! A store path as agents write it (`todos.items[3].title`, `prefs["dark.mode"]`) in the form every
+//! protocol 1 page reads: dotted segments, an array index as a segment (`todos.items.3.title`),
+//! which is all the published `@reticlehq/browser` 2.0.0 walks (it splits on `.`).
 //! Must not: do I/O, or decide verdicts (the caller turns an unreadable path into `unknown`).
 
-/// How a path goes to the page.
+/// How a path goes to the page. A path with a key no dotted form can carry (one holding `.`, or
+/// empty) is sent as written: Reticle's own SDK reads the brackets, and a page that did not say
+/// which key was missing (a `missing` field in its answer, which only Reticle's SDK sends)
+/// cannot have read it, so its "not found" proves nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StatePath {
     /// The dotted form, which every protocol 1 page reads.
