@@ -218,3 +218,53 @@ async fn a_saved_flow_replays_with_honest_verdicts_and_leaves_run_artifacts() {
         .await;
     assert_eq!(newest["runId"], steady["runId"], "{newest}");
 }
+
+/// A page whose control renders a while after its SDK connects, as a route whose view loads
+/// after the app mounts does (create-vue's lazy routes); clicking it says so.
+const LATE_PAGE: &str = r#"<!doctype html><html><head><title>Late view</title></head><body><main id="view"></main>
+<script type="module">
+  import { connect } from '/sdk/reticle.js';
+  const q = new URLSearchParams(location.search);
+  connect({ port: Number(q.get('port')), token: q.get('token'), session: q.get('session'), present: false });
+  setTimeout(() => {
+    const button = document.createElement('button');
+    button.textContent = 'Late';
+    button.onclick = () => { document.getElementById('view').append('clicked'); };
+    document.getElementById('view').append(button);
+  }, 1000);
+</script></body></html>"#;
+
+/// A replayed step meets a page still rendering after the flow's reload: it waits (within the
+/// step's bound) for its target to appear, so the flow is `yes`. Control: a target that never
+/// appears is still `no` with `target_not_found`, once the bound has passed.
+#[tokio::test]
+async fn a_replayed_step_waits_for_a_target_the_page_renders_after_it_connects() {
+    let rig = ToolRig::start(&[("RETICLE_ADVERTISE_ALL_TOOLS", "1")]).await;
+    rig.app.page("/late.html", LATE_PAGE);
+    let url = rig.app.url(&format!(
+        "/late.html?port={}&token={}&session=late",
+        rig.daemon.port(),
+        rig.daemon.token()
+    ));
+    let _tab = rig.open_at(&url, "late").await;
+    let flow = |name: &str, button: &str| {
+        json!({"name": name, "startPath": "/late.html", "overwrite": true, "steps": [
+            {"target": {"role": "button", "name": button}, "action": "click",
+             "until": {"kind": "text", "contains": "clicked"}}
+        ]})
+    };
+    rig.ok("reticle_flow_save", flow("late", "Late")).await;
+    let replayed = rig.ok("reticle_flow_replay", json!({"name": "late"})).await;
+    assert_eq!(replayed["startedBy"], "reload", "{replayed}");
+    assert_eq!(replayed["verified"], "yes", "{replayed}");
+
+    rig.ok("reticle_flow_save", flow("never", "Never")).await;
+    let missing = rig
+        .ok("reticle_flow_replay", json!({"name": "never"}))
+        .await;
+    assert_eq!(missing["verified"], "no", "{missing}");
+    assert_eq!(
+        missing["failure"]["reason"], "target_not_found",
+        "{missing}"
+    );
+}

@@ -8,7 +8,8 @@
 //! is used as opened, while one elsewhere is still navigated: the page's route is checked, never
 //! trusted; the record's `startedBy` says which), then runs each step through the same
 //! resolve-act-judge core as `reticle_act_and_wait` ([`crate::tools::acting::resolve_act_judge`]): the
-//! target resolved afresh, never a stale ref; a target matching none or several elements fails
+//! target resolved afresh, never a stale ref, once it is on the page (a step waits up to its
+//! bound for it: a page may still be rendering); a target matching none or several elements fails
 //! the step (`no`, naming the candidates; nothing is guessed). It stops at the first step that
 //! is not `yes` and answers one verdict for the flow with the failing step and its evidence; a
 //! flow that is not `yes` leaves a capsule. An assertion-free flow never answers `yes`: it
@@ -33,11 +34,13 @@ use crate::tools::acting::{
 use crate::tools::arrival::{Arrival, arrive};
 use crate::tools::bounds::bound;
 use crate::tools::call::Call;
+use crate::tools::commands::LivePage;
 use crate::tools::refusal::Refusal;
 use crate::tools::stand_ins::StoredRefs;
-use crate::tools::surface::args::{Action, FlowStep};
+use crate::tools::surface::args::{Action, FlowStep, Target};
 use crate::tools::{capsules, stand_ins};
 use crate::verdict::Verified;
+use crate::verdict::wait_until;
 use crate::wire::CommandName;
 
 /// Why a flow's replay came to its verdict.
@@ -364,13 +367,17 @@ pub(super) async fn run_step(
     };
     let recalled = StoredRefs::recalled(&step.target);
     let kept_target = step.target.clone();
+    let wait = bound(step.timeout_ms, DEFAULT_WAIT);
+    if recalled.is_none() {
+        target_shown(call, page, &step.target, wait).await;
+    }
     let job = JudgedAct {
         target: recalled.is_none().then_some(step.target),
         element_ref: recalled,
         action: step.action,
         args: step.args,
         until,
-        wait: bound(step.timeout_ms, DEFAULT_WAIT),
+        wait,
     };
     let (verified, events) = match resolve_act_judge(call, page, job).await {
         Ok(Judged {
@@ -417,6 +424,23 @@ pub(super) async fn run_step(
     };
     record["durationMs"] = json!(clock.elapsed().as_millis() as u64);
     (verified, record, events)
+}
+
+/// Waits, up to `wait`, until `target` is on `page`, with the verdict machinery's `element`
+/// predicate (its fields are a target's): a replayed step may meet a page still rendering (a
+/// route whose view loads after the SDK connected). Whether it came is not judged here; the step
+/// resolves its target afresh, and a target that never came is `target_not_found` there.
+async fn target_shown(call: &Call<'_>, page: &Arc<Session>, target: &Target, wait: Duration) {
+    let mut shown = target.criteria();
+    if shown.is_empty() {
+        return;
+    }
+    shown.insert("kind".into(), json!("element"));
+    let Ok(predicate) = crate::verdict::parse(&Value::Object(shown)) else {
+        return;
+    };
+    let mut live = LivePage::new(call.ctx.bridge.clone(), Arc::clone(page), page.head());
+    let _ = wait_until(&predicate, &mut live, wait).await;
 }
 
 /// Leaves a capsule for a flow that is not `yes`; its name or why not, on the answer.
