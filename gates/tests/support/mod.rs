@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod relay;
+pub mod scaffold;
 pub mod tools;
 pub mod xml;
 
