@@ -230,13 +230,14 @@ async fn a_broken_build_exits_1_naming_the_flow_and_the_step() {
         .await;
     assert_eq!(ran.code, Some(1), "{}", said(&ran));
     assert!(
-        ran.stderr.contains("count is no at step 1"),
+        ran.stderr.contains("count is no: step 1 of"),
         "{}",
         said(&ran)
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(testcases(&xml), 2, "{xml}");
-    assert!(xml.contains("<failure message=\"step 1:"), "{xml}");
+    assert!(xml.contains("<failure message=\"step 1 of"), "{xml}");
+    assert!(!ran.stderr.contains("step 1: step 1"), "{}", said(&ran));
 }
 
 /// Nothing listening at the URL is named as that ("connection refused at URL"), not blamed on the

@@ -158,11 +158,7 @@ pub fn junit(run: &Value) -> String {
         match element {
             None => xml.push_str("/>\n"),
             Some(element) => {
-                let because = flow["because"].as_str().unwrap_or("");
-                let message = match flow["failingStep"].as_u64() {
-                    Some(step) => format!("step {step}: {because}"),
-                    None => because.to_string(),
-                };
+                let message = failure_text(flow);
                 xml.push_str(&format!(
                     ">\n      <{element} message=\"{}\" type=\"{}\">{}</{element}>\n    </testcase>\n",
                     escape(&message),
@@ -174,6 +170,24 @@ pub fn junit(run: &Value) -> String {
     }
     xml.push_str("  </testsuite>\n</testsuites>\n");
     xml
+}
+
+/// Why a flow is not `yes`, naming its failing step once: a flow's reason names the step itself
+/// (`step 3 of 4 (click ...) was no: ...`), so it is prefixed with `step N: ` only when it does
+/// not already start with it.
+pub fn failure_text(flow: &Value) -> String {
+    let because = flow["because"].as_str().unwrap_or("");
+    match flow["failingStep"].as_u64() {
+        Some(step) if !names_step(because, step) => format!("step {step}: {because}"),
+        _ => because.to_string(),
+    }
+}
+
+/// Whether `because` starts by naming step `step` (`step 3 of 4 ...`, `step 3: ...`).
+fn names_step(because: &str, step: u64) -> bool {
+    because
+        .strip_prefix(&format!("step {step}"))
+        .is_some_and(|rest| rest.starts_with([' ', ':', ',']))
 }
 
 /// A run as Markdown for a pull-request comment: the verdict, then a table with one row per
@@ -260,6 +274,28 @@ mod tests {
         );
         assert!(xml.contains("name=\"a&lt;b\""), "{xml}");
         assert!(xml.contains("<error message=\"assertion-free\""), "{xml}");
+    }
+
+    /// The player's reason already names the step: the message says it once, not
+    /// `step 3: step 3 of 4 ...`. Control: a reason that does not name it gets the prefix.
+    #[test]
+    fn a_failure_names_its_step_once() {
+        let named = json!({"failingStep": 3, "because": "step 3 of 4 (click {\"testid\":\"add\"}) was no: nothing changed"});
+        assert_eq!(
+            failure_text(&named),
+            "step 3 of 4 (click {\"testid\":\"add\"}) was no: nothing changed"
+        );
+        let xml = junit(
+            &json!({"flows": [{"name": "f", "verified": "no", "failingStep": 3,
+            "because": named["because"]}]}),
+        );
+        assert_eq!(xml.matches("step 3").count(), 1, "{xml}");
+        let bare = json!({"failingStep": 3, "because": "no element matches"});
+        assert_eq!(failure_text(&bare), "step 3: no element matches");
+        let other = json!({"failingStep": 3, "because": "step 31 of 40 was no"});
+        assert_eq!(failure_text(&other), "step 3: step 31 of 40 was no");
+        let none = json!({"because": "assertion-free"});
+        assert_eq!(failure_text(&none), "assertion-free");
     }
 
     #[test]

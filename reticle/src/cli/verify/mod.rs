@@ -27,6 +27,9 @@ mod reach;
 mod report;
 mod select;
 
+/// Where `reticle doctor` looks for the browser verify launches.
+pub(super) use browser::chromium_path;
+
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -41,7 +44,7 @@ use super::exit::{Exit, VerifyCode};
 use super::serve::{Serving, ensure};
 use crate::config::env;
 use crate::daemon::log::now_rfc3339;
-use crate::flow::runs::{Run, RunKind, RunVerdict};
+use crate::flow::runs::{Run, RunKind, RunVerdict, failure_text};
 use crate::flow::store::load_flow;
 use crate::flow::suite::{COULD_NOT_RUN, Verified, suite_verdict};
 use crate::probe::fetch_status;
@@ -464,15 +467,11 @@ fn summary(code: VerifyCode, broken: Option<&str>, because: &str, records: &[Val
         .iter()
         .filter(|r| r["verified"] != "yes")
         .map(|r| {
-            let step = r["failingStep"]
-                .as_u64()
-                .map(|s| format!(" at step {s}"))
-                .unwrap_or_default();
             format!(
-                "{} is {}{step}: {}",
+                "{} is {}: {}",
                 r["name"].as_str().unwrap_or("(unnamed)"),
                 r["verified"].as_str().unwrap_or("unknown"),
-                r["because"].as_str().unwrap_or("")
+                failure_text(r)
             )
         })
         .collect();
@@ -737,6 +736,31 @@ mod tests {
         assert_eq!(outcome(&[Yes, No, Unknown], true), VerifyCode::Regressed);
         assert_eq!(outcome(&[Yes, Unknown], false), VerifyCode::Unproven);
         assert_eq!(outcome(&[], false), VerifyCode::Unproven);
+    }
+
+    /// The closing text names each failing flow's step once, as the player's reason does
+    /// (`step 3: step 3 of 4 ...` said it twice).
+    #[test]
+    fn the_summary_names_a_failing_step_once() {
+        let records = [
+            json!({"name": "ping", "verified": "yes"}),
+            json!({"name": "todo", "verified": "no", "failingStep": 3,
+                   "because": "step 3 of 4 (click {\"testid\":\"add\"}) was no: the list did not grow"}),
+            json!({"name": "free", "verified": "unknown", "because": "all 2 steps ran, but the flow is assertion-free"}),
+        ];
+        let text = summary(
+            VerifyCode::Regressed,
+            None,
+            "3 flow(s): 1 yes, 1 no, 1 unknown",
+            &records,
+        );
+        assert_eq!(
+            text,
+            "a flow is no: the app regressed (3 flow(s): 1 yes, 1 no, 1 unknown)\n  \
+             todo is no: step 3 of 4 (click {\"testid\":\"add\"}) was no: the list did not grow\n  \
+             free is unknown: all 2 steps ran, but the flow is assertion-free"
+        );
+        assert_eq!(text.matches("step 3").count(), 1, "{text}");
     }
 
     #[test]
