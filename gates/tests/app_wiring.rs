@@ -5,7 +5,8 @@
 //! second `init --write` changes no byte, and a production build keeps nothing of the snippet.
 //! The wiring type-checks: each TypeScript template (`create-vite`'s vanilla-ts, react-ts and
 //! vue-ts, a TypeScript Next.js app) passes its own `build` script (`tsc`/`vue-tsc`, then the
-//! bundler; `next build`), never only `vite build`.
+//! bundler; `next build`), never only `vite build`. A `vue-ts` app on Pinia is wired so that
+//! `reticle_state` reads its stores with no line of the user's, and still passes `vue-tsc`.
 //!
 //! Needs the npm registry (the machine's only network); a scaffold or install that fails is a
 //! failure of this test, never a skip. The negative controls: the same project without
@@ -19,6 +20,9 @@ use std::time::Duration;
 use harness::{Browser, McpClient, OwnedDaemon, ProxyOptions, free_port, poll};
 use serde_json::{Value, json};
 use support::scaffold::{DevServer, DevTool, PAGE_BOUND, Project, start_daemon, wire};
+
+/// The Pinia a Vue app on Pinia installs, pinned.
+const PINIA: &str = "3.0.4";
 
 /// Boots the app with its dev server, opens it in Chromium, and asks `reticle_sessions` (through
 /// a real `reticle mcp` on the daemon's port) until a page on the dev server's URL is listed.
@@ -172,6 +176,90 @@ async fn a_vite_vue_ts_app_wired_by_init_write_passes_vue_tsc_and_a_literal_url_
     let (passed, said) = project.build();
     assert!(!passed, "a literal URL import type-checked:\n{said}");
     assert!(said.contains("TS2307"), "{said}");
+}
+
+/// `create-vite`'s vue-ts with Pinia installed and one store (`todos`) the app uses, as
+/// `create-vue --pinia` sets it up: `app.use(createPinia())` in `src/main.ts`.
+fn create_vue_with_pinia(project: &Project) {
+    project.create_vite("vue-ts");
+    project.run(&project.dir, "npm", &["install", &format!("pinia@{PINIA}")]);
+    let write = |file: &str, text: &str| {
+        let path = project.dir.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "src/stores/todos.ts",
+        "import { defineStore } from 'pinia'\n\n\
+         export const useTodos = defineStore('todos', {\n  \
+           state: () => ({ items: [{ title: 'Buy milk', done: false }] }),\n\
+         })\n",
+    );
+    write(
+        "src/App.vue",
+        "<script setup lang=\"ts\">\nimport { useTodos } from './stores/todos'\n\
+         const todos = useTodos()\n</script>\n\n\
+         <template>\n  <ul><li v-for=\"item in todos.items\" :key=\"item.title\">{{ item.title }}</li></ul>\n</template>\n",
+    );
+    write(
+        "src/main.ts",
+        "import { createApp } from 'vue'\nimport { createPinia } from 'pinia'\nimport App from './App.vue'\n\n\
+         const app = createApp(App)\napp.use(createPinia())\napp.mount('#app')\n",
+    );
+}
+
+/// A Vue app on Pinia, wired by `init --write` (idempotent), passes `vue-tsc` and its build,
+/// and `reticle_state` reads its store with no `registerStore` line of the user's. Control: the
+/// same app's store is not readable when the snippet's Pinia lines register nothing.
+#[tokio::test]
+async fn a_vue_app_on_pinia_wired_by_init_write_has_its_stores_read_by_reticle_state() {
+    let project = Project::new();
+    create_vue_with_pinia(&project);
+    let daemon_port = free_port();
+    wire(&project, daemon_port, "src/main.ts").await;
+    builds_without_the_snippet(&project, "dist");
+    let read = store_read(&project, daemon_port).await;
+    assert_eq!(read["value"], "Buy milk", "{read}");
+
+    let entry = project.dir.join("src/main.ts");
+    let wired = std::fs::read_to_string(&entry).unwrap();
+    assert_eq!(wired.matches("sdk.registerStore(").count(), 2, "{wired}");
+    std::fs::write(&entry, wired.replace("sdk.registerStore(", "void (")).unwrap();
+    let read = store_read(&project, daemon_port).await;
+    assert_ne!(read["found"], true, "read without the Pinia lines: {read}");
+}
+
+/// Boots the app, opens it, and asks `reticle_state` for `todos` `items[0].title` until it is
+/// found (or the bound passes): the last answer.
+async fn store_read(project: &Project, daemon_port: u16) -> Value {
+    let _daemon = start_daemon(project, daemon_port).await;
+    let server = DevServer::start(project, DevTool::Vite);
+    assert!(server.serving().await, "{} never served a page", server.url);
+    let browser = Browser::launch().await.expect("Chromium launches");
+    let _tab = browser.open(&server.url).await.expect("the app opens");
+    let client = McpClient::start(ProxyOptions::new(daemon_port, project.state.path()))
+        .await
+        .expect("reticle mcp starts");
+    assert!(
+        listed_within(&client, &server.url, Duration::from_secs(30)).await,
+        "the page never connected"
+    );
+    let mut last = Value::Null;
+    let _ = poll::within(Duration::from_secs(10), async || {
+        let result = client
+            .call_tool(
+                "reticle_state",
+                json!({"store": "todos", "path": "items[0].title"}),
+            )
+            .await
+            .ok()?;
+        last = result["structuredContent"].clone();
+        (last["found"] == true).then_some(())
+    })
+    .await;
+    client.close().await;
+    browser.close().await;
+    last
 }
 
 #[tokio::test]

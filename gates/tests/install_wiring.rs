@@ -104,20 +104,49 @@ const SESSION_BOUND: Duration = Duration::from_secs(15);
 /// The session id the fixture page connects as.
 const PAGE_SESSION: &str = "install-gate";
 
+/// The directories each supported agent keeps its own settings in, relative to HOME (Linux
+/// paths): what shows `reticle init` that the agent is installed.
+const AGENT_HOMES: &[&str] = &[
+    ".claude",
+    ".cursor",
+    ".config/Code",
+    ".codeium/windsurf",
+    ".gemini",
+    ".config/opencode",
+    ".codex",
+];
+
 /// A fresh project directory, a private state dir and a private HOME: a machine that never ran
 /// Reticle.
 struct Pristine {
     project: tempfile::TempDir,
     state: tempfile::TempDir,
     home: tempfile::TempDir,
+    /// Whether the machine's agents are installed (their settings under HOME, the real PATH);
+    /// without, HOME is empty and PATH holds only the binary under test.
+    agents: bool,
 }
 
 impl Pristine {
+    /// A machine where every agent `reticle init` supports is installed.
     fn new() -> Self {
+        let pristine = Self::without_agents();
+        for dir in AGENT_HOMES {
+            std::fs::create_dir_all(pristine.home().join(dir)).expect("an agent's settings dir");
+        }
+        Self {
+            agents: true,
+            ..pristine
+        }
+    }
+
+    /// A machine with no agent at all.
+    fn without_agents() -> Self {
         Self {
             project: tempfile::tempdir().expect("a temporary project dir"),
             state: tempfile::tempdir().expect("a private state dir"),
             home: tempfile::tempdir().expect("a private home"),
+            agents: false,
         }
     }
 
@@ -141,7 +170,7 @@ impl Pristine {
         line.extend_from_slice(args);
         let mut command = harness::cli::command(self.state.path(), &line);
         command
-            .env("PATH", path_with_binary_under_test())
+            .env("PATH", path_with_binary_under_test(self.agents))
             .env("HOME", self.home())
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("CODEX_HOME")
@@ -151,11 +180,15 @@ impl Pristine {
     }
 }
 
-/// PATH with the directory of the binary under test first.
-fn path_with_binary_under_test() -> std::ffi::OsString {
+/// PATH with the directory of the binary under test first, then (with `rest`) this process's.
+fn path_with_binary_under_test(rest: bool) -> std::ffi::OsString {
     let bin = binaries::reticle();
     let dir = bin.parent().expect("the binary lives in a directory");
-    let rest = std::env::var_os("PATH").unwrap_or_default();
+    let rest = if rest {
+        std::env::var_os("PATH").unwrap_or_default()
+    } else {
+        std::ffi::OsString::new()
+    };
     std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest)))
         .expect("PATH entries hold no separator")
 }
@@ -633,6 +666,40 @@ async fn a_second_init_changes_nothing_and_the_servers_already_there_are_kept() 
         before, after,
         "a second run must leave every config byte for byte"
     );
+}
+
+/// A machine with no agent (empty HOME, nothing of theirs on PATH): init writes no agent
+/// config, says which it skipped and how to name one, and still does the rest. Named with
+/// `--client`, that one is written and only that one.
+#[tokio::test]
+async fn with_no_agent_installed_init_writes_no_agent_config_and_says_how_to_name_one() {
+    let pristine = Pristine::without_agents();
+    let port = free_port().to_string();
+    let ran = pristine.init(&["--port", &port]).await;
+    assert!(ran.ok(), "{}", ran.said());
+    for ClientConfig { file, .. } in CONFIGS {
+        assert!(!pristine.config(file).exists(), "{file}\n{}", ran.stdout);
+    }
+    let skipped = lines_marked(&ran, "[⚠]");
+    assert!(
+        skipped
+            .iter()
+            .any(|l| l.starts_with("[⚠] agents: no agent config written")
+                && l.contains("reticle init --client NAME")),
+        "{}",
+        ran.stdout
+    );
+    let named = pristine
+        .init(&["--port", &port, "--client", "cursor"])
+        .await;
+    assert!(named.ok(), "{}", named.said());
+    assert!(
+        pristine.config(".cursor/mcp.json").exists(),
+        "{}",
+        named.stdout
+    );
+    assert!(!pristine.config(".mcp.json").exists(), "{}", named.stdout);
+    assert!(!named.stdout.contains("agents: "), "{}", named.stdout);
 }
 
 /// Negative control: a malformed config is refused by name, left alone, and fails the check.

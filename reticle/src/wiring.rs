@@ -19,8 +19,9 @@ const END: &str = "reticle:end";
 /// A dev stack `reticle init` knows how to wire.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stack {
-    /// Vite: the module `index.html` loads, kept only while `import.meta.env.DEV`.
-    Vite { entry: PathBuf },
+    /// Vite: the module `index.html` loads, kept only while `import.meta.env.DEV`. With
+    /// `pinia` (the app depends on Pinia) the snippet also registers the app's Pinia stores.
+    Vite { entry: PathBuf, pinia: bool },
     /// Next.js 15.3 or later: `instrumentation-client`, kept only in development.
     Next { entry: PathBuf },
     /// An HTML page served by any server: loaded only on a loopback host.
@@ -39,7 +40,7 @@ impl Stack {
     /// The file the snippet goes in, relative to the project.
     pub fn file(&self) -> &Path {
         match self {
-            Stack::Vite { entry } | Stack::Next { entry } => entry,
+            Stack::Vite { entry, .. } | Stack::Next { entry } => entry,
             Stack::PlainHtml { page } => page,
         }
     }
@@ -52,11 +53,16 @@ impl Stack {
     pub fn snippet(&self, port: u16) -> String {
         let url = format!("http://127.0.0.1:{port}/sdk/reticle.js");
         match self {
-            Stack::Vite { .. } => format!(
+            Stack::Vite { pinia, .. } => format!(
                 "// {BEGIN}: added by `reticle init --write`; Vite keeps it in development only\n\
                  if (import.meta.env.DEV) {{\n{}}}\n\
                  // {END}\n",
-                retrying_import(&url, "/* @vite-ignore */ ", "  ")
+                retrying_import(
+                    &url,
+                    "/* @vite-ignore */ ",
+                    "  ",
+                    if *pinia { PINIA_STORES } else { &[] }
+                )
             ),
             Stack::Next { .. } => format!(
                 "// {BEGIN}: added by `reticle init --write`; Next.js keeps it in development only\n\
@@ -65,7 +71,8 @@ impl Stack {
                 retrying_import(
                     &url,
                     "/* webpackIgnore: true */ /* turbopackIgnore: true */ ",
-                    "  "
+                    "  ",
+                    &[]
                 )
             ),
             Stack::PlainHtml { .. } => format!(
@@ -74,10 +81,76 @@ impl Stack {
                  if (['localhost', '127.0.0.1', '[::1]'].includes(location.hostname)) {{\n{}}}\n\
                  </script>\n\
                  <!-- {END} -->\n",
-                retrying_import(&url, "", "  ")
+                retrying_import(&url, "", "  ", &[])
             ),
         }
     }
+}
+
+/// What the snippet runs once the SDK is connected, in an app on Pinia: every store of the
+/// app's Pinia (the active one, installed by the app's `app.use(createPinia())`) is registered
+/// under its id, those already created and, through a Pinia plugin, each one created later, so
+/// `reticle_state` reads them with no line of the user's. It imports `pinia` by name, so it is
+/// the instance the app uses, and type-checks against Pinia's own types.
+const PINIA_STORES: &[&str] = &[
+    "import('pinia').then(({ getActivePinia }) => {",
+    "  const pinia = getActivePinia();",
+    "  if (!pinia) return;",
+    "  for (const id of Object.keys(pinia.state.value)) sdk.registerStore(id, () => pinia.state.value[id]);",
+    "  pinia.use(({ store }) => {",
+    "    sdk.registerStore(store.$id, () => store.$state);",
+    "  });",
+    "});",
+];
+
+/// The store libraries whose stores the snippet cannot reach by itself (they live in the
+/// app's own modules), by the package that gives them away, with the line that registers one.
+const STORES_BY_HAND: &[(&str, &str, &str)] = &[
+    (
+        "@reduxjs/toolkit",
+        "Redux",
+        "registerStore('redux', () => store.getState())",
+    ),
+    (
+        "redux",
+        "Redux",
+        "registerStore('redux', () => store.getState())",
+    ),
+    (
+        "zustand",
+        "Zustand",
+        "registerStore('todos', () => useTodos.getState())",
+    ),
+];
+
+/// Stores the project's app keeps that `reticle init` cannot register itself: the library,
+/// and the exact lines to add where the store is created (for the stack's build, with the
+/// daemon on `port`). `None` when there are none (or Pinia's, which the snippet registers).
+pub fn stores_by_hand(project: &Path, stack: &Stack, port: u16) -> Option<(String, String)> {
+    let text = read(project, "package.json").ok().flatten()?;
+    let manifest: Value = serde_json::from_str(&text).ok()?;
+    let has = |name: &str| {
+        ["dependencies", "devDependencies"]
+            .iter()
+            .any(|key| manifest[key].get(name).is_some())
+    };
+    let (_, label, call) = STORES_BY_HAND.iter().find(|(package, _, _)| has(package))?;
+    let url = format!("http://127.0.0.1:{port}/sdk/reticle.js");
+    let (guard, hint) = match stack {
+        Stack::Vite { .. } => ("import.meta.env.DEV", "/* @vite-ignore */ "),
+        Stack::Next { .. } => (
+            "process.env.NODE_ENV === 'development'",
+            "/* webpackIgnore: true */ /* turbopackIgnore: true */ ",
+        ),
+        Stack::PlainHtml { .. } => (
+            "['localhost', '127.0.0.1', '[::1]'].includes(location.hostname)",
+            "",
+        ),
+    };
+    let lines = format!(
+        "const reticleSdk = '{url}';\nif ({guard}) import({hint}reticleSdk).then((sdk) => sdk.{call});"
+    );
+    Some((label.to_string(), lines))
 }
 
 /// The most a failed import waits before it is tried again, in milliseconds.
@@ -87,13 +160,26 @@ pub const RETRY_CAP_MS: u32 = 2000;
 /// up to [`RETRY_CAP_MS`]) while the daemon does not answer, each line led by `indent`. Each
 /// attempt asks for a URL of its own (`?attempt=N`): a browser keeps a failed module import and
 /// would answer the same URL with the same failure. The first failure says so once on the
-/// console. `hint` is the bundler's comment that leaves the import alone.
-fn retrying_import(url: &str, hint: &str, indent: &str) -> String {
+/// console. `hint` is the bundler's comment that leaves the import alone; `then` is what runs
+/// once the SDK is connected (with the module as `sdk`).
+fn retrying_import(url: &str, hint: &str, indent: &str, then: &[&str]) -> String {
+    let connected: Vec<String> = if then.is_empty() {
+        vec!["    (sdk) => sdk.connect(),".to_string()]
+    } else {
+        std::iter::once("    (sdk) => {".to_string())
+            .chain(std::iter::once("      sdk.connect();".to_string()))
+            .chain(then.iter().map(|line| format!("      {line}")))
+            .chain(std::iter::once("    },".to_string()))
+            .collect()
+    };
     [
         format!("const reticleSdk = '{url}';"),
         "const loadReticle = (attempt = 0) => {".to_string(),
         format!("  import({hint}`${{reticleSdk}}?attempt=${{attempt}}`).then("),
-        "    (sdk) => sdk.connect(),".to_string(),
+    ]
+    .into_iter()
+    .chain(connected)
+    .chain([
         "    () => {".to_string(),
         "      if (attempt === 0) console.info(`reticle: no daemon answers at ${reticleSdk} yet; trying again until one does`);".to_string(),
         format!("      setTimeout(() => loadReticle(attempt + 1), Math.min(250 * (attempt + 1), {RETRY_CAP_MS}));"),
@@ -101,8 +187,7 @@ fn retrying_import(url: &str, hint: &str, indent: &str) -> String {
         "  );".to_string(),
         "};".to_string(),
         "loadReticle();".to_string(),
-    ]
-    .iter()
+    ])
     .map(|line| format!("{indent}{line}\n"))
     .collect()
 }
@@ -132,6 +217,23 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("@remix-run/dev", "Remix"),
     ("gatsby", "Gatsby"),
 ];
+
+/// The published SDK's package: a project depending on it wires it itself, with the daemon's
+/// URL and the pairing token (it has no `port` option).
+pub const PUBLISHED_SDK: &str = "@reticlehq/browser";
+
+/// Whether the project's package.json names the published SDK ([`PUBLISHED_SDK`]) among its
+/// dependencies. An unreadable or missing manifest names nothing.
+pub fn depends_on_published_sdk(project: &Path) -> bool {
+    let Ok(Some(text)) = read(project, "package.json") else {
+        return false;
+    };
+    serde_json::from_str::<Value>(&text).is_ok_and(|manifest| {
+        ["dependencies", "devDependencies"]
+            .iter()
+            .any(|key| manifest[key].get(PUBLISHED_SDK).is_some())
+    })
+}
 
 /// Reads what it needs under `project` and says which stack it is.
 pub fn detect(project: &Path) -> Detected {
@@ -182,7 +284,10 @@ pub fn detect(project: &Path) -> Detected {
                     entry.display()
                 ),
             ),
-            Some(entry) => Detected::Supported(Stack::Vite { entry }),
+            Some(entry) => Detected::Supported(Stack::Vite {
+                entry,
+                pinia: has("pinia"),
+            }),
             None => unreadable(
                 &project.join("index.html"),
                 "loads no module script with a local src (`<script type=\"module\" src=\"/src/...\">`), so the entry module is unknown".into(),
@@ -416,6 +521,85 @@ mod tests {
     const VITE_PAGE: &str = "<html><body><div id=\"app\"></div>\n<script type=\"module\" src=\"/src/main.js\"></script></body></html>";
 
     #[test]
+    fn a_project_on_the_published_sdk_is_told_by_its_dependencies() {
+        let on = project(&[(
+            "package.json",
+            r#"{"devDependencies":{"@reticlehq/browser":"2.0.0"}}"#,
+        )]);
+        assert!(depends_on_published_sdk(on.path()));
+        let off = project(&[("package.json", r#"{"dependencies":{"vite":"8"}}"#)]);
+        assert!(!depends_on_published_sdk(off.path()));
+        let broken = project(&[("package.json", "{ not json")]);
+        assert!(!depends_on_published_sdk(broken.path()));
+    }
+
+    /// An app on Pinia gets a snippet that registers its stores; a second plan changes nothing.
+    /// Control: the same app without Pinia gets no Pinia line.
+    #[test]
+    fn an_app_on_pinia_registers_its_stores_and_others_are_told_the_line_to_add() {
+        let pinia = project(&[
+            (
+                "package.json",
+                r#"{"dependencies":{"vue":"3","pinia":"3"},"devDependencies":{"vite":"8"}}"#,
+            ),
+            ("index.html", VITE_PAGE),
+        ]);
+        let Detected::Supported(stack) = detect(pinia.path()) else {
+            panic!("a Vite app")
+        };
+        assert_eq!(
+            stack,
+            Stack::Vite {
+                entry: "src/main.js".into(),
+                pinia: true
+            }
+        );
+        let snippet = stack.snippet(4400);
+        assert!(
+            snippet.contains("import('pinia').then(({ getActivePinia })"),
+            "{snippet}"
+        );
+        assert!(snippet.contains("pinia.use(({ store })"), "{snippet}");
+        assert!(
+            snippet.contains("sdk.registerStore(store.$id, () => store.$state)"),
+            "{snippet}"
+        );
+        let AppEdit::Change { text, .. } = plan(&stack, Some("console.log(1)\n"), 4400) else {
+            panic!("the snippet is added")
+        };
+        assert_eq!(plan(&stack, Some(&text), 4400), AppEdit::Unchanged);
+        assert_eq!(stores_by_hand(pinia.path(), &stack, 4400), None);
+        let plain = Stack::Vite {
+            entry: "src/main.js".into(),
+            pinia: false,
+        };
+        assert!(!plain.snippet(4400).contains("pinia"));
+
+        let redux = project(&[(
+            "package.json",
+            r#"{"dependencies":{"react":"19","@reduxjs/toolkit":"2"}}"#,
+        )]);
+        let (label, lines) = stores_by_hand(redux.path(), &plain, 4401).unwrap();
+        assert_eq!(label, "Redux");
+        assert_eq!(
+            lines,
+            "const reticleSdk = 'http://127.0.0.1:4401/sdk/reticle.js';\n\
+             if (import.meta.env.DEV) import(/* @vite-ignore */ reticleSdk).then((sdk) => sdk.registerStore('redux', () => store.getState()));"
+        );
+        let zustand = project(&[("package.json", r#"{"dependencies":{"zustand":"5"}}"#)]);
+        let next = Stack::Next {
+            entry: "instrumentation-client.ts".into(),
+        };
+        let (label, lines) = stores_by_hand(zustand.path(), &next, 4400).unwrap();
+        assert_eq!(label, "Zustand");
+        assert!(
+            lines.contains("process.env.NODE_ENV === 'development'"),
+            "{lines}"
+        );
+        assert!(lines.contains("useTodos.getState()"), "{lines}");
+    }
+
+    #[test]
     fn each_stack_is_told_by_its_files() {
         let vite = project(&[
             ("package.json", r#"{"devDependencies":{"vite":"^8.3.4"}}"#),
@@ -424,7 +608,8 @@ mod tests {
         assert_eq!(
             detect(vite.path()),
             Detected::Supported(Stack::Vite {
-                entry: "src/main.js".into()
+                entry: "src/main.js".into(),
+                pinia: false,
             })
         );
         let next = project(&[
@@ -520,6 +705,7 @@ mod tests {
     fn a_second_plan_changes_nothing_and_an_older_snippet_is_replaced() {
         let stack = Stack::Vite {
             entry: "src/main.js".into(),
+            pinia: false,
         };
         let original = "import './style.css'\nconsole.log(1)\n";
         let AppEdit::Change { text, replaced } = plan(&stack, Some(original), 4400) else {
@@ -554,6 +740,7 @@ mod tests {
         );
         let stack = Stack::Vite {
             entry: "src/main.js".into(),
+            pinia: false,
         };
         let AppEdit::Change { text, .. } = plan(&stack, Some("console.log(1)\n"), 4411) else {
             panic!("the snippet is added")
@@ -574,6 +761,11 @@ mod tests {
         let stacks = [
             Stack::Vite {
                 entry: "src/main.ts".into(),
+                pinia: false,
+            },
+            Stack::Vite {
+                entry: "src/main.ts".into(),
+                pinia: true,
             },
             Stack::Next {
                 entry: "instrumentation-client.ts".into(),
@@ -589,8 +781,8 @@ mod tests {
                 snippet.contains("setTimeout(() => loadReticle(attempt + 1)"),
                 "{snippet}"
             );
-            assert!(!snippet.contains("import('"), "{snippet}");
-            assert!(!snippet.contains("import(\""), "{snippet}");
+            assert!(!snippet.contains("import('http"), "{snippet}");
+            assert!(!snippet.contains("import(\"http"), "{snippet}");
             assert_eq!(block_port(&snippet), Some(4400));
         }
     }

@@ -1,6 +1,7 @@
 //! `reticle init`: wire a project for Reticle from a pristine state. It owns the command's
 //! arguments (which clients, which scope) and the order of its steps (each client's config, the
-//! app's entry file, the project's `.gitignore`, the pairing token, the PATH check), prints one marked line per step
+//! app's entry file and its stores, the project's `.gitignore`, the pairing token, the PATH
+//! check), prints one marked line per step
 //! and the note on loading the SDK, and turns a failed step into a non-zero exit. It must not
 //! start or stop a daemon. The app's stack and its snippet are the [`crate::wiring`] room's.
 //!
@@ -24,6 +25,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+/// What `reticle doctor` checks the way init does: the program agents start, the PATH lookup,
+/// and the `.gitignore` block.
+pub(super) use clients::COMMAND;
+pub(super) use ignore::plan as plan_ignore;
+pub(super) use locations::find_executable;
+
 use super::{Exit, PortArg};
 use clients::{Client, Scope};
 use locations::Roots;
@@ -38,7 +45,8 @@ pub struct InitArgs {
     #[command(flatten)]
     port: PortArg,
     /// A client to wire (repeat it, or separate names with commas; default: every client that
-    /// has a config in the scope).
+    /// has a config in the scope and is installed or configured here: its settings, its config
+    /// or its program on PATH).
     #[arg(
         long = "client",
         value_enum,
@@ -76,8 +84,8 @@ pub fn init(args: InitArgs) -> Result<(), Exit> {
             args.dir.display()
         ))
     })?;
-    let clients = chosen_clients(&args.clients, args.scope)?;
     let roots = Roots::from_env(&project);
+    let chosen = chosen_clients(&args.clients, args.scope, &roots)?;
 
     println!(
         "reticle init: wiring {} ({} configs) for the daemon on 127.0.0.1:{port}{}",
@@ -90,15 +98,18 @@ pub fn init(args: InitArgs) -> Result<(), Exit> {
         }
     );
     // Each chosen client has a config in the scope (`chosen_clients` refused any other).
-    let mut steps: Vec<Step> = clients
+    let mut steps: Vec<Step> = chosen
+        .wired
         .iter()
         .filter_map(|client| match roots.config_file(*client, args.scope) {
             Ok(file) => file.map(|file| steps::wire_client(&file, port, args.dry_run)),
             Err(why) => Some(Step::new(Mark::Failed, why)),
         })
         .collect();
+    steps.extend(skipped_step(&chosen));
     let (app, app_wired) = steps::wire_app(&project, port, args.write, args.dry_run);
     steps.push(app);
+    steps.extend(steps::stores_by_hand(&project, port));
     steps.push(ignore::ignore_runtime(&project, args.dry_run));
     let (token_step, token) = steps::provision_token(args.dry_run);
     steps.push(token_step);
@@ -108,6 +119,10 @@ pub fn init(args: InitArgs) -> Result<(), Exit> {
     }
     if let Some(token) = token {
         println!();
+        if crate::wiring::depends_on_published_sdk(&project) {
+            println!("{}", report::published_sdk_note(port));
+            println!();
+        }
         println!("{}", report::sdk_note(port, &token, app_wired));
     }
     let failed = steps.iter().filter(|s| s.mark == Mark::Failed).count();
@@ -121,14 +136,26 @@ pub fn init(args: InitArgs) -> Result<(), Exit> {
     Err(Exit::silent_failure())
 }
 
-/// The clients named (in the order given, once each), or every client with a config in `scope`
-/// when none was. A client named without a config in `scope` is a usage error naming its scope.
-fn chosen_clients(named: &[Client], scope: Scope) -> Result<Vec<Client>, Exit> {
+/// The clients `reticle init` wires, and those it leaves alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Chosen {
+    /// Named with `--client`, or found on this machine.
+    wired: Vec<Client>,
+    /// Not named, with a config in the scope, but not found here: no config, no settings of
+    /// theirs, no program on PATH.
+    skipped: Vec<Client>,
+}
+
+/// The clients named (in the order given, once each), or, when none was, every client with a
+/// config in `scope` that is installed or configured here ([`Roots::found`]). A client named
+/// without a config in `scope` is a usage error naming its scope.
+fn chosen_clients(named: &[Client], scope: Scope, roots: &Roots) -> Result<Chosen, Exit> {
     if named.is_empty() {
-        return Ok(Client::ALL
+        let (wired, skipped) = Client::ALL
             .into_iter()
             .filter(|client| client.location(scope).is_some())
-            .collect());
+            .partition(|client| roots.found(*client).is_some());
+        return Ok(Chosen { wired, skipped });
     }
     let mut chosen = Vec::new();
     for client in named {
@@ -148,12 +175,53 @@ fn chosen_clients(named: &[Client], scope: Scope) -> Result<Vec<Client>, Exit> {
             chosen.push(*client);
         }
     }
-    Ok(chosen)
+    Ok(Chosen {
+        wired: chosen,
+        skipped: Vec::new(),
+    })
+}
+
+/// The line naming the clients left alone, why, and how to wire one anyway; none when no client
+/// was skipped. With no client wired at all it asks the user to name theirs.
+fn skipped_step(chosen: &Chosen) -> Option<Step> {
+    let first = chosen.skipped.first()?;
+    let labels: Vec<&str> = chosen.skipped.iter().map(|c| c.label()).collect();
+    let programs: Vec<String> = chosen
+        .skipped
+        .iter()
+        .flat_map(|c| c.evidence().programs)
+        .map(|p| format!("`{p}`"))
+        .collect();
+    let why = format!(
+        "not installed or configured here (no config or settings of theirs, no {} on PATH)",
+        programs.join(", ")
+    );
+    let names: Vec<String> = chosen.skipped.iter().map(|c| c.name()).collect();
+    if chosen.wired.is_empty() {
+        return Some(Step::new(
+            Mark::NeedsUser,
+            format!(
+                "agents: no agent config written: {} {why}; name yours with `reticle init --client NAME` (NAME: {})",
+                labels.join(", "),
+                names.join(", ")
+            ),
+        ));
+    }
+    Some(Step::new(
+        Mark::Unchanged,
+        format!(
+            "agents: skipped {} ({why}); to wire one anyway: `reticle init --client {}`",
+            labels.join(", "),
+            first.name()
+        ),
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+
+    use std::path::Path;
 
     use super::*;
     use crate::cli::{Cli, Command};
@@ -186,30 +254,73 @@ mod tests {
     #[test]
     fn clients_are_named_repeated_or_comma_separated_and_deduplicated() {
         let args = parse_init(&["init", "--client", "vscode,claude", "--client", "vscode"]);
-        assert_eq!(
-            chosen_clients(&args.clients, args.scope).unwrap(),
-            [Client::VsCode, Client::ClaudeCode]
+        let home = tempfile::tempdir().unwrap();
+        let roots = Roots::for_home(home.path(), home.path());
+        let chosen = chosen_clients(&args.clients, args.scope, &roots).unwrap();
+        assert_eq!(chosen.wired, [Client::VsCode, Client::ClaudeCode]);
+        assert_eq!(chosen.skipped, []);
+    }
+
+    /// A fake HOME with nothing of any agent: no config is written, and the line says so and
+    /// how to name one. With one agent's settings there, that one alone is wired, and the
+    /// others are named as skipped.
+    #[test]
+    fn only_clients_found_here_are_wired_unless_named() {
+        let home = tempfile::tempdir().unwrap();
+        let roots = Roots::for_home(home.path(), home.path());
+        let none = chosen_clients(&[], Scope::User, &roots).unwrap();
+        assert_eq!(none.wired, []);
+        assert_eq!(none.skipped, Client::ALL);
+        let step = skipped_step(&none).unwrap();
+        assert_eq!(step.mark, Mark::NeedsUser, "{step}");
+        assert!(step.text.contains("no agent config written"), "{step}");
+        assert!(step.text.contains("reticle init --client NAME"), "{step}");
+        assert!(step.text.contains("`codex`"), "{step}");
+
+        std::fs::create_dir_all(home.path().join(".cursor")).unwrap();
+        let one = chosen_clients(&[], Scope::Project, &roots).unwrap();
+        assert_eq!(one.wired, [Client::Cursor]);
+        assert!(
+            !one.skipped.contains(&Client::Windsurf),
+            "no project config"
         );
-        assert_eq!(chosen_clients(&[], Scope::User).unwrap(), Client::ALL);
+        let step = skipped_step(&one).unwrap();
+        assert_eq!(step.mark, Mark::Unchanged, "{step}");
+        assert!(
+            step.text
+                .starts_with("agents: skipped Claude Code, VS Code, Gemini CLI"),
+            "{step}"
+        );
+        assert!(step.text.contains("reticle init --client claude"), "{step}");
+
+        // Control: a named client is wired whatever is found, and nothing is skipped.
+        let named = chosen_clients(&[Client::Codex], Scope::Project, &roots).unwrap();
+        assert_eq!(named.wired, [Client::Codex]);
+        assert_eq!(skipped_step(&named), None);
     }
 
     #[test]
     fn the_scope_is_project_by_default_and_its_clients_are_those_with_a_project_config() {
         let args = parse_init(&["init"]);
         assert_eq!(args.scope, Scope::Project);
-        let project = chosen_clients(&[], Scope::Project).unwrap();
-        assert!(!project.contains(&Client::Windsurf), "{project:?}");
-        assert_eq!(project.len(), Client::ALL.len() - 1);
+        let home = tempfile::tempdir().unwrap();
+        let roots = Roots::for_home(home.path(), home.path());
+        let project = chosen_clients(&[], Scope::Project, &roots).unwrap();
+        assert!(!project.skipped.contains(&Client::Windsurf), "{project:?}");
+        assert_eq!(project.skipped.len(), Client::ALL.len() - 1);
         let args = parse_init(&["init", "--scope", "user", "--client", "windsurf,codex"]);
         assert_eq!(
-            chosen_clients(&args.clients, args.scope).unwrap(),
+            chosen_clients(&args.clients, args.scope, &roots)
+                .unwrap()
+                .wired,
             [Client::Windsurf, Client::Codex]
         );
     }
 
     #[test]
     fn a_client_named_in_a_scope_it_has_no_config_in_is_refused_with_the_fix() {
-        let exit = chosen_clients(&[Client::Windsurf], Scope::Project).unwrap_err();
+        let roots = Roots::for_home(Path::new("/p"), Path::new("/h"));
+        let exit = chosen_clients(&[Client::Windsurf], Scope::Project, &roots).unwrap_err();
         let text = format!("{exit:?}");
         assert!(
             text.contains("reticle init --scope user --client windsurf"),

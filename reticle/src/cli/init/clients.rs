@@ -75,6 +75,15 @@ const fn at_either(base: Base, path: &'static str, other: &'static str) -> Optio
     })
 }
 
+/// What shows a client is installed or configured on this machine ([`Client::evidence`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Evidence {
+    /// Directories or files the client keeps its own settings in (`""`: the base itself).
+    pub homes: &'static [(Base, &'static str)],
+    /// Programs on PATH that start the client.
+    pub programs: &'static [&'static str],
+}
+
 /// How a client's config file is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -196,6 +205,28 @@ impl Client {
             (Client::Codex, Scope::Project) => at(Project, ".codex/config.toml"),
             (Client::Codex, Scope::User) => at(CodexHome, "config.toml"),
         }
+    }
+
+    /// What shows the client is on this machine: the directories (or files) it keeps its own
+    /// settings in, each relative to a [`Base`], and the programs that start it. `reticle init`
+    /// writes a config only for a client with one of these (or its config already there), unless
+    /// it is named with `--client`.
+    pub fn evidence(self) -> Evidence {
+        use Base::{CodexHome, ConfigHome, Home};
+        let (homes, programs): (&'static [(Base, &'static str)], &'static [&'static str]) =
+            match self {
+                Client::ClaudeCode => (&[(Home, ".claude"), (Home, ".claude.json")], &["claude"]),
+                Client::Cursor => (&[(Home, ".cursor")], &["cursor", "cursor-agent"]),
+                Client::VsCode if cfg!(target_os = "macos") => {
+                    (&[(Home, "Library/Application Support/Code")], &["code"])
+                }
+                Client::VsCode => (&[(ConfigHome, "Code")], &["code"]),
+                Client::Windsurf => (&[(Home, ".codeium/windsurf")], &["windsurf"]),
+                Client::Gemini => (&[(Home, ".gemini")], &["gemini"]),
+                Client::OpenCode => (&[(ConfigHome, "opencode")], &["opencode"]),
+                Client::Codex => (&[(CodexHome, "")], &["codex"]),
+            };
+        Evidence { homes, programs }
     }
 
     /// The format of the client's config file (the same in both scopes).

@@ -1,13 +1,16 @@
 //! Where a client's config is on this machine: the directories a [`Location`] is relative to,
-//! read once from the environment (`HOME`, `XDG_CONFIG_HOME`, `CODEX_HOME`) the way the clients
-//! read them, and the config file they resolve to with the name `reticle init` prints for it. It
-//! looks only at whether a file exists (to pick the name a client's existing config has); it
-//! must not read or write one.
+//! read once from the environment (`HOME`, `XDG_CONFIG_HOME`, `CODEX_HOME`, `PATH`) the way the
+//! clients read them, the config file they resolve to with the name `reticle init` prints for
+//! it, and whether the client is here at all (its settings or its program). It looks only at
+//! whether a file exists (to pick the name a client's existing config has, and to find a
+//! client); it must not read or write one.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::clients::{Base, Client, Location, Scope};
+use super::clients::{Base, Client, Evidence, Location, Scope};
 
 /// The directories configs live under.
 #[derive(Debug, Clone)]
@@ -16,6 +19,8 @@ pub struct Roots {
     home: Option<PathBuf>,
     config_home: Option<PathBuf>,
     codex_home: Option<PathBuf>,
+    /// `PATH`, where a client's program is looked for.
+    path: OsString,
 }
 
 /// One client's config file in one scope.
@@ -55,7 +60,46 @@ impl Roots {
                 .or_else(|| home.as_ref().map(|h| h.join(".config"))),
             codex_home: absolute("CODEX_HOME").or_else(|| home.as_ref().map(|h| h.join(".codex"))),
             home,
+            path: var("PATH").unwrap_or_default(),
         }
+    }
+
+    fn root(&self, base: Base) -> Option<&PathBuf> {
+        match base {
+            Base::Project => Some(&self.project),
+            Base::Home => self.home.as_ref(),
+            Base::ConfigHome => self.config_home.as_ref(),
+            Base::CodexHome => self.codex_home.as_ref(),
+        }
+    }
+
+    /// What shows `client` is installed or configured here, as a phrase (`~/.cursor exists`,
+    /// `` `codex` is on PATH ``), or `None` when nothing does: its config in either scope, a
+    /// directory it keeps its settings in, or its program on PATH.
+    pub fn found(&self, client: Client) -> Option<String> {
+        let configs = [Scope::Project, Scope::User]
+            .into_iter()
+            .filter_map(|scope| self.config_file(client, scope).ok().flatten())
+            .find(|file| file.path.exists())
+            .map(|file| format!("{} exists", file.shown));
+        let Evidence { homes, programs } = client.evidence();
+        let settings = || {
+            homes.iter().find_map(|(base, rel)| {
+                let root = self.root(*base)?;
+                let at = if rel.is_empty() {
+                    root.clone()
+                } else {
+                    root.join(rel)
+                };
+                at.exists().then(|| format!("{} exists", at.display()))
+            })
+        };
+        let program = || {
+            programs.iter().find_map(|name| {
+                find_executable(name, &self.path).map(|_| format!("`{name}` is on PATH"))
+            })
+        };
+        configs.or_else(settings).or_else(program)
     }
 
     /// `client`'s config in `scope`. `Ok(None)`: the client has no config in that scope;
@@ -69,13 +113,7 @@ impl Roots {
         else {
             return Ok(None);
         };
-        let root = match base {
-            Base::Project => Some(&self.project),
-            Base::Home => self.home.as_ref(),
-            Base::ConfigHome => self.config_home.as_ref(),
-            Base::CodexHome => self.codex_home.as_ref(),
-        };
-        let root = root.ok_or_else(|| {
+        let root = self.root(base).ok_or_else(|| {
             format!(
                 "{} ({}): HOME is not set to an absolute directory, so its user config cannot be found; set HOME (or use --scope project)",
                 path,
@@ -97,6 +135,16 @@ impl Roots {
             path: full,
         }))
     }
+}
+
+/// The first executable file called `name` in the `PATH`-style list `path`.
+pub fn find_executable(name: &str, path: &OsStr) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| {
+            fs::metadata(candidate)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
 }
 
 #[cfg(test)]
@@ -179,6 +227,64 @@ mod tests {
         assert_eq!(file(&roots).shown, "opencode.jsonc");
         std::fs::write(project.path().join("opencode.json"), "{}").unwrap();
         assert_eq!(file(&roots).shown, "opencode.json");
+    }
+
+    /// A fake HOME: nothing there is nothing found; each kind of evidence alone is found, and
+    /// named.
+    #[test]
+    fn a_client_is_found_by_its_config_its_settings_or_its_program() {
+        let home = tempfile::tempdir().unwrap();
+        let project = home.path().join("p");
+        fs::create_dir_all(&project).unwrap();
+        let bin = home.path().join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        let with_path = |path: &Path| {
+            let vars = [
+                ("HOME", home.path().as_os_str().to_owned()),
+                ("PATH", path.as_os_str().to_owned()),
+            ];
+            Roots::from_vars(&project, move |name| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.clone())
+            })
+        };
+        let roots = with_path(&bin);
+        for client in Client::ALL {
+            assert_eq!(roots.found(client), None, "{client:?}");
+        }
+        fs::create_dir_all(home.path().join(".gemini")).unwrap();
+        let gemini = roots.found(Client::Gemini).unwrap();
+        assert!(gemini.ends_with("/.gemini exists"), "{gemini}");
+        fs::write(project.join(".mcp.json"), "{}").unwrap();
+        assert_eq!(
+            roots.found(Client::ClaudeCode).as_deref(),
+            Some(".mcp.json exists")
+        );
+        let codex = bin.join("codex");
+        fs::write(&codex, "").unwrap();
+        fs::set_permissions(&codex, fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            roots.found(Client::Codex).as_deref(),
+            Some("`codex` is on PATH")
+        );
+        // Control: the same program off PATH is not found.
+        assert_eq!(with_path(&project).found(Client::Codex), None);
+        assert_eq!(roots.found(Client::Cursor), None);
+    }
+
+    #[test]
+    fn only_executable_files_count_as_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("reticle");
+        fs::write(&file, "").unwrap();
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(find_executable("reticle", dir.path().as_os_str()), None);
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            find_executable("reticle", dir.path().as_os_str()),
+            Some(file)
+        );
     }
 
     #[test]

@@ -108,9 +108,40 @@ pub fn sdk_note(port: u16, token: &TokenSource, app_wired: bool) -> String {
     .join("\n")
 }
 
+/// The note for a project that depends on the published SDK (`@reticlehq/browser` 2.0.0): it
+/// has no `port` option, so it is given the daemon's bridge URL and the pairing token; a fixed
+/// `session` keeps the tab's id across reloads, where `'auto'` takes a new one on each.
+pub fn published_sdk_note(port: u16) -> String {
+    [
+        format!(
+            "This project depends on the published SDK {}. It has no `port` option: pass it the daemon's URL and the pairing token (the file named below), in development only:",
+            crate::wiring::PUBLISHED_SDK
+        ),
+        String::new(),
+        format!("    import {{ reticle }} from '{}';", crate::wiring::PUBLISHED_SDK),
+        format!(
+            "    if (import.meta.env.DEV) reticle.connect({{ url: 'ws://127.0.0.1:{port}/reticle', token: '<pairing token>', session: 'my-app' }});"
+        ),
+        String::new(),
+        "A fixed `session` keeps the tab's id across reloads; 'auto' takes a new id on every reload.".to_string(),
+    ]
+    .join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_published_sdk_note_gives_the_url_and_the_token_and_no_port_option() {
+        let note = published_sdk_note(4401);
+        assert!(
+            note.contains("reticle.connect({ url: 'ws://127.0.0.1:4401/reticle', token: '<pairing token>', session: 'my-app' })"),
+            "{note}"
+        );
+        assert!(note.contains("from '@reticlehq/browser'"), "{note}");
+        assert!(!note.contains("port:"), "{note}");
+    }
 
     #[test]
     fn each_mark_has_its_own_glyph() {

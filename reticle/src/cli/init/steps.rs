@@ -7,10 +7,10 @@
 use std::fs;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::clients::{COMMAND, Client, Format, SERVER_NAME, command_line, mcp_args};
-use super::locations::ConfigFile;
+use super::locations::{ConfigFile, find_executable};
 use super::merge::{self, Change, ConfigRefusal, Merged};
 use super::merge_toml;
 use super::report::{Mark, Step, TokenSource};
@@ -173,6 +173,23 @@ pub fn wire_app(project: &Path, port: u16, write: bool, dry_run: bool) -> (Step,
             format!("{shown}: cannot be written ({err}); it was left as it was"),
         ),
     }
+}
+
+/// The line for the app's stores `reticle init` cannot register itself (Redux's, Zustand's:
+/// they live in the app's own modules): the exact lines to add where the store is created.
+/// None when the app has none (Pinia's are registered by the snippet itself).
+pub fn stores_by_hand(project: &Path, port: u16) -> Option<Step> {
+    let Detected::Supported(stack) = detect(project) else {
+        return None;
+    };
+    let (label, lines) = crate::wiring::stores_by_hand(project, &stack, port)?;
+    Some(Step::new(
+        Mark::NeedsUser,
+        format!(
+            "stores: {label}'s store lives in your own code, so init cannot register it; add these lines where it is created (with your store's name and variable) so `reticle_state` reads it:\n{}",
+            indented(&lines)
+        ),
+    ))
 }
 
 /// The mode of an app source file `reticle init --write` creates (`instrumentation-client.js`).
@@ -351,16 +368,6 @@ pub fn check_on_path() -> Step {
     }
 }
 
-/// The first executable file called `name` in the `PATH`-style list `path`.
-fn find_executable(name: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
-    std::env::split_paths(path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| {
-            fs::metadata(candidate)
-                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -433,20 +440,6 @@ mod tests {
         let (step, _) = wire_app(project.path(), 4400, true, false);
         assert_eq!(step.mark, Mark::Done, "{step}");
         assert_eq!(mode(&created), 0o640);
-    }
-
-    #[test]
-    fn only_executable_files_count_as_found() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("reticle");
-        fs::write(&file, "").unwrap();
-        fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
-        assert_eq!(find_executable("reticle", dir.path().as_os_str()), None);
-        fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).unwrap();
-        assert_eq!(
-            find_executable("reticle", dir.path().as_os_str()),
-            Some(file)
-        );
     }
 }
 
