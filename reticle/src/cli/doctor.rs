@@ -1,6 +1,14 @@
 //! `reticle doctor`: name every obstacle to running Reticle on a port, each with its fix, and
 //! every hazard (a port inside the kernel's ephemeral range) as a warning; exit 0 only when there
 //! is no obstacle. It inspects; it changes nothing.
+//!
+//! - this file: the daemon's own checks (state dir, port, version, pid file, lock, range).
+//! - [`project`]: what runs around it (`reticle mcp` reached, Chromium, the project's wiring and
+//!   workspace).
+
+mod project;
+
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -22,7 +30,7 @@ pub struct Finding {
     pub detail: String,
 }
 
-pub async fn doctor(port: u16, json: bool) -> Result<(), Exit> {
+pub async fn doctor(port: u16, dir: &Path, json: bool) -> Result<(), Exit> {
     let state = StateDir::from_env();
     let files = state.port_files(port);
     let mut findings = Vec::new();
@@ -135,6 +143,7 @@ pub async fn doctor(port: u16, json: bool) -> Result<(), Exit> {
             detail: hazard,
         });
     }
+    findings.extend(project::findings(dir, port));
 
     let obstacles = findings.iter().filter(|f| !f.ok).count();
     if json {

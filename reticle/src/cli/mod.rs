@@ -90,11 +90,17 @@ enum Command {
     },
     /// Name every obstacle to running Reticle on the port; exit 0 only when there is none.
     ///
-    /// Checks the state dir is writable, what holds the port, stale pid and lock records, and
-    /// whether the daemon there runs this version.
+    /// Checks the state dir is writable, what holds the port, stale pid and lock records,
+    /// whether the daemon there runs this version, that agents find `reticle` on PATH to start
+    /// `reticle mcp`, that the Chromium `reticle verify` launches is there, whether the
+    /// project's app loads the SDK (on this port), and that its `.reticle/` is readable, in a
+    /// format this Reticle reads, and kept in git as `reticle init` sets it up.
     Doctor {
         #[command(flatten)]
         port: PortArg,
+        /// The project whose wiring and workspace are checked (default: the current directory).
+        #[arg(long, default_value = ".")]
+        dir: std::path::PathBuf,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -296,7 +302,9 @@ fn run(command: Command) -> Result<(), Exit> {
                 serve::detached(port).await
             })
         }
-        Command::Doctor { port, json } => rt.block_on(doctor::doctor(port.resolve()?, json)),
+        Command::Doctor { port, dir, json } => {
+            rt.block_on(doctor::doctor(port.resolve()?, &dir, json))
+        }
         Command::Init(args) => init::init(args),
         Command::Verify { args, port } => {
             let port = port
