@@ -141,7 +141,7 @@ pub async fn stand_in_tools_refuse_after_warm_up(real: &Path, row: &'static str)
 /// settle never closed, a failure without an error), run through the traced workload and judged
 /// for `row` (T1 to T4).
 pub async fn stand_in_broken_trace(row: &'static str) -> Control {
-    let ran = scenarios::traces::stand_in_broken_trace(row).await;
+    let ran = rows::traces::stand_in_broken_trace(row).await;
     Control::of("stand-in daemon writes a broken trace", row, ran.judgement)
 }
 
@@ -153,7 +153,7 @@ pub async fn stand_in_broken_trace_under_a_fault(real: &Path) -> Control {
         &GateEnv {
             reticle: real.to_path_buf(),
         },
-        scenarios::traces::BROKEN_TRACE,
+        rows::traces::BROKEN_TRACE,
     )
     .await;
     Control::of(
@@ -169,7 +169,7 @@ pub async fn stand_in_broken_trace_under_a_fault(real: &Path) -> Control {
 pub async fn stand_in_broken_trace_on_the_bridge(real: &Path) -> Control {
     let daemon_env: Vec<(&str, &str)> = scenarios::traced::TRACED
         .iter()
-        .chain(scenarios::traces::BROKEN_TRACE)
+        .chain(rows::traces::BROKEN_TRACE)
         .copied()
         .collect();
     let ran = crate::rows::hop4::h4_3_tab_closed_mid_command::tab_closed_mid_command_with(
@@ -263,14 +263,14 @@ pub async fn stand_in_report_without_a_layer() -> Control {
     let dir = tempfile::tempdir().expect("a dir for the stand-in");
     let root = harness::fixture_app::repo_root();
     let doc = std::fs::read_to_string(root.join("docs/system-map.md")).unwrap_or_default();
-    let rows = scenarios::layers::gate_table(&doc, &root);
+    let rows = crate::rows::layers::l1_every_layer_has_a_gate::gate_table(&doc, &root);
     let suites_of = |keep: fn(&str) -> bool| -> Vec<String> {
         rows.iter()
             .filter(|r| keep(&r.layer))
             .flat_map(|r| {
                 r.found
                     .iter()
-                    .filter_map(|p| scenarios::layers::suite_of(p))
+                    .filter_map(|p| crate::rows::layers::l1_every_layer_has_a_gate::suite_of(p))
             })
             .collect()
     };
@@ -287,7 +287,7 @@ pub async fn stand_in_report_without_a_layer() -> Control {
     if let Err(err) = std::fs::write(&path, xml) {
         return unwritten(NAME, "L1", err);
     }
-    let ran = scenarios::layers::layers_ran_in(Some(&path)).await;
+    let ran = crate::rows::layers::l1_every_layer_has_a_gate::layers_ran_in(Some(&path)).await;
     Control::of(NAME, "L1", ran.judgement)
 }
 
@@ -341,7 +341,7 @@ pub async fn stand_in_verify_exits_0(real: &Path) -> Control {
     Control::of(NAME, "V1", ran.judgement)
 }
 
-/// The daemon with `row`'s flow stand-in switched on ([`scenarios::flows::stand_in`]: a heal
+/// The daemon with `row`'s flow stand-in switched on ([`rows::flows::stand_in`]: a heal
 /// that guesses for F1, a replay that grades every flow asserted for F2, a replay of a stored
 /// ref for F3), run through the row's scenario and judge: it must score `silent`.
 pub async fn stand_in_flow_promise(row: &'static str) -> Control {
@@ -350,14 +350,14 @@ pub async fn stand_in_flow_promise(row: &'static str) -> Control {
         "F2" => "stand-in replay grades an assertion-free flow asserted",
         _ => "stand-in replay acts on the ref a step resolved to before",
     };
-    let ran = scenarios::flows::with_stand_in(row).await;
+    let ran = rows::flows::with_stand_in(row).await;
     Control::of(name, row, ran.judgement)
 }
 
 /// The daemon that writes `.reticle/` in place (truncate, then write), run through D1's kills
 /// and judge: a torn document must make it `silent`.
 pub async fn stand_in_writes_in_place() -> Control {
-    let ran = scenarios::durability::stand_in_writes_in_place().await;
+    let ran = rows::durability::d1_sigkill_never_tears_a_file::stand_in_writes_in_place().await;
     Control::of(
         "stand-in daemon writes workspace files in place",
         "D1",

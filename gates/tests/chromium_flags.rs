@@ -14,7 +14,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gates::scenarios::verify_cli::{VerifyRig, browser_argv, click_flow, singleton_dir};
+use gates::scenarios::verify_rig::{VerifyRig, browser_argv, click_flow, singleton_dir};
 use harness::poll;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;

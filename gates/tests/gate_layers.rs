@@ -1,7 +1,7 @@
 //! Row L1 as the gate scores it: every layer of the system map's gate table names a gate file
 //! that exists (its judge's controls, a layer without a gate and a named file that is gone, are
-//! unit tests in `gates/src/scenarios/layers.rs`). Scored from execution, its negative control:
-//! a JUnit report in which the tools layer's tests did not run is silent.
+//! unit tests in `gates/src/rows/layers/l1_every_layer_has_a_gate.rs`). Scored from execution,
+//! its negative control: a JUnit report in which the tools layer's tests did not run is silent.
 
 mod common;
 

@@ -23,7 +23,7 @@ async fn agent(port: u16, state: &Path, project: &Path, extra: &[(&str, &str)]) 
 
 /// A flow that needs no page to be saved: one click and the signal it must bring.
 fn flow(name: &str) -> Value {
-    gates::scenarios::verify_cli::click_flow(name, "go", "done", 2000)
+    gates::scenarios::verify_rig::click_flow(name, "go", "done", 2000)
 }
 
 async fn save(agent: &McpClient, name: &str) -> Value {

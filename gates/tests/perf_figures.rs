@@ -6,8 +6,8 @@
 
 use gates::history::History;
 use gates::judge::RowOutcome;
+use gates::rows::perf::{self, judge_figure, measure, record};
 use gates::scenarios::GateEnv;
-use gates::scenarios::perf::{self, judge_figure, measure, record};
 use serde_json::json;
 
 mod common;

@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 
 use common::row_meets_target;
 use gates::judge::RowOutcome;
-use gates::scenarios::verify_cli::{BOUND, VerifyRig, browser_death_is_never_green, click_flow};
+use gates::rows::verify::v1_browser_death_is_never_green::browser_death_is_never_green;
+use gates::scenarios::verify_rig::{BOUND, VerifyRig, click_flow};
 use gates::scenarios::{GateEnv, Ran};
 use harness::binaries;
 use reticle::config::env;

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
-use gates::scenarios::verify_cli::{VerifyRig, click_flow};
+use gates::scenarios::verify_rig::{VerifyRig, click_flow};
 use reticle::config::env;
 use reticle::wire::trace::{TRACE_EVENT, key, span};
 use serde_json::{Value, json};

@@ -133,7 +133,12 @@ async fn gate(args: RunArgs) -> ExitCode {
             return usage(&sentence);
         }
         // SAFETY: as above; L1 reads it when its scenario runs.
-        unsafe { std::env::set_var(gates::scenarios::layers::JUNIT_VAR, report) };
+        unsafe {
+            std::env::set_var(
+                gates::rows::layers::l1_every_layer_has_a_gate::JUNIT_VAR,
+                report,
+            )
+        };
     }
     match std::env::var(gates::nemesis::TOXIPROXY_URL) {
         Ok(url) if !url.trim().is_empty() => {

@@ -1,19 +1,21 @@
-//! The row table: for each inventory row id, the scenario that provokes it, the judge of its
-//! history and the negative controls run through it ([`ROWS`]). `reticle gate` runs rows from
-//! it, `reticle gate analyze` re-judges stored histories with it and the controls are found in
-//! it; nothing else maps a row id to code. It holds no scenario or judge of its own.
+//! The row table ([`ROWS`]): each inventory row id maps to one file, `rows/<family>/<id>_*.rs`,
+//! holding its scenario, its judge and the unit test of the judge's control; a family's `mod.rs`
+//! holds what its rows share. `reticle gate` runs rows from the table, `reticle gate analyze`
+//! re-judges stored histories with it; nothing else maps a row id to code.
 
+pub mod durability;
+pub mod flows;
 pub mod hop1;
-
 pub mod hop2;
-
 pub mod hop3;
-
 pub mod hop4;
-
 pub mod hop5;
-
+pub mod layers;
+pub mod perf;
+pub mod placement;
 pub mod security;
+pub mod traces;
+pub mod verify;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -21,7 +23,7 @@ use std::pin::Pin;
 use crate::controls::StandIn;
 use crate::history::{History, Op};
 use crate::judge::{Judgement, RowOutcome};
-use crate::scenarios::{GateEnv, Ran, durability, flows, layers, perf, traces, verify_cli};
+use crate::scenarios::{GateEnv, Ran};
 
 /// A row's scenario as it runs: started against the gate's environment, it ends judged.
 pub type ScenarioRun<'a> = Pin<Box<dyn Future<Output = Ran> + 'a>>;
@@ -75,41 +77,11 @@ pub const ROWS: &[RowGate] = &[
     hop5::h5_4_sandboxed_iframe::H5_4,
     hop5::h5_5_stale_ref::H5_5,
     hop5::h5_6_published_sdk::H5_6,
-    RowGate {
-        id: "T1",
-        file: file!(),
-        scenario: |env| Box::pin(traces::t1_one_root_per_call(env)),
-        judge: traces::judge_t1,
-        controls: &[StandIn::BrokenTrace],
-    },
-    RowGate {
-        id: "T2",
-        file: file!(),
-        scenario: |env| Box::pin(traces::t2_no_orphan_span(env)),
-        judge: traces::judge_t2,
-        controls: &[StandIn::BrokenTrace],
-    },
-    RowGate {
-        id: "T3",
-        file: file!(),
-        scenario: |env| Box::pin(traces::t3_settle_on_every_call(env)),
-        judge: traces::judge_t3,
-        controls: &[StandIn::BrokenTrace],
-    },
-    RowGate {
-        id: "T4",
-        file: file!(),
-        scenario: |env| Box::pin(traces::t4_no_failure_without_error(env)),
-        judge: traces::judge_t4,
-        controls: &[StandIn::BrokenTrace],
-    },
-    RowGate {
-        id: "L1",
-        file: file!(),
-        scenario: |env| Box::pin(layers::every_layer_has_a_gate(env)),
-        judge: layers::judge_recorded_layers,
-        controls: &[StandIn::ReportWithoutALayer],
-    },
+    traces::t1_one_root_per_call::T1,
+    traces::t2_no_orphan_span::T2,
+    traces::t3_settle_on_every_call::T3,
+    traces::t4_no_failure_without_error::T4,
+    layers::l1_every_layer_has_a_gate::L1,
     security::s1_stop_signals_only_its_daemon::S1,
     security::s2_bad_token_stops_serve::S2,
     security::s3_state_dir_is_private::S3,
@@ -121,70 +93,16 @@ pub const ROWS: &[RowGate] = &[
     security::s9_shared_session::S9,
     security::s10_mcp_limits::S10,
     security::s11_fuzz::S11,
-    RowGate {
-        id: "P1",
-        file: file!(),
-        scenario: |env| Box::pin(perf::p1_call_round_trip(env)),
-        judge: perf::judge_figure,
-        controls: &[],
-    },
-    RowGate {
-        id: "P2",
-        file: file!(),
-        scenario: |env| Box::pin(perf::p2_list_round_trip(env)),
-        judge: perf::judge_figure,
-        controls: &[],
-    },
-    RowGate {
-        id: "P3",
-        file: file!(),
-        scenario: |env| Box::pin(perf::p3_proxy_memory(env)),
-        judge: perf::judge_figure,
-        controls: &[],
-    },
-    RowGate {
-        id: "P4",
-        file: file!(),
-        scenario: |env| Box::pin(perf::p4_daemon_memory(env)),
-        judge: perf::judge_figure,
-        controls: &[],
-    },
+    perf::p1_call_round_trip::P1,
+    perf::p2_list_round_trip::P2,
+    perf::p3_proxy_memory::P3,
+    perf::p4_daemon_memory::P4,
     security::s12_leases::S12,
-    RowGate {
-        id: "V1",
-        file: file!(),
-        scenario: |env| Box::pin(verify_cli::browser_death_is_never_green(env)),
-        judge: verify_cli::judge_browser_death,
-        controls: &[StandIn::VerifyExits0],
-    },
-    RowGate {
-        id: "F1",
-        file: file!(),
-        scenario: |env| Box::pin(flows::heal_never_guesses(env)),
-        judge: flows::judge_heal,
-        controls: &[StandIn::FlowPromise],
-    },
-    RowGate {
-        id: "F2",
-        file: file!(),
-        scenario: |env| Box::pin(flows::assertion_free_never_yes(env)),
-        judge: flows::judge_assertion_free,
-        controls: &[StandIn::FlowPromise],
-    },
-    RowGate {
-        id: "F3",
-        file: file!(),
-        scenario: |env| Box::pin(flows::stale_never_replayed(env)),
-        judge: flows::judge_stale_refs,
-        controls: &[StandIn::FlowPromise],
-    },
-    RowGate {
-        id: "D1",
-        file: file!(),
-        scenario: |env| Box::pin(durability::sigkill_never_tears_a_file(env)),
-        judge: durability::judge_durability,
-        controls: &[StandIn::WritesInPlace],
-    },
+    verify::v1_browser_death_is_never_green::V1,
+    flows::f1_heal_never_guesses::F1,
+    flows::f2_assertion_free_never_yes::F2,
+    flows::f3_stale_never_replayed::F3,
+    durability::d1_sigkill_never_tears_a_file::D1,
 ];
 
 /// The ids of the rows that have a scenario (every row of [`ROWS`]).

@@ -1,27 +1,19 @@
-//! L1: every layer of the system has a gate, and its gate tests ran and passed. Reads the gate
-//! table in `docs/system-map.md` ("Where the gates are") and checks, for each layer the inventory
-//! names, that its row names at least one gate file that exists in the repository and is not
-//! marked "not built"; every path a row names must exist (a table that points at a deleted file
-//! is a doc that lies). Given the nextest JUnit report of the same commit (`reticle gate --junit
-//! FILE`, passed as [`JUNIT_VAR`]), it then scores from execution: each layer's integration test
-//! files (`<crate>/tests/<stem>.rs`, the suite `<crate>::<stem>`) must have run, and passed (a
-//! directory of reports, one per battery part, counts as one run); a
-//! layer whose tests did not run is silent. Without a report it says it judged the doc only.
-//! The table as read and the suites the report held are recorded in the history, and the judge
-//! ([`judge_recorded_layers`]) reads them from there alone, so `reticle gate analyze` re-judges it.
-//!
-//! This module reads the doc, the tree and the report; it must not run any gate itself.
+//! L1: every layer of the system has a gate, and its gate tests ran and passed. Its scenario,
+//! its judge and the judge's unit tests; it reads the system map, the tree and a JUnit report,
+//! and must not run any gate itself.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::kit::judged;
-use super::{GateEnv, Ran};
+use crate::controls::StandIn;
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{Judgement, RowOutcome};
 use crate::junit::SuiteRun;
+use crate::rows::RowGate;
+use crate::scenarios::kit::judged;
+use crate::scenarios::{GateEnv, Ran};
 
 /// The layers every release must gate, as the system map's table spells them.
 pub const LAYERS: &[&str] = &[
@@ -60,6 +52,16 @@ impl LayerGate {
 /// Where `reticle gate --junit FILE` puts the report for L1 (read when the row runs).
 pub const JUNIT_VAR: &str = "RETICLE_GATE_JUNIT";
 
+/// L1: reads the gate table in `docs/system-map.md` ("Where the gates are") and checks, for each
+/// layer the inventory names, that its row names at least one gate file that exists in the
+/// repository and is not marked "not built"; every path a row names must exist (a table that
+/// points at a deleted file is a doc that lies). Given the nextest JUnit report of the same
+/// commit (`reticle gate --junit FILE`, passed as [`JUNIT_VAR`]), it then scores from execution:
+/// each layer's integration test files (`<crate>/tests/<stem>.rs`, the suite `<crate>::<stem>`)
+/// must have run, and passed (a directory of reports, one per battery part, counts as one run);
+/// a layer whose tests did not run is silent. Without a report it says it judged the doc only.
+/// The table as read and the suites the report held are recorded in the history, and the judge
+/// ([`judge_recorded_layers`]) reads them from there alone, so `reticle gate analyze` re-judges it.
 pub async fn every_layer_has_a_gate(_env: &GateEnv) -> Ran {
     let report = std::env::var_os(JUNIT_VAR).map(PathBuf::from);
     layers_ran_in(report.as_deref()).await
@@ -384,6 +386,15 @@ pub fn judge_layers(rows: &[LayerGate]) -> Judgement {
         ),
     )
 }
+
+/// L1 in the row table.
+pub const L1: RowGate = RowGate {
+    id: "L1",
+    file: file!(),
+    scenario: |env| Box::pin(every_layer_has_a_gate(env)),
+    judge: judge_recorded_layers,
+    controls: &[StandIn::ReportWithoutALayer],
+};
 
 #[cfg(test)]
 mod tests {

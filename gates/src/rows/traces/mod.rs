@@ -1,15 +1,12 @@
-//! The trace invariants (T1 to T4): one traced run of real tool calls, judged four ways. A daemon
-//! with `RETICLE_TRACE=1`, the fixture app in Chromium and one held-open agent on `reticle mcp`
-//! make calls that succeed, are refused (bad arguments, a stale ref, an unknown tool, a page that
-//! is gone), fail (a red verdict, a page closed mid-wait), go through `reticle_run`, and run eight
-//! at a time. The calibrated checker ([`crate::trace`]) reads the daemon's log; T1 also matches
-//! every call the agent made, by its JSON-RPC id, to exactly one root carrying that id, which
-//! only the history and the trace together can tell.
-//!
-//! The run happens once per process and each T row reads it; the negative control's run (the
-//! same workload against a daemon whose trace is broken on purpose,
-//! [`stand_in_broken_trace`]) happens once too, on demand. This module must not judge anything
-//! but traces: the tools' own answers are judged by the tool gates.
+//! The trace rows (T1 to T4), one file each, and what they share: one traced run of real tool
+//! calls (made once per process, [`run_invariant`]) and its judge for each invariant; the
+//! negative control's run against a daemon whose trace is broken on purpose, once, on demand.
+//! It judges nothing but traces: the tools' own answers are judged by the tool gates.
+
+pub mod t1_one_root_per_call;
+pub mod t2_no_orphan_span;
+pub mod t3_settle_on_every_call;
+pub mod t4_no_failure_without_error;
 
 use std::time::Duration;
 
@@ -17,11 +14,11 @@ use harness::{Browser, FixtureApp, McpClient, OwnedDaemon, ProxyOptions, poll};
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
-use super::kit::{BOUND, control, controls_held, observe, settle};
-use super::page::PageStack;
-use super::{GateEnv, Ran};
 use crate::history::{Actor, History, Op, OpType};
 use crate::judge::{self, Judgement, RowOutcome};
+use crate::scenarios::kit::{BOUND, control, controls_held, observe, settle};
+use crate::scenarios::page::PageStack;
+use crate::scenarios::{GateEnv, Ran};
 use crate::trace::{self, Invariant};
 
 /// The session the traced page connects as.
@@ -52,24 +49,8 @@ const TRACE_LOG: &str = "trace_log";
 pub const BROKEN_TRACE: &[(&str, &str)] =
     &[(reticle::config::env::TEST_STAND_IN_BROKEN_TRACE, "1")];
 
-pub async fn t1_one_root_per_call(env: &GateEnv) -> Ran {
-    run_invariant(env, Invariant::T1).await
-}
-
-pub async fn t2_no_orphan_span(env: &GateEnv) -> Ran {
-    run_invariant(env, Invariant::T2).await
-}
-
-pub async fn t3_settle_on_every_call(env: &GateEnv) -> Ran {
-    run_invariant(env, Invariant::T3).await
-}
-
-pub async fn t4_no_failure_without_error(env: &GateEnv) -> Ran {
-    run_invariant(env, Invariant::T4).await
-}
-
 /// The traced run (made once per process) judged for `invariant`.
-async fn run_invariant(_env: &GateEnv, invariant: Invariant) -> Ran {
+pub(super) async fn run_invariant(_env: &GateEnv, invariant: Invariant) -> Ran {
     judged_run(RUN.get_or_init(|| traced_run(&[])).await, invariant)
 }
 
@@ -100,27 +81,8 @@ fn judged_run(history: &History, invariant: Invariant) -> Ran {
     }
 }
 
-/// T1's judge over the traced run's history alone.
-pub fn judge_t1(ops: &[Op]) -> Judgement {
-    judge(ops, Invariant::T1)
-}
-
-/// T2's judge over the traced run's history alone.
-pub fn judge_t2(ops: &[Op]) -> Judgement {
-    judge(ops, Invariant::T2)
-}
-
-/// T3's judge over the traced run's history alone.
-pub fn judge_t3(ops: &[Op]) -> Judgement {
-    judge(ops, Invariant::T3)
-}
-
-/// T4's judge over the traced run's history alone.
-pub fn judge_t4(ops: &[Op]) -> Judgement {
-    judge(ops, Invariant::T4)
-}
-
-fn judge(ops: &[Op], invariant: Invariant) -> Judgement {
+/// The judge of the trace row for `invariant`, over the traced run's history alone.
+pub(super) fn judge(ops: &[Op], invariant: Invariant) -> Judgement {
     settle(|| judge_invariant(ops, invariant))
 }
 
@@ -233,7 +195,13 @@ fn tool_calls(ops: &[Op]) -> Vec<&Op> {
         .collect()
 }
 
-/// The workload against a traced daemon started with `daemon_env` added.
+/// The workload against a traced daemon started with `daemon_env` added: a daemon with
+/// `RETICLE_TRACE=1`, the fixture app in Chromium and one held-open agent on `reticle mcp` make
+/// calls that succeed, are refused (bad arguments, a stale ref, an unknown tool, a page that is
+/// gone), fail (a red verdict, a page closed mid-wait), go through `reticle_run`, and run eight
+/// at a time. The calibrated checker ([`crate::trace`]) reads the daemon's log; T1 also matches
+/// every call the agent made, by its JSON-RPC id, to exactly one root carrying that id, which
+/// only the history and the trace together can tell.
 async fn traced_run(daemon_env: &[(&str, &str)]) -> History {
     let history = History::new();
     observe(
@@ -480,12 +448,21 @@ async fn collected(history: &History, daemon: &OwnedDaemon) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod test_history {
+    //! The histories the judges' unit tests build: the agent's calls and the daemon's spans.
     use super::*;
-    use crate::trace::Span;
-    use reticle::wire::trace::span::{BROWSER_COMMAND, SETTLE, TOOL_HANDLER};
+    pub(in crate::rows::traces) use crate::trace::Span;
+    pub(in crate::rows::traces) use reticle::wire::trace::span::{
+        BROWSER_COMMAND, SETTLE, TOOL_HANDLER,
+    };
 
-    fn span(name: &str, id: &str, parent: Option<&str>, depth: u64, call: &str) -> Span {
+    pub(in crate::rows::traces) fn span(
+        name: &str,
+        id: &str,
+        parent: Option<&str>,
+        depth: u64,
+        call: &str,
+    ) -> Span {
         Span {
             span: name.into(),
             id: id.into(),
@@ -500,7 +477,11 @@ mod tests {
 
     /// A run in which the agent made `answered` calls and the daemon traced `spans` (and wrote
     /// the lines `torn` that do not parse).
-    fn run_with(answered: &[OpType], spans: &[Span], torn: &[&str]) -> Vec<Op> {
+    pub(in crate::rows::traces) fn run_with(
+        answered: &[OpType],
+        spans: &[Span],
+        torn: &[&str],
+    ) -> Vec<Op> {
         let history = History::new();
         for (id, op) in answered.iter().enumerate() {
             history.invoke("tools/call", json!({ "id": id }));
@@ -512,12 +493,12 @@ mod tests {
         history.ops()
     }
 
-    fn run(answered: &[OpType], spans: &[Span]) -> Vec<Op> {
+    pub(in crate::rows::traces) fn run(answered: &[OpType], spans: &[Span]) -> Vec<Op> {
         run_with(answered, spans, &[])
     }
 
     /// The trace line the daemon writes for `span`.
-    fn line(span: &Span) -> String {
+    pub(in crate::rows::traces) fn line(span: &Span) -> String {
         use reticle::wire::trace::{TRACE_EVENT, key};
         let mut line = json!({ "event": TRACE_EVENT, key::SPAN: span.span, key::ID: span.id,
             key::DEPTH: span.depth, key::CALL_ID: span.call_id, key::OK: span.ok });
@@ -534,7 +515,7 @@ mod tests {
     }
 
     /// A call's root and settle, the root carrying the JSON-RPC id `rpc_id`.
-    fn traced_call(call: &str, rpc_id: usize) -> Vec<Span> {
+    pub(in crate::rows::traces) fn traced_call(call: &str, rpc_id: usize) -> Vec<Span> {
         let root = Span {
             rpc_id: Some(rpc_id.to_string()),
             ..span(TOOL_HANDLER, &format!("{call}r"), None, 0, call)
@@ -550,22 +531,14 @@ mod tests {
             ),
         ]
     }
+}
 
-    #[test]
-    fn every_call_traced_survives_and_an_untraced_call_is_silent() {
-        let both: Vec<Span> = [traced_call("c1", 0), traced_call("c2", 1)].concat();
-        let healthy = run(&[OpType::Ok, OpType::Fail], &both);
-        for invariant in [Invariant::T1, Invariant::T2, Invariant::T3, Invariant::T4] {
-            assert_eq!(
-                settle(|| judge_invariant(&healthy, invariant)).outcome,
-                RowOutcome::Survived
-            );
-        }
-        // Negative control: the agent made two calls and only one left a trace.
-        let untraced = run(&[OpType::Ok, OpType::Ok], &traced_call("c1", 0));
-        let judged = settle(|| judge_invariant(&untraced, Invariant::T1));
-        assert_eq!(judged.outcome, RowOutcome::Silent, "{}", judged.evidence);
-    }
+#[cfg(test)]
+mod tests {
+    //! The shared judge: no span proves nothing, a torn line is a violation, a dead transport or
+    //! an uncalibrated checker proves nothing.
+    use super::test_history::*;
+    use super::*;
 
     #[test]
     fn no_span_at_all_proves_nothing_and_a_torn_trace_line_is_a_violation() {
@@ -610,20 +583,6 @@ mod tests {
         assert_eq!(
             settle(|| judge_invariant(&uncalibrated, Invariant::T3)).outcome,
             RowOutcome::Inconclusive
-        );
-    }
-
-    #[test]
-    fn a_call_is_matched_to_its_root_by_id_not_by_count() {
-        // Two calls and two roots, as many as calls, but both roots carry the first call's id.
-        let spans = [traced_call("c1", 0), traced_call("c2", 0)].concat();
-        let judged =
-            settle(|| judge_invariant(&run(&[OpType::Ok, OpType::Ok], &spans), Invariant::T1));
-        assert_eq!(judged.outcome, RowOutcome::Silent, "{}", judged.evidence);
-        assert!(
-            judged.evidence.contains("call 0 is carried by 2 roots"),
-            "{}",
-            judged.evidence
         );
     }
 }

@@ -1,16 +1,5 @@
-//! D1, durability of `.reticle/`: the daemon is SIGKILLed during each kind of workspace write
-//! (a flow save, a baseline, a capsule, a run artifact, an applied heal), [`KILLS_PER_KIND`]
-//! times each. Each kill is timed by evidence that a write is in progress, never by the clock:
-//! a watcher reads the kind's folder in a tight loop while an agent (on the daemon's own
-//! Streamable HTTP endpoint, so no proxy can start a daemon of its own in between) writes in a
-//! loop, and the kill follows the first temporary file, or empty document, it sees. After each
-//! kill a direct read of every document in the folder, and the next daemon's listing (flows and
-//! baselines), must find only whole documents; an empty or torn one, seen by the watcher or
-//! after the kill, is `silent`. The page is the fixture app with `variant=renamed` (so a heal
-//! has something to rebind), reconnecting to each next daemon on the same port.
-//!
-//! Negative control: the daemon that writes in place (`RETICLE_TEST_STAND_IN_WRITE_IN_PLACE`:
-//! truncate, then write) must be caught: the scenario stops at its first torn document.
+//! D1: the daemon SIGKILLed during each kind of `.reticle/` write must leave only whole
+//! documents. Its scenario, its judge and the judge's unit tests (the negative control).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,11 +11,13 @@ use nix::sys::signal::Signal;
 use reticle::store::workspace::{FORMAT_FIELD, FORMAT_VERSION};
 use serde_json::{Value, json};
 
-use super::kit::{control, could_not_start, judged, observe, settle};
-use super::page::session_listed;
-use super::{GateEnv, Ran};
+use crate::controls::StandIn;
 use crate::history::{Actor, History, Op};
 use crate::judge::{self, Judgement, RowOutcome};
+use crate::rows::RowGate;
+use crate::scenarios::kit::{control, could_not_start, judged, observe, settle};
+use crate::scenarios::page::session_listed;
+use crate::scenarios::{GateEnv, Ran};
 use reticle::config::env;
 
 /// Kills per kind of write.
@@ -140,12 +131,23 @@ fn bump() -> Value {
            "steps": [{"target": {"testid": "counter-increment"}, "action": "click"}]})
 }
 
-/// D1 at its target.
+/// D1: the daemon is SIGKILLed during each kind of workspace write (a flow save, a baseline, a
+/// capsule, a run artifact, an applied heal), [`KILLS_PER_KIND`] times each. Each kill is timed
+/// by evidence that a write is in progress, never by the clock: a watcher reads the kind's
+/// folder in a tight loop while an agent (on the daemon's own Streamable HTTP endpoint, so no
+/// proxy can start a daemon of its own in between) writes in a loop, and the kill follows the
+/// first temporary file, or empty document, it sees. After each kill a direct read of every
+/// document in the folder, and the next daemon's listing (flows and baselines), must find only
+/// whole documents; an empty or torn one, seen by the watcher or after the kill, is `silent`.
+/// The page is the fixture app with `variant=renamed` (so a heal has something to rebind),
+/// reconnecting to each next daemon on the same port.
 pub async fn sigkill_never_tears_a_file(_env: &GateEnv) -> Ran {
     run(&[]).await
 }
 
-/// D1's negative control: the daemon that writes in place; it must score `silent`.
+/// D1's negative control: the daemon that writes in place
+/// (`RETICLE_TEST_STAND_IN_WRITE_IN_PLACE`: truncate, then write) must be caught, so it must
+/// score `silent`: the scenario stops at its first torn document.
 pub async fn stand_in_writes_in_place() -> Ran {
     run(&[(env::TEST_STAND_IN_WRITE_IN_PLACE, "1")]).await
 }
@@ -413,7 +415,7 @@ fn torn_documents(folder: &Path) -> Vec<String> {
 /// while it was written; the next daemon's listings answered.
 pub fn judge_durability(ops: &[Op]) -> Judgement {
     settle(|| {
-        super::kit::controls_held(ops)?;
+        crate::scenarios::kit::controls_held(ops)?;
         judge::established_fault(ops)?;
         let kills: Vec<&Op> = ops
             .iter()
@@ -471,6 +473,15 @@ async fn call(agent: &StreamableClient, tool: &str, arguments: Value) -> Value {
         .await
         .unwrap_or_else(|why| json!({ "failure": why }))
 }
+
+/// D1 in the row table.
+pub const D1: RowGate = RowGate {
+    id: "D1",
+    file: file!(),
+    scenario: |env| Box::pin(sigkill_never_tears_a_file(env)),
+    judge: judge_durability,
+    controls: &[StandIn::WritesInPlace],
+};
 
 #[cfg(test)]
 mod tests {

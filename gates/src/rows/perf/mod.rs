@@ -1,14 +1,11 @@
-//! P1 to P4, the release figures: each row measures its figure at a small size (a real daemon,
-//! one held-open `reticle mcp` link spoken to line by line) and compares it with the last
-//! release's figure committed in [`FIGURES_FILE`], as a ratio. A row fails (silent: a slowdown
-//! nobody is told of) only past its figure's factor (2× for latencies, 1.5× for memory). A
-//! latency row judges a figure load cancels: its round trip's median over the median of a
-//! reference round trip timed in the same run, interleaved call by call (`GET /status` on the
-//! same daemon over a fresh loopback TCP connection, the kind the proxy's worker posts on); the
-//! absolute medians go in the evidence beside it. The benches (`gates/benches/`) stay the source of truth for
-//! the figures `docs/benchmarks.md` reports; these rows only guard against falling back. The
-//! negative control: the judge's unit tests, and `gates/tests/perf_figures.rs` holding a real run
-//! against a release figure a third of ours (as a binary three times slower would measure).
+//! The release-figure rows (P1 to P4), one file each, and what they share: one measurement of
+//! a real daemon and a held-open `reticle mcp` link, recorded beside the last release's figure
+//! ([`FIGURES_FILE`]), and the judge that fails a figure only past its factor ([`judge_figure`]).
+
+pub mod p1_call_round_trip;
+pub mod p2_list_round_trip;
+pub mod p3_proxy_memory;
+pub mod p4_daemon_memory;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -19,11 +16,11 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::kit::{could_not_start, judged, observe, settle};
-use super::memory::resident_kb;
-use super::{GateEnv, Ran, proxy_options};
 use crate::history::{Actor, History, Op};
 use crate::judge::{self, Judgement, RowOutcome};
+use crate::scenarios::kit::{could_not_start, judged, observe, settle};
+use crate::scenarios::memory::resident_kb;
+use crate::scenarios::{GateEnv, Ran, proxy_options};
 
 /// The committed figures of the last release, relative to the repository root.
 pub const FIGURES_FILE: &str = "bench/release-figures.json";
@@ -212,7 +209,15 @@ pub async fn measure(env: &GateEnv) -> Result<Measured, String> {
     measured
 }
 
-/// Row `id`: measures, then judges against the committed figure.
+/// Row `id`: measures at a small size, then judges against the committed figure, as a ratio.
+/// A latency row judges a figure load cancels: its round trip's median over the median of a
+/// reference round trip timed in the same run, interleaved call by call (`GET /status` on the
+/// same daemon over a fresh loopback TCP connection, the kind the proxy's worker posts on); the
+/// absolute medians go in the evidence beside it. The benches (`gates/benches/`) stay the source
+/// of truth for the figures `docs/benchmarks.md` reports; these rows only guard against falling
+/// back. The negative control: the judge's unit tests, and `gates/tests/perf_figures.rs`
+/// holding a real run against a release figure a third of ours (as a binary three times slower
+/// would measure).
 pub async fn figure_holds(env: &GateEnv, id: &str) -> Ran {
     let history = History::new();
     let figures = std::fs::read_to_string(figures_path())
@@ -248,8 +253,8 @@ pub fn record(history: &History, id: &str, measured: Result<Measured, String>, r
     }
 }
 
-/// The P rows' judge: survived while the figure is within its factor of the release's, silent
-/// past it.
+/// The P rows' judge: survived while the figure is within its factor of the release's (2× for
+/// latencies, 1.5× for memory), silent past it (a slowdown nobody is told of).
 pub fn judge_figure(ops: &[Op]) -> Judgement {
     settle(|| {
         judge::established_fault(ops)?;
@@ -302,27 +307,19 @@ pub fn judge_figure(ops: &[Op]) -> Judgement {
     })
 }
 
-pub async fn p1_call_round_trip(env: &GateEnv) -> Ran {
-    figure_holds(env, "P1").await
-}
-
-pub async fn p2_list_round_trip(env: &GateEnv) -> Ran {
-    figure_holds(env, "P2").await
-}
-
-pub async fn p3_proxy_memory(env: &GateEnv) -> Ran {
-    figure_holds(env, "P3").await
-}
-
-pub async fn p4_daemon_memory(env: &GateEnv) -> Ran {
-    figure_holds(env, "P4").await
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod test_history {
+    //! The measurements the judge's unit tests record: one figure against a release figure.
     use super::*;
 
-    fn judged_with(value: f64, was: f64, factor: f64) -> RowOutcome {
+    /// Row `id` measured at `value` (a latency over a 1 ms reference, or MiB), judged against
+    /// a release figure `was` with its `factor`.
+    pub(in crate::rows::perf) fn judged_as(
+        id: &str,
+        value: f64,
+        was: f64,
+        factor: f64,
+    ) -> RowOutcome {
         let history = History::new();
         let latency = Latency {
             median_ms: value,
@@ -336,44 +333,21 @@ mod tests {
         };
         record(
             &history,
-            "P1",
+            id,
             Ok(measured),
             &json!({ "value": was, "factor": factor }),
         );
         judge_figure(&history.ops()).outcome
     }
+}
 
-    fn call_judged(median_ms: f64, reference_ms: f64, release_ratio: f64) -> Judgement {
-        let latency = Latency {
-            median_ms,
-            reference_ms,
-        };
-        let measured = Measured {
-            call: latency,
-            list: latency,
-            proxy_mib: 1.0,
-            daemon_mib: 1.0,
-        };
-        let history = History::new();
-        record(
-            &history,
-            "P1",
-            Ok(measured),
-            &json!({ "value": release_ratio, "factor": 2.0 }),
-        );
-        judge_figure(&history.ops())
-    }
+#[cfg(test)]
+mod tests {
+    use super::test_history::judged_as;
+    use super::*;
 
-    #[test]
-    fn a_load_that_slows_the_call_and_its_reference_alike_cancels_out() {
-        // Quiet: 1 ms over a 0.5 ms reference, the release's ratio. Loaded: both four times slower.
-        assert_eq!(call_judged(1.0, 0.5, 2.0).outcome, RowOutcome::Survived);
-        let loaded = call_judged(4.0, 2.0, 2.0);
-        assert_eq!(loaded.outcome, RowOutcome::Survived, "{loaded:?}");
-        assert!(loaded.evidence.contains("4.000 ms"), "{loaded:?}");
-        assert!(loaded.evidence.contains("2.000 ms"), "{loaded:?}");
-        // The call alone four times slower, its reference not: a regression, silent.
-        assert_eq!(call_judged(4.0, 0.5, 2.0).outcome, RowOutcome::Silent);
+    fn judged_with(value: f64, was: f64, factor: f64) -> RowOutcome {
+        judged_as("P1", value, was, factor)
     }
 
     #[test]
