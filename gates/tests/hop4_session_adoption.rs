@@ -13,7 +13,7 @@ mod support;
 
 use std::time::Duration;
 
-use gates::scenarios::verify_cli::VerifyRig;
+use gates::scenarios::verify_rig::VerifyRig;
 use harness::published_sdk::PublishedSdk;
 use harness::{BridgeClient, FixtureApp, binaries, poll};
 use reticle::wire::session_param::with_session;
@@ -175,7 +175,7 @@ async fn the_published_sdk_with_a_fixed_session_is_adopted_under_the_id_its_url_
 #[tokio::test]
 async fn verify_passes_on_an_app_whose_connect_names_its_own_session_with_our_sdk() {
     let rig = VerifyRig::start().await.expect("the rig starts");
-    rig.save(gates::scenarios::verify_cli::click_flow(
+    rig.save(gates::scenarios::verify_rig::click_flow(
         "count",
         "counter-increment",
         "counter.changed",
