@@ -247,18 +247,22 @@ async fn a_replayed_step_waits_for_a_target_the_page_renders_after_it_connects()
         rig.daemon.token()
     ));
     let _tab = rig.open_at(&url, "late").await;
-    let flow = |name: &str, button: &str| {
+    // The late step's bound is far above the page's one-second render, so a loaded machine
+    // cannot turn its `yes` into a `no`; the control keeps the default bound.
+    let flow = |name: &str, button: &str, bound_ms: u64| {
         json!({"name": name, "startPath": "/late.html", "overwrite": true, "steps": [
             {"target": {"role": "button", "name": button}, "action": "click",
-             "until": {"kind": "text", "contains": "clicked"}}
+             "until": {"kind": "text", "contains": "clicked"}, "timeout_ms": bound_ms}
         ]})
     };
-    rig.ok("reticle_flow_save", flow("late", "Late")).await;
+    rig.ok("reticle_flow_save", flow("late", "Late", 30_000))
+        .await;
     let replayed = rig.ok("reticle_flow_replay", json!({"name": "late"})).await;
     assert_eq!(replayed["startedBy"], "reload", "{replayed}");
     assert_eq!(replayed["verified"], "yes", "{replayed}");
 
-    rig.ok("reticle_flow_save", flow("never", "Never")).await;
+    rig.ok("reticle_flow_save", flow("never", "Never", 4_000))
+        .await;
     let missing = rig
         .ok("reticle_flow_replay", json!({"name": "never"}))
         .await;

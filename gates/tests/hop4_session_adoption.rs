@@ -18,11 +18,10 @@ use harness::published_sdk::PublishedSdk;
 use harness::{BridgeClient, FixtureApp, binaries, poll};
 use reticle::wire::session_param::with_session;
 use serde_json::{Value, json};
+use support::tabs::{answering_title, wait_answering};
 use support::tools::ToolRig;
 
 const BOUND: Duration = Duration::from_secs(30);
-/// How long one probe of a session waits.
-const PROBE: Duration = Duration::from_secs(3);
 
 /// Sets the document's title from `?title=` before anything connects.
 const TITLE_FROM_QUERY: &str = "<script>document.title = new URLSearchParams(location.search).get('title') || 'untitled';</script>";
@@ -69,30 +68,6 @@ async fn serve_published(app: &FixtureApp) -> PublishedSdk {
     let bundle = std::fs::read_to_string(sdk.bundle()).unwrap();
     app.file("/published/reticle-sdk.mjs", "text/javascript", bundle);
     sdk
-}
-
-/// The title of the document answering for session `id` now, if one answers within [`PROBE`].
-async fn answering_title(client: &BridgeClient, id: &str) -> Option<String> {
-    let answer = client
-        .try_command(Some(id), "snapshot", json!({"mode": "status"}), Some(PROBE))
-        .await
-        .ok()?;
-    (answer["outcome"] == "answered" && answer["ok"] == true)
-        .then(|| {
-            answer["result"]["status"]["title"]
-                .as_str()
-                .map(str::to_string)
-        })
-        .flatten()
-}
-
-async fn wait_answering(client: &BridgeClient, id: &str, title: &str) {
-    poll::until(
-        &format!("'{title}' answering for {id}"),
-        BOUND,
-        async || (answering_title(client, id).await.as_deref() == Some(title)).then_some(()),
-    )
-    .await;
 }
 
 /// `/status`'s entry for session `id`.

@@ -10,16 +10,17 @@
 //! frozen holder (`RETICLE_TEST_STAND_IN_KEEP_FROZEN_HOLDER`) refuses the published SDK's newer
 //! document, and so it does ours when our SDK's `pagehide` hand-over is taken out of it.
 
+mod support;
+
 use std::time::Duration;
 
 use harness::published_sdk::PublishedSdk;
 use harness::{BridgeClient, Browser, FixtureApp, SdkRig, Tab, poll};
 use reticle::config::env;
 use serde_json::{Value, json};
+use support::tabs::{answering_title, wait_answering};
 
 const BOUND: Duration = Duration::from_secs(30);
-/// How long one probe of a session waits: a frozen document never answers.
-const PROBE: Duration = Duration::from_secs(3);
 
 /// Counts the times the document was shown from the back/forward cache (`window.__restored`).
 const RESTORE_COUNTER: &str = "<script>addEventListener('pageshow', (e) => { if (e.persisted) window.__restored = (window.__restored || 0) + 1; });</script>";
@@ -54,32 +55,6 @@ fn published_page(title: &str) -> String {
   }});
 </script></body></html>"#
     )
-}
-
-/// The title of the document that answers for session `id` now, if one answers within
-/// [`PROBE`].
-async fn answering_title(client: &BridgeClient, id: &str) -> Option<String> {
-    let answer = client
-        .try_command(Some(id), "snapshot", json!({"mode": "status"}), Some(PROBE))
-        .await
-        .ok()?;
-    (answer["outcome"] == "answered" && answer["ok"] == true)
-        .then(|| {
-            answer["result"]["status"]["title"]
-                .as_str()
-                .map(str::to_string)
-        })
-        .flatten()
-}
-
-/// Waits until the document titled `title` answers for session `id`.
-async fn wait_answering(client: &BridgeClient, id: &str, title: &str) {
-    poll::until(
-        &format!("'{title}' answering for {id}"),
-        BOUND,
-        async || (answering_title(client, id).await.as_deref() == Some(title)).then_some(()),
-    )
-    .await;
 }
 
 /// The `session_in_use` refusals `/status` lists for `id`.

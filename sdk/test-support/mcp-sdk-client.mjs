@@ -16,26 +16,13 @@
 // failed; 2 for a bad command line.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  StdioClientTransport,
-  getDefaultEnvironment,
-} from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { childEnvironment, print } from './mcp-sdk-spawn.mjs';
 
 /** How long any one step may take before it counts as failed. */
 const STEP_BOUND_MS = 30_000;
-
-function print(report) {
-  process.stdout.write(`${JSON.stringify(report)}\n`);
-}
-
-function childEnvironment() {
-  const env = getDefaultEnvironment();
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('RETICLE_') && value !== undefined) env[key] = value;
-  }
-  return env;
-}
 
 async function main(argv) {
   const [command, ...args] = argv;

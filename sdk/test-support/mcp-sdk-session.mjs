@@ -16,25 +16,12 @@
 import { createInterface } from 'node:readline';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  StdioClientTransport,
-  getDefaultEnvironment,
-} from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+import { childEnvironment, print } from './mcp-sdk-spawn.mjs';
 
 /** How long any one call may take before it counts as failed (a replay runs several steps). */
 const CALL_BOUND_MS = 120_000;
-
-function print(line) {
-  process.stdout.write(`${JSON.stringify(line)}\n`);
-}
-
-function childEnvironment() {
-  const env = getDefaultEnvironment();
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('RETICLE_') && value !== undefined) env[key] = value;
-  }
-  return env;
-}
 
 async function main(argv) {
   const [command, ...args] = argv;

@@ -6,6 +6,7 @@
 
 pub mod relay;
 pub mod scaffold;
+pub mod tabs;
 pub mod tools;
 pub mod xml;
 
