@@ -52,37 +52,48 @@ impl Stack {
     /// JavaScript and TypeScript. A failed import is tried again ([`retrying_import`]).
     pub fn snippet(&self, port: u16) -> String {
         let url = format!("http://127.0.0.1:{port}/sdk/reticle.js");
+        let (guard, hint) = (self.guard(), self.bundler_hint());
         match self {
             Stack::Vite { pinia, .. } => format!(
                 "// {BEGIN}: added by `reticle init --write`; Vite keeps it in development only\n\
-                 if (import.meta.env.DEV) {{\n{}}}\n\
+                 if ({guard}) {{\n{}}}\n\
                  // {END}\n",
-                retrying_import(
-                    &url,
-                    "/* @vite-ignore */ ",
-                    "  ",
-                    if *pinia { PINIA_STORES } else { &[] }
-                )
+                retrying_import(&url, hint, "  ", if *pinia { PINIA_STORES } else { &[] })
             ),
             Stack::Next { .. } => format!(
                 "// {BEGIN}: added by `reticle init --write`; Next.js keeps it in development only\n\
-                 if (process.env.NODE_ENV === 'development') {{\n{}}}\n\
+                 if ({guard}) {{\n{}}}\n\
                  // {END}\n",
-                retrying_import(
-                    &url,
-                    "/* webpackIgnore: true */ /* turbopackIgnore: true */ ",
-                    "  ",
-                    &[]
-                )
+                retrying_import(&url, hint, "  ", &[])
             ),
             Stack::PlainHtml { .. } => format!(
                 "<!-- {BEGIN}: added by `reticle init --write`; it loads only on a loopback host -->\n\
                  <script type=\"module\">\n\
-                 if (['localhost', '127.0.0.1', '[::1]'].includes(location.hostname)) {{\n{}}}\n\
+                 if ({guard}) {{\n{}}}\n\
                  </script>\n\
                  <!-- {END} -->\n",
-                retrying_import(&url, "", "  ", &[])
+                retrying_import(&url, hint, "  ", &[])
             ),
+        }
+    }
+
+    /// The condition that keeps the SDK out of everything but development, for this stack.
+    fn guard(&self) -> &'static str {
+        match self {
+            Stack::Vite { .. } => "import.meta.env.DEV",
+            Stack::Next { .. } => "process.env.NODE_ENV === 'development'",
+            Stack::PlainHtml { .. } => {
+                "['localhost', '127.0.0.1', '[::1]'].includes(location.hostname)"
+            }
+        }
+    }
+
+    /// The bundler's comment that leaves the SDK's URL import alone, for this stack.
+    fn bundler_hint(&self) -> &'static str {
+        match self {
+            Stack::Vite { .. } => "/* @vite-ignore */ ",
+            Stack::Next { .. } => "/* webpackIgnore: true */ /* turbopackIgnore: true */ ",
+            Stack::PlainHtml { .. } => "",
         }
     }
 }
@@ -127,26 +138,12 @@ const STORES_BY_HAND: &[(&str, &str, &str)] = &[
 /// and the exact lines to add where the store is created (for the stack's build, with the
 /// daemon on `port`). `None` when there are none (or Pinia's, which the snippet registers).
 pub fn stores_by_hand(project: &Path, stack: &Stack, port: u16) -> Option<(String, String)> {
-    let text = read(project, "package.json").ok().flatten()?;
-    let manifest: Value = serde_json::from_str(&text).ok()?;
-    let has = |name: &str| {
-        ["dependencies", "devDependencies"]
-            .iter()
-            .any(|key| manifest[key].get(name).is_some())
-    };
-    let (_, label, call) = STORES_BY_HAND.iter().find(|(package, _, _)| has(package))?;
+    let manifest = readable_manifest(project)?;
+    let (_, label, call) = STORES_BY_HAND
+        .iter()
+        .find(|(package, _, _)| depends_on(&manifest, package))?;
     let url = format!("http://127.0.0.1:{port}/sdk/reticle.js");
-    let (guard, hint) = match stack {
-        Stack::Vite { .. } => ("import.meta.env.DEV", "/* @vite-ignore */ "),
-        Stack::Next { .. } => (
-            "process.env.NODE_ENV === 'development'",
-            "/* webpackIgnore: true */ /* turbopackIgnore: true */ ",
-        ),
-        Stack::PlainHtml { .. } => (
-            "['localhost', '127.0.0.1', '[::1]'].includes(location.hostname)",
-            "",
-        ),
-    };
+    let (guard, hint) = (stack.guard(), stack.bundler_hint());
     let lines = format!(
         "const reticleSdk = '{url}';\nif ({guard}) import({hint}reticleSdk).then((sdk) => sdk.{call});"
     );
@@ -225,14 +222,20 @@ pub const PUBLISHED_SDK: &str = "@reticlehq/browser";
 /// Whether the project's package.json names the published SDK ([`PUBLISHED_SDK`]) among its
 /// dependencies. An unreadable or missing manifest names nothing.
 pub fn depends_on_published_sdk(project: &Path) -> bool {
-    let Ok(Some(text)) = read(project, "package.json") else {
-        return false;
-    };
-    serde_json::from_str::<Value>(&text).is_ok_and(|manifest| {
-        ["dependencies", "devDependencies"]
-            .iter()
-            .any(|key| manifest[key].get(PUBLISHED_SDK).is_some())
-    })
+    readable_manifest(project).is_some_and(|manifest| depends_on(&manifest, PUBLISHED_SDK))
+}
+
+/// The project's package.json, when there is one that reads as JSON.
+fn readable_manifest(project: &Path) -> Option<Value> {
+    let text = read(project, "package.json").ok().flatten()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Whether `manifest` names `package` among its dependencies or dev dependencies.
+fn depends_on(manifest: &Value, package: &str) -> bool {
+    ["dependencies", "devDependencies"]
+        .iter()
+        .any(|key| manifest[key].get(package).is_some())
 }
 
 /// Reads what it needs under `project` and says which stack it is.
@@ -246,13 +249,7 @@ pub fn detect(project: &Path) -> Detected {
         },
         Err(detected) => return detected,
     };
-    let has = |name: &str| {
-        manifest.as_ref().is_some_and(|m| {
-            ["dependencies", "devDependencies"]
-                .iter()
-                .any(|key| m[key].get(name).is_some())
-        })
-    };
+    let has = |name: &str| manifest.as_ref().is_some_and(|m| depends_on(m, name));
     if has("next") {
         return detect_next(project, manifest.as_ref());
     }
