@@ -738,9 +738,23 @@ async fn journey(sdk: Sdk) {
             || format!("junit: {junit_text}\njson: {}", healed_green.report),
         ),
     );
+    // A person who installed Reticle has `reticle` on PATH: the agents' configs init wrote
+    // start `reticle mcp` by name, and doctor checks exactly that.
+    let installed = harness::binaries::reticle();
+    let path = std::env::join_paths(
+        installed
+            .parent()
+            .into_iter()
+            .map(std::path::Path::to_path_buf)
+            .chain(std::env::split_paths(
+                &std::env::var_os("PATH").unwrap_or_default(),
+            )),
+    )
+    .expect("PATH entries join");
     let mut doctor = harness::cli::command(&state, &["doctor", "--port", &port.to_string()]);
     doctor
         .current_dir(&project.dir)
+        .env("PATH", path)
         .env_remove(env::PROJECT_DIR);
     let doctor = harness::cli::run_command(doctor).await;
     steps.check(

@@ -1,19 +1,16 @@
 //! The agent's side of the hop 1 and 2 scenarios: `reticle mcp` driven as an agent drives it,
-//! with every call and every answer recorded in the gate's [`History`] (the harness clients keep
-//! their own record too; the gate judges this one).
-//!
-//! - [`Agent`]: a real MCP client (rmcp over stdio, `harness::McpClient`), one session held open.
-//! - [`RawAgent`]: the same process line by line (`harness::RawMcp`), for what no client sends
-//!   and for counting answers: rmcp drops an answer for an id it no longer waits on, so exactly
-//!   once can only be checked on the raw stream.
-//!
-//! Calls are `invoke` ops carrying `{"id": ..}`. An answer is classified as the harness's own
-//! client classifies it ([`harness::mcp_client::completion_of_error`] and `completion_of_result`):
-//! `ok` (a result), `fail` (a tool result that says `isError`: the refusal's `reason`; or a
-//! JSON-RPC error saying the call did not happen: `code`, `message`, and for a -32001 its
-//! `population` and `ran: "no"`) or `info` carrying the same fields (a -32001 whose call may have
-//! run: the outcome is unknown, though the answer came). An `info` with no `code` means no
-//! answer came within the bound, or the session itself died.
+//! every call and answer recorded in the gate's [`History`]. [`Agent`] is a real MCP client (one
+//! session held open); [`RawAgent`] is the same process line by line, for what no client sends
+//! and for counting answers exactly once.
+
+// Calls are `invoke` ops carrying `{"id": ..}`. An answer is classified as the harness's own
+// client classifies it ([`harness::mcp_client::completion_of_error`] and `completion_of_result`):
+// `ok` (a result), `fail` (a tool result that says `isError`: the refusal's `reason`; or a
+// JSON-RPC error saying the call did not happen: `code`, `message`, and for a -32001 its
+// `population` and `ran: "no"`) or `info` carrying the same fields (a -32001 whose call may have
+// run: the outcome is unknown, though the answer came). An `info` with no `code` means no answer
+// came within the bound, or the session itself died. rmcp drops an answer for an id it no longer
+// waits on, which is why exactly-once is checked on the raw stream.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

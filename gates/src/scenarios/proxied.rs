@@ -1,11 +1,7 @@
 //! A daemon behind a fault proxy, as the hop 1 and 2 scenarios and the chaos gate use it: the
-//! daemon the harness owns, a [`LinkProxy`] of the [`Nemesis`] in front of it (what `reticle mcp`
-//! is given for the daemon's port, in the options a scenario opening gets), toxics put on it only
-//! once confirmed, and every heal recorded. Every proxied daemon runs with `RETICLE_TRACE=1`, and
-//! closing the link records what the trace checker found in its log
-//! ([`super::fault_trace::TRACE_UNDER_FAULTS`]), so
-//! T1 to T4 are checked while the transport breaks (the judge is `kit::judged`'s). It injects,
-//! heals and records; it must not judge.
+//! harness's daemon with a [`LinkProxy`] of the [`Nemesis`] in front, toxics put on only once
+//! confirmed, every heal recorded, and T1 to T4 checked in its trace while the transport breaks
+//! ([`super::fault_trace::TRACE_UNDER_FAULTS`]). It injects, heals and records; it must not judge.
 
 use std::time::Duration;
 

@@ -1,19 +1,15 @@
 //! Whether a toxic touched the traffic: the effect each toxic of H2.7's rounds must leave in the
-//! history (the calls made while it was installed) before its round proves anything. A toxic in
-//! the proxy's list that nothing crossed is a fault that did not happen.
-//!
-//! - `latency`: some call under it took at least the least delay it adds (latency - jitter: each
-//!   delay is drawn from latency ± jitter).
-//! - `bandwidth` and `slicer`: some call under it took at least the time its own bytes need at the
-//!   configured rate (the answer's bytes downstream, the request's upstream: a lower bound of what
-//!   crossed the link).
-//! - A cutting toxic (`limit_data`, `timeout`, `reset_peer`): at least one call under it was
-//!   answered -32001 (the link lost it).
-//! - `slow_close` delays only the close of a connection, and no call closes one: its effect
-//!   cannot be shown per call, and the evidence says so instead of claiming it.
-//!
-//! Pure over a history; it judges nothing else about the calls (their answers are
-//! `link::judge_rounds`'s).
+//! calls made while it was installed before its round proves anything (a toxic nothing crossed
+//! is a fault that did not happen). Pure over a history; the calls' answers are
+//! `link::judge_rounds`'s to judge.
+
+// The effects, by toxic:
+// - `latency`: some call under it took at least the least delay it adds (latency - jitter).
+// - `bandwidth` and `slicer`: some call took at least the time its own bytes need at the rate
+//   (the answer's bytes downstream, the request's upstream).
+// - a cutting toxic (`limit_data`, `timeout`, `reset_peer`): some call was answered -32001.
+// - `slow_close` delays only a connection's close, which no call does: its effect cannot be
+//   shown per call, and the evidence says so instead of claiming it.
 
 use crate::history::Op;
 

@@ -1,11 +1,7 @@
-//! The trace check of the bridge and SDK fault scenarios (hops 4 and 5). Their page sockets and
-//! bridge commands never pass through the tool handler, so their daemon's trace would hold no
-//! span: each runs its daemon traced ([`TRACED`]) and, once its fault has happened, makes a tool
-//! call through a real agent (`reticle mcp`, its history kept in the row's as one observation,
-//! [`TRACED_CALL`], apart from the row's own calls) to that daemon, then checks the daemon's
-//! trace for T1 to T4 ([`fault_trace::record_trace_after_tool_calls`]), so a trace broken under the
-//! fault makes the row silent and one with no span is inconclusive, never a pass. It calls and
-//! records; it must not judge.
+//! The trace check of the bridge and SDK fault scenarios (hops 4 and 5): each runs its daemon
+//! traced ([`TRACED`]) and, once its fault has happened, makes one tool call through a real agent
+//! ([`TRACED_CALL`]), then checks the trace for T1 to T4: a broken trace makes the row silent,
+//! one with no span inconclusive. It calls and records; it must not judge.
 
 use std::path::PathBuf;
 

@@ -1,11 +1,9 @@
 //! `reticle doctor`: name every obstacle to running Reticle on a port, each with its fix, and
 //! every hazard (a port inside the kernel's ephemeral range) as a warning; exit 0 only when there
-//! is no obstacle. It inspects; it changes nothing.
-//!
-//! - this file: the daemon's own checks (state dir, port, version, pid file, lock, range).
-//! - [`project`]: what runs around it (`reticle mcp` reached, Chromium, the project's wiring and
-//!   workspace).
+//! is no obstacle. It inspects; it changes nothing. This file holds the daemon's own checks
+//! (state dir, port, version, pid file, lock, range).
 
+// What runs around the daemon: `reticle mcp` reached, Chromium, the project's wiring, workspace.
 mod project;
 
 use std::path::Path;

@@ -1,12 +1,7 @@
-//! H5.6: every tool family and action against the fixture page twice, once with our SDK and
-//! once with another (the published 2.0.0 for the row; a stand-in in the negative control),
-//! through the real proxy in Chromium; the matrix of verdicts is recorded and judged. A
-//! difference that is not a documented 2.0.0 limitation is silent: an agent would get a wrong
-//! answer and nothing would say why.
-//!
-//! This module runs the two stacks and judges the matrix as the history recorded it (one
-//! observation per row, so `reticle gate analyze` judges it again); the probes and the
-//! comparison live in [`crate::compat`].
+//! H5.6: every tool family and action on the fixture page, once with our SDK and once with
+//! another (the published 2.0.0; a stand-in in the control), through the real proxy in
+//! Chromium; a difference that is not a documented 2.0.0 limitation is silent. This module
+//! runs the two stacks and judges the recorded matrix; the probes live in [`crate::compat`].
 
 use serde_json::{Value, json};
 

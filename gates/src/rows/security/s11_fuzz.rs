@@ -1,12 +1,11 @@
-//! S11, the fuzz target: proptest over HTTP requests, MCP messages and bridge frames, each sent to
-//! a real daemon. Every case must be answered within a bound (no hang), every refusal must carry
-//! the one refusal body (`{"error", "status"}`) or, on the MCP stream, a JSON-RPC error, and every
-//! MCP request but a tool call must be answered exactly once before a ping sent behind it; after
-//! the run the daemon still answers and its resident memory grew within a bound (no unbounded
-//! growth). The properties run on a blocking thread (the runner is synchronous) and drive the
-//! daemon through a runtime handle. `gates/tests/fuzz.rs` runs them with a few hundred cases
-//! (more with `PROPTEST_CASES`); the row runs [`ROW_CASES`] of each. Its judge's unit tests feed
-//! it a failing property's history (the negative control).
+//! S11, the fuzz target: proptest over HTTP requests, MCP messages and bridge frames sent to a
+//! real daemon. Every case answered within a bound, every refusal in the one refusal shape (or a
+//! JSON-RPC error), every non-tool MCP request answered exactly once; afterwards the daemon still
+//! answers and its memory grew within a bound. Control: the judge fed a failing property.
+
+// The properties run on a blocking thread (the runner is synchronous) and drive the daemon
+// through a runtime handle. `gates/tests/fuzz.rs` runs them with a few hundred cases (more with
+// `PROPTEST_CASES`); the row runs [`ROW_CASES`] of each.
 
 use std::time::Duration;
 

@@ -1,11 +1,7 @@
-//! S12: lease honesty, two agents on one session. Two real `reticle mcp` processes on one
-//! daemon, the fixture app in Chromium: agent A leases the page's session, then agent B acts on
-//! it. The act must be refused, structured, naming A and when the lease expires; an act that
-//! runs, or a refusal that does not say who holds the session, is `silent` (B would be driving a
-//! page another agent believes is its own). Control: B's read of the same session answers (reads
-//! stay open, so the daemon and the link are fine). Negative control: the same run against the
-//! stand-in daemon that ignores leases ([`env::TEST_STAND_IN_IGNORE_LEASES`]), scored `silent`,
-//! and the judge's unit tests.
+//! S12: lease honesty. Two real `reticle mcp` on one daemon: A leases the page's session, B acts
+//! on it; the act must be refused naming A and the lease's expiry, else `silent`. Control: B's
+//! read answers. Negative control: the stand-in daemon that ignores leases
+//! ([`env::TEST_STAND_IN_IGNORE_LEASES`]), scored `silent`, and the judge's unit tests.
 
 use std::time::Duration;
 

@@ -1,11 +1,7 @@
-//! S9: two documents on one session id, in Chromium. The fixture app connects as one session and
-//! adds a same-origin iframe loading the SDK (it shares the tab's sessionStorage, so it claims the
-//! same id); a second tab, seeded over CDP with the first tab's sessionStorage (what a duplicated
-//! tab or a popup holds), claims it too. The scenario asks each document which session it is
-//! connected as, what the daemon lists under that id, and where a command sent to it lands; the
-//! pure judge scores documents sharing an id, or a command landing in another document, `silent`.
-//! Its negative control is the same run against the stand-in bridge that swaps sessions silently
-//! ([`env::TEST_STAND_IN_SESSION_SWAP`]), and the judge's unit tests.
+//! S9: two documents on one session id, in Chromium (a same-origin iframe loading the SDK, and a
+//! second tab seeded with the first's sessionStorage); documents sharing an id, or a command
+//! landing in another document, are `silent`. Negative control: the stand-in bridge that swaps
+//! sessions silently ([`env::TEST_STAND_IN_SESSION_SWAP`]), and the judge's unit tests.
 
 use std::time::Duration;
 
