@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::player::{Approach, Unrun, flow_to_run, go_to_start, run_step};
-use super::rebind::{CONTROLS, Ranking, rank};
+use super::rebind::{CONTROL_ROLES, CONTROLS, Ranking, rank};
 use crate::bridge::Session;
 use crate::flow::model::Flow;
 use crate::store::workspace::{Folder, stamped_name};
@@ -277,15 +277,32 @@ fn checks_a_consequence(step: &FlowStep) -> bool {
         .is_some_and(|p| matches!(p, Ok(p) if !matches!(p, Predicate::Settled { .. })))
 }
 
-/// The page's controls now, as query descriptors.
+/// The page's controls now, as query descriptors: by one CSS query where the page's SDK reads
+/// selectors (ours), else by a query per control role, which protocol 1 guarantees (the
+/// published 2.0.0 answers a `css` query with no element, which would read as "nothing alike").
 async fn controls(page: &Session) -> Result<Vec<Value>, Refusal> {
-    let found = ask(
+    let elements_of = |found: Value| found["elements"].as_array().cloned().unwrap_or_default();
+    let by_css = ask(
         page,
         CommandName::Query,
         json!({ "css": CONTROLS, "limit": CONTROLS_READ }),
     )
     .await?;
-    Ok(found["elements"].as_array().cloned().unwrap_or_default())
+    let found = elements_of(by_css);
+    if !found.is_empty() {
+        return Ok(found);
+    }
+    let mut by_role: Vec<Value> = Vec::new();
+    for role in CONTROL_ROLES {
+        let answer = ask(page, CommandName::Query, json!({ "role": role })).await?;
+        for element in elements_of(answer) {
+            let seen = by_role.iter().any(|e| e["ref"] == element["ref"]);
+            if !seen && by_role.len() < CONTROLS_READ as usize {
+                by_role.push(element);
+            }
+        }
+    }
+    Ok(by_role)
 }
 
 /// Writes an applied heal: the old document and the diff to `heals/`, then the new version of

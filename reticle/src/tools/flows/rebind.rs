@@ -19,6 +19,25 @@ pub const AMBIGUITY_MARGIN: f64 = 0.1;
 /// The CSS selector heal reads the page's controls with (a search, never stored in a flow).
 pub const CONTROLS: &str = "button, a[href], input, select, textarea, summary, img[alt], [role], [data-testid], [data-test-id], [data-test], [aria-label], [contenteditable]";
 
+/// The roles heal reads the page's controls by when the page's SDK answers no CSS query
+/// (protocol 1, as the published 2.0.0 speaks it, queries by role but not by selector).
+pub const CONTROL_ROLES: &[&str] = &[
+    "button",
+    "link",
+    "textbox",
+    "searchbox",
+    "checkbox",
+    "radio",
+    "switch",
+    "combobox",
+    "listbox",
+    "option",
+    "slider",
+    "spinbutton",
+    "tab",
+    "menuitem",
+];
+
 /// One element that could be the step's control now.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Candidate {
