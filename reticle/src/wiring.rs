@@ -490,7 +490,7 @@ fn block_port(block: &str) -> Option<u16> {
 
 fn read(project: &Path, relative: &str) -> Result<Option<String>, Detected> {
     let path = project.join(relative);
-    crate::store::read_if_present(&path)
+    crate::store::read_inside(project, Path::new(relative))
         .map_err(|err| unreadable(&path, format!("cannot be read as text ({err})")))
 }
 

@@ -133,3 +133,82 @@ fn doctor_names_mcp_chromium_wiring_and_workspace_each_with_its_fix() {
     let mcp = finding(&all, "mcp");
     assert!(!mcp.1 && mcp.2.contains("on PATH"), "{mcp:?}");
 }
+
+/// A cloned repository is hostile: its `.gitignore` a link out of the project (to an endless
+/// device), its `package.json` a pipe, its `index.html` a huge file. `reticle doctor` and
+/// `reticle init` each finish within their bound and name the file they refused (doctor cannot
+/// tell the wiring then: a warning naming why); nothing is followed out or read whole. Control:
+/// the same project with plain files reads them.
+#[test]
+fn doctor_and_init_refuse_planted_links_pipes_and_huge_files_by_name() {
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path();
+    std::os::unix::fs::symlink("/dev/zero", dir.join(".gitignore")).unwrap();
+    nix::unistd::mkfifo(&dir.join("package.json"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let huge = std::fs::File::create(dir.join("index.html")).unwrap();
+    huge.set_len(64 * 1024 * 1024).unwrap();
+    std::fs::create_dir_all(dir.join(".reticle")).unwrap();
+    let port = free_port().to_string();
+    let d = dir.to_str().unwrap();
+
+    let all = findings(&reticle(
+        state.path(),
+        home.path(),
+        &["doctor", "--json", "--port", &port, "--dir", d],
+    ));
+    let gitignore = finding(&all, "gitignore");
+    assert!(
+        !gitignore.1 && gitignore.2.contains("leads out of the project"),
+        "{gitignore:?}"
+    );
+    let wiring = finding(&all, "wiring");
+    assert!(
+        wiring.2.contains("package.json") && wiring.2.contains("not a regular file"),
+        "{wiring:?}"
+    );
+
+    let init = reticle(
+        state.path(),
+        home.path(),
+        &["init", "--dir", d, "--port", &port],
+    );
+    let said =
+        String::from_utf8_lossy(&init.stdout).to_string() + &String::from_utf8_lossy(&init.stderr);
+    assert!(said.contains("package.json"), "{said}");
+    assert!(said.contains("leads out of the project"), "{said}");
+
+    // The pipe replaced by a Vite manifest: the huge index.html is refused by its size.
+    std::fs::remove_file(dir.join("package.json")).unwrap();
+    std::fs::write(
+        dir.join("package.json"),
+        r#"{"devDependencies":{"vite":"8"}}"#,
+    )
+    .unwrap();
+    let all = findings(&reticle(
+        state.path(),
+        home.path(),
+        &["doctor", "--json", "--port", &port, "--dir", d],
+    ));
+    let wiring = finding(&all, "wiring");
+    assert!(
+        wiring.2.contains("index.html") && wiring.2.contains("more than"),
+        "{wiring:?}"
+    );
+
+    // Control: plain files are read.
+    std::fs::remove_file(dir.join(".gitignore")).unwrap();
+    vite_app(dir);
+    let all = findings(&reticle(
+        state.path(),
+        home.path(),
+        &["doctor", "--json", "--port", &port, "--dir", d],
+    ));
+    let wiring = finding(&all, "wiring");
+    assert!(wiring.2.contains("init --write"), "{wiring:?}");
+    assert!(
+        !finding(&all, "gitignore").2.contains("cannot be read"),
+        "{all:?}"
+    );
+}

@@ -13,7 +13,7 @@ pub mod private;
 pub mod workspace;
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
@@ -89,13 +89,65 @@ pub fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
     }
 }
 
-/// The text of the file at `path`, or `None` when there is none.
+/// The most bytes a text file Reticle reads may hold; a larger one is refused, never read.
+pub const READ_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// The text of the file at `path`, or `None` when there is none. Bounded: only a regular file
+/// of at most [`READ_LIMIT`] bytes is read (a device, a pipe or a huge file planted in a cloned
+/// repository is refused, naming why); it is opened non-blocking, so a pipe cannot hang it.
 pub fn read_if_present(path: &Path) -> io::Result<Option<String>> {
-    match fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(err),
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is not a regular file (a device, a pipe or a folder), so it is not read",
+        ));
     }
+    if meta.len() > READ_LIMIT {
+        return Err(too_large(meta.len()));
+    }
+    let mut text = String::new();
+    file.take(READ_LIMIT + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > READ_LIMIT {
+        return Err(too_large(text.len() as u64));
+    }
+    Ok(Some(text))
+}
+
+fn too_large(bytes: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("it holds {bytes} bytes, more than the {READ_LIMIT} Reticle reads"),
+    )
+}
+
+/// [`read_if_present`] for `relative` inside `project`, refusing a link that leads out of the
+/// project (a cloned repository may plant one pointing anywhere on the machine).
+pub fn read_inside(project: &Path, relative: &Path) -> io::Result<Option<String>> {
+    let path = project.join(relative);
+    let linked = fs::symlink_metadata(&path).is_ok_and(|meta| meta.file_type().is_symlink());
+    if linked {
+        let inside = match (fs::canonicalize(&path), fs::canonicalize(project)) {
+            (Ok(target), Ok(root)) => target.starts_with(root),
+            _ => false,
+        };
+        if !inside {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it is a link that leads out of the project, so it is not followed",
+            ));
+        }
+    }
+    read_if_present(&path)
 }
 
 /// Gives the new `file` the owner and mode of the file it replaces.
@@ -170,6 +222,38 @@ pub fn keep_newest(dir: &Path, keep: usize, suffix: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_is_bounded_and_never_follows_a_link_out_of_the_project() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "kept out").unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let p = project.path();
+        std::fs::write(p.join("plain"), "read").unwrap();
+        std::os::unix::fs::symlink(p.join("plain"), p.join("inside")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), p.join("out")).unwrap();
+        nix::unistd::mkfifo(&p.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        File::create(p.join("huge"))
+            .unwrap()
+            .set_len(READ_LIMIT + 1)
+            .unwrap();
+
+        let read = |name: &str| read_inside(p, Path::new(name));
+        assert_eq!(read("plain").unwrap().as_deref(), Some("read"));
+        assert_eq!(read("inside").unwrap().as_deref(), Some("read"));
+        assert_eq!(read("missing").unwrap(), None);
+        let out = read("out").unwrap_err().to_string();
+        assert!(out.contains("leads out of the project"), "{out}");
+        let pipe = read("pipe").unwrap_err().to_string();
+        assert!(pipe.contains("not a regular file"), "{pipe}");
+        let huge = read("huge").unwrap_err().to_string();
+        assert!(huge.contains("more than"), "{huge}");
+        // Control: the link out is an ordinary file to a reader not scoped to the project.
+        assert_eq!(
+            read_if_present(&p.join("out")).unwrap().as_deref(),
+            Some("kept out")
+        );
+    }
 
     /// On a runtime with one worker, whether a task that blocks waiting for a neighbour task
     /// (spawned just before, onto the same worker) sees it run: through [`off_the_runtime`] when

@@ -191,7 +191,16 @@ fn workspace(project: &Path) -> Vec<Finding> {
         ),
     };
     let ignore = project.join(".gitignore");
-    let existing = crate::store::read_if_present(&ignore).ok().flatten();
+    let existing = match crate::store::read_inside(project, Path::new(".gitignore")) {
+        Ok(existing) => existing,
+        Err(err) => {
+            let why = format!(
+                "{} cannot be read ({err}): make it a plain file of the project",
+                ignore.display()
+            );
+            return vec![documents, bad("gitignore", why)];
+        }
+    };
     let gitignore = if plan_ignore(existing.as_deref()).text.is_none() {
         ok(
             "gitignore",

@@ -100,7 +100,7 @@ pub fn ignore_runtime(project: &Path, dry_run: bool) -> Step {
             ),
         )
     };
-    let existing = match crate::store::read_if_present(&project.join(IGNORE_FILE)) {
+    let existing = match crate::store::read_inside(project, Path::new(IGNORE_FILE)) {
         Ok(existing) => existing,
         Err(err) => return by_hand(format!("cannot be read ({err})")),
     };
