@@ -59,15 +59,28 @@ pub fn command(state_dir: &Path, args: &[&str]) -> Command {
     command_with(&binaries::reticle(), state_dir, args)
 }
 
-/// Like [`command`], for an explicit binary (a stand-in, in a negative control).
+/// Like [`command`], for an explicit binary (a stand-in, in a negative control). The binary's
+/// directory leads PATH, as it does for a user who installed it: agents' configs start
+/// `reticle mcp` by name, and `doctor` checks that they can.
 pub fn command_with(bin: &Path, state_dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(bin);
     command
         .args(args)
         .env(reticle::config::env::STATE_DIR, state_dir)
         .stdin(Stdio::null());
+    if let Some(path) = path_led_by(bin) {
+        command.env("PATH", path);
+    }
     marker::mark(&mut command);
     command
+}
+
+/// PATH with `bin`'s directory first, or `None` when `bin` has no directory.
+fn path_led_by(bin: &Path) -> Option<std::ffi::OsString> {
+    let dir = bin.parent().filter(|dir| !dir.as_os_str().is_empty())?;
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest)))
+        .ok()
 }
 
 /// Runs `reticle <args>` to completion, bounded (on a blocking thread).
