@@ -378,7 +378,7 @@ async fn cut_inside_the_initialize_answer(port: u16) -> u64 {
     .await;
     let limit = status.max(stream) + 120;
     assert!(
-        limit < stream + reticle::mcp::protocol::INSTRUCTIONS.len(),
+        limit < stream + reticle::mcp::protocol::instructions().len(),
         "INCONCLUSIVE: /status ({status} bytes) is too long to let through while cutting inside the replayed initialize's answer (the stream's first events take {stream} bytes)"
     );
     limit as u64

@@ -8,6 +8,8 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
+use crate::tools::surface::names::{Standing, ToolName};
+
 /// `serverInfo.name` in every handshake.
 pub const SERVER_NAME: &str = "reticle";
 
@@ -21,6 +23,30 @@ Only reticle_act_and_wait and reticle_assert produce a verdict; every other tool
 so a drive that ends without one of those two has no result. \
 A verdict of verified: \"unknown\" is not a pass: it means Reticle could not tell what happened. Report it as unknown, and never weaken a check to make it pass. \
 A call answered with error -32001 lost its link to the Reticle daemon: the message says whether it ran and what to do next.";
+
+/// [`INSTRUCTIONS`] and the tools off the default list, which an agent would not know of:
+/// each reached as `reticle_run {tool, args}`, a family with the actions its members take.
+/// Read from the catalogue's names, so a tool added there is named here too.
+pub fn instructions() -> String {
+    let reachable: Vec<String> = ToolName::ALL
+        .iter()
+        .filter(|tool| tool.standing() == Standing::Extended)
+        .map(|tool| {
+            let actions: Vec<&str> = tool.members().iter().map(|(_, action)| *action).collect();
+            if actions.is_empty() {
+                tool.as_str().to_string()
+            } else {
+                format!("{} (action: {})", tool.as_str(), actions.join("|"))
+            }
+        })
+        .collect();
+    format!(
+        "{INSTRUCTIONS} Beyond tools/list, these are reached through reticle_run {{\"tool\": name, \"args\": {{...}}}}, \
+saved flows, replay, regression runs, baselines, recording, leases and the clock among them: {}. \
+reticle_tools {{\"names\": [...]}} gives any tool's parameters.",
+        reachable.join(", ")
+    )
+}
 
 /// The version to answer with: the client's when Reticle speaks it, else the newest Reticle
 /// speaks (the client then decides whether it can continue).
@@ -51,7 +77,7 @@ pub fn initialize_result(requested: Option<&str>) -> Value {
     let result = InitializeResult::new(capabilities)
         .with_protocol_version(version)
         .with_server_info(Implementation::new(SERVER_NAME, crate::VERSION))
-        .with_instructions(INSTRUCTIONS);
+        .with_instructions(instructions());
     serde_json::to_value(result).unwrap_or(Value::Null)
 }
 
@@ -77,6 +103,7 @@ mod tests {
         let text = result["instructions"].as_str().unwrap();
         assert!(text.contains("reticle_act_and_wait") && text.contains("reticle_assert"));
         assert!(text.contains("\"unknown\" is not a pass"));
+        assert!(text.starts_with(INSTRUCTIONS));
     }
 
     #[test]
@@ -90,5 +117,27 @@ mod tests {
         })))
         .unwrap();
         assert_eq!(ok.protocol_version.as_str(), "2025-06-18");
+    }
+
+    #[test]
+    fn the_instructions_name_every_tool_reached_only_through_reticle_run() {
+        let text = instructions();
+        let off_the_list: Vec<ToolName> = ToolName::ALL
+            .iter()
+            .copied()
+            .filter(|tool| tool.standing() == Standing::Extended)
+            .collect();
+        assert!(off_the_list.contains(&ToolName::FlowSave));
+        assert!(off_the_list.contains(&ToolName::Record));
+        for tool in off_the_list {
+            assert!(text.contains(tool.as_str()), "{tool} not named in: {text}");
+        }
+        assert!(
+            text.contains("reticle_record (action: start|stop)"),
+            "{text}"
+        );
+        // Control: a default tool is in tools/list already and is not repeated as reachable.
+        let reachable = text.split("reticle_run {").nth(1).unwrap();
+        assert!(!reachable.contains("reticle_snapshot"), "{reachable}");
     }
 }
