@@ -527,6 +527,19 @@ fn list_tools(params: Option<&Value>, mcp: &McpState) -> Result<Arc<Catalogue>, 
     {
         return Err((INVALID_PARAMS, "tools/list params must be an object".into()));
     }
+    // Every tool is on one page and no answer carries a `nextCursor`, so no cursor is valid.
+    if let Some(cursor) = params
+        .and_then(|p| p.get("cursor"))
+        .filter(|c| !c.is_null())
+    {
+        return Err((
+            INVALID_PARAMS,
+            format!(
+                "tools/list: cursor {} was never given by this server (it lists every tool on one page, with no nextCursor); call tools/list without a cursor",
+                crate::wire::messages::clip(&cursor.to_string(), 80)
+            ),
+        ));
+    }
     Ok(mcp.catalogue())
 }
 
@@ -796,6 +809,32 @@ mod tests {
             let whole = serde_json::to_value(&result).unwrap();
             let once: Value = serde_json::from_str(&encode_call_result(result).unwrap()).unwrap();
             assert_eq!(once, whole);
+        }
+    }
+
+    #[tokio::test]
+    async fn tools_list_refuses_a_cursor_it_never_gave() {
+        let (session, mut rx, mcp, ctx) = setup(Catalogue::standard());
+        mcp.register(session.clone()).unwrap();
+        ask(&session, &mut rx, &mcp, &ctx, INIT).await;
+        let refused = ask(
+            &session,
+            &mut rx,
+            &mcp,
+            &ctx,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"page-2"}}"#,
+        )
+        .await;
+        assert_eq!(refused["error"]["code"], INVALID_PARAMS, "{refused}");
+        assert!(refused["result"].is_null(), "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains("page-2") && message.contains("without a cursor"));
+        // Control: no cursor, or a null one, is the first (and only) page.
+        for params in ["{}", r#"{"cursor":null}"#] {
+            let line =
+                format!(r#"{{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{params}}}"#);
+            let listed = ask(&session, &mut rx, &mcp, &ctx, &line).await;
+            assert!(listed["result"]["tools"].is_array(), "{listed}");
         }
     }
 

@@ -38,7 +38,7 @@ pub struct Assert;
 
 impl Tool for Assert {
     const NAME: ToolName = ToolName::Assert;
-    const DESCRIPTION: &'static str = "Judge a predicate over the window since the last act (or `since`): yes only on positive evidence; no when the window is complete and the claim did not hold (an observation contradicts it, or what it expects, e.g. a request, never came); unknown when the window itself is not whole (the page went away, events were lost, the page could not be read or never settled).";
+    const DESCRIPTION: &'static str = "Judge a predicate over the window since the last act (or `since`): yes on positive evidence; no when a whole window contradicts it or lacks what it expects; unknown when the window is not whole.";
     const OUTPUT: &'static [&'static str] = &[
         "verified",
         "reason",
