@@ -276,3 +276,92 @@ async fn the_look_act_observe_assert_loop_gives_honest_verdicts() {
             .contains("the loop works")
     );
 }
+
+#[tokio::test]
+async fn the_references_argument_spellings_reach_the_same_tools() {
+    let rig = ToolRig::start(&[]).await;
+    let _tab = rig.open("spelled").await;
+
+    let ours = rig
+        .ok(
+            "reticle_query",
+            json!({"testid": "login-submit", "countOnly": true}),
+        )
+        .await;
+    let theirs = rig
+        .ok(
+            "reticle_query",
+            json!({"by": "testid", "value": "login-submit", "count_only": true}),
+        )
+        .await;
+    assert_eq!(ours["count"], 1, "{ours}");
+    assert_eq!(theirs["count"], ours["count"], "{theirs}");
+    let by_role = rig
+        .ok(
+            "reticle_query",
+            json!({"by": "role", "value": "button", "name": "Sign in"}),
+        )
+        .await;
+    assert!(by_role["count"].as_u64().unwrap() >= 1, "{by_role}");
+
+    // A flow named the reference's way reaches the flow store: the refusal is about the flow,
+    // not about the field.
+    let missing = rig
+        .refused(
+            "reticle_run",
+            json!({"tool": "reticle_flow", "args": {"action": "load", "flowName": "never-saved"}}),
+        )
+        .await;
+    let reason = missing["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("never-saved") && !reason.contains("flowName"),
+        "{missing}"
+    );
+
+    // Never a guess: the alias beside its canonical field with another value is refused.
+    let clash = rig
+        .refused(
+            "reticle_query",
+            json!({"by": "testid", "value": "login-submit", "testid": "login-user"}),
+        )
+        .await;
+    assert!(
+        clash["reason"].as_str().unwrap().contains("value"),
+        "{clash}"
+    );
+    // Control: a tool with no such alias refuses the reference's field by name.
+    let control = rig
+        .refused("reticle_snapshot", json!({"flowName": "never-saved"}))
+        .await;
+    assert!(
+        control["reason"].as_str().unwrap().contains("flowName"),
+        "{control}"
+    );
+
+    // `{url, reload: true}` reloads in place, as the reference does, and says so.
+    let reloaded = rig
+        .ok(
+            "reticle_navigate",
+            json!({"url": rig.fixture_url("spelled"), "reload": true}),
+        )
+        .await;
+    assert_eq!(reloaded["confirmed"], true, "{reloaded}");
+    assert!(
+        reloaded["note"]
+            .as_str()
+            .unwrap()
+            .contains("`url` was not used"),
+        "{reloaded}"
+    );
+
+    // reticle_tools names the aliases it accepts.
+    let listed = rig
+        .ok(
+            "reticle_tools",
+            json!({"names": ["reticle_query", "reticle_flow_load"]}),
+        )
+        .await;
+    let aliases = |i: usize| listed["tools"][i]["aliases"].to_string();
+    assert!(aliases(0).contains("count_only"), "{listed}");
+    assert!(aliases(1).contains("flowName"), "{listed}");
+}

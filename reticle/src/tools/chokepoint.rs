@@ -26,6 +26,7 @@ use super::context::ToolContext;
 use super::leases::lease::held_refusal;
 use super::refusal::{Refusal, ToolRefusal};
 use super::session_block::session_block;
+use super::surface::aliases;
 use super::surface::args::SESSION_ID;
 use super::surface::catalogue::Catalogue;
 use super::surface::names::{Standing, ToolName};
@@ -168,6 +169,9 @@ async fn call(
             )),
         ));
     };
+    if let Err(problem) = aliases::to_canonical(tool, &mut arguments) {
+        return Ok((None, Err(Refusal::bad_arguments(tool.as_str(), &problem))));
+    }
     let prepared = match registration.prepare(&arguments) {
         Ok(prepared) => prepared,
         Err(problem) => {

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use crate::tools::bounds::clip;
 use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
+use crate::tools::surface::aliases;
 use crate::tools::surface::args::ToolsArgs;
 use crate::tools::surface::catalogue::{Catalogue, counts};
 use crate::tools::surface::names::{Standing, ToolName};
@@ -74,9 +75,20 @@ fn tools(call: &Call<'_>, a: ToolsArgs) -> Result<Value, Refusal> {
                             "description": catalogue.description(t),
                             "inputSchema": schema,
                         });
-                        if let Standing::Member { family, action } = t.standing() {
-                            entry["reachedAs"] =
-                                json!({ "tool": family.as_str(), "action": action });
+                        let reached = match t.standing() {
+                            Standing::Member { family, action } => {
+                                entry["reachedAs"] =
+                                    json!({ "tool": family.as_str(), "action": action });
+                                family
+                            }
+                            _ => t,
+                        };
+                        let spelled = aliases::of(reached);
+                        if !spelled.is_empty() {
+                            entry["aliases"] = json!(spelled
+                                .iter()
+                                .map(|(alias, canonical)| json!({ "alias": alias, "for": canonical }))
+                                .collect::<Vec<_>>());
                         }
                         entry
                     }

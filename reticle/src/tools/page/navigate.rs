@@ -15,7 +15,11 @@ use crate::wire::CommandName;
 async fn navigate(call: &Call<'_>, a: NavigateArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
     let reload = a.reload == Some(true);
-    let (command, args) = match (&a.url, reload) {
+    // `{url, reload: true}` is the reference's spelling of a reload in place: the reload wins
+    // and the answer says the url was not used.
+    let url_unused = reload && a.url.is_some();
+    let url_arg = if reload { None } else { a.url.clone() };
+    let (command, args) = match (&url_arg, reload) {
         (Some(url), false) => (CommandName::Navigate, json!({ "url": url })),
         (None, true) => (
             CommandName::Refresh,
@@ -24,12 +28,12 @@ async fn navigate(call: &Call<'_>, a: NavigateArgs) -> Result<Value, Refusal> {
         _ => {
             return Err(Refusal::bad_arguments(
                 call.tool.as_str(),
-                "give exactly one of `url` and `reload: true`",
+                "give `url`, or `reload: true` (with `url` too, the reload wins)",
             ));
         }
     };
-    let arrival = arrive(call, session, command, args, a.url.clone(), ARRIVAL_BOUND).await?;
-    if let Some(url) = &a.url {
+    let arrival = arrive(call, session, command, args, url_arg.clone(), ARRIVAL_BOUND).await?;
+    if let Some(url) = &url_arg {
         crate::tools::recording::note_navigation(call, session, url);
     }
     let Arrival { page, url, .. } = &arrival;
@@ -40,6 +44,8 @@ async fn navigate(call: &Call<'_>, a: NavigateArgs) -> Result<Value, Refusal> {
     });
     if page.is_none() {
         result["note"] = json!(arrival.missing_note(session.id(), ARRIVAL_BOUND));
+    } else if url_unused {
+        result["note"] = json!("reload: true reloaded the page in place; `url` was not used");
     }
     Ok(result)
 }
