@@ -53,6 +53,28 @@ async fn stop_ends_a_stopped_daemon() {
 }
 
 #[tokio::test]
+async fn stop_quiet_says_nothing_when_it_succeeds() {
+    let mut daemon = OwnedDaemon::start().await;
+    let port = daemon.port().to_string();
+    let stop = run(daemon.state_dir(), &["stop", "--quiet", "--port", &port]).await;
+    assert!(stop.ok(), "{stop:?}");
+    assert_eq!(stop.stdout, "", "{stop:?}");
+    poll::until("the daemon to exit", BOUND, async || {
+        daemon.has_exited().then_some(())
+    })
+    .await;
+    // With no daemon left, a quiet stop still succeeds in silence; without --quiet (the
+    // control) it says no daemon is running.
+    let again = run(daemon.state_dir(), &["stop", "-q", "--port", &port]).await;
+    assert!(again.ok() && again.stdout.is_empty(), "{again:?}");
+    let loud = run(daemon.state_dir(), &["stop", "--port", &port]).await;
+    assert!(
+        loud.ok() && loud.stdout.contains("no Reticle daemon"),
+        "{loud:?}"
+    );
+}
+
+#[tokio::test]
 async fn two_racing_foreground_daemons_leave_exactly_one() {
     let state = tempfile::tempdir().unwrap();
     let port = free_port().to_string();

@@ -71,6 +71,10 @@ enum Command {
     Stop {
         #[command(flatten)]
         port: PortArg,
+        /// Print nothing when it succeeds (stopped, or no daemon was running); failures are
+        /// still said on stderr with a non-zero exit.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// End the process LISTENING on the port if it is a Reticle daemon.
     ///
@@ -293,12 +297,12 @@ fn run(command: Command) -> Result<(), Exit> {
     match command {
         Command::Serve { port, .. } => rt.block_on(serve::detached(port.resolve()?)),
         Command::Status { port, json } => rt.block_on(status::status(port.resolve()?, json)),
-        Command::Stop { port } => rt.block_on(stop::stop(port.resolve()?)),
+        Command::Stop { port, quiet } => rt.block_on(stop::stop(port.resolve()?, quiet)),
         Command::Kill { port, force } => rt.block_on(kill::kill(port.resolve()?, force)),
         Command::Restart { port } => {
             let port = port.resolve()?;
             rt.block_on(async {
-                stop::stop(port).await?;
+                stop::stop(port, false).await?;
                 serve::detached(port).await
             })
         }

@@ -13,7 +13,13 @@ use crate::probe::holders::{listeners, pid_alive};
 use crate::probe::obstacles::{foreign_holder, outbound_holder, recorded_daemon};
 use crate::probe::{PortPresence, probe};
 
-pub async fn stop(port: u16) -> Result<(), Exit> {
+/// Stops the daemon on `port`; with `quiet`, a success prints nothing.
+pub async fn stop(port: u16, quiet: bool) -> Result<(), Exit> {
+    let say = |line: String| {
+        if !quiet {
+            println!("{line}");
+        }
+    };
     let files = StateDir::from_env().port_files(port);
     let pid = match probe(port).await {
         PortPresence::Daemon { status } => status.pid,
@@ -33,7 +39,7 @@ pub async fn stop(port: u16) -> Result<(), Exit> {
         }
         PortPresence::Free => {
             clear_stale_records(&files);
-            println!("no Reticle daemon is running on 127.0.0.1:{port}");
+            say(format!("no Reticle daemon is running on 127.0.0.1:{port}"));
             return Ok(());
         }
     };
@@ -42,13 +48,15 @@ pub async fn stop(port: u16) -> Result<(), Exit> {
     clear_stale_records(&files);
     match outcome {
         Termination::Terminated => {
-            println!("stopped Reticle daemon pid {pid} on 127.0.0.1:{port} (SIGTERM)");
+            say(format!(
+                "stopped Reticle daemon pid {pid} on 127.0.0.1:{port} (SIGTERM)"
+            ));
             Ok(())
         }
         Termination::Killed => {
-            println!(
+            say(format!(
                 "stopped Reticle daemon pid {pid} on 127.0.0.1:{port} (it ignored SIGTERM for 5 s; SIGKILL)"
-            );
+            ));
             Ok(())
         }
         Termination::Survived => Err(Exit::failure(format!(

@@ -302,7 +302,7 @@ pub async fn verify(args: VerifyArgs, port: u16) -> Result<(), Exit> {
     let result = run_suite(&args, port, &workspace, selection.run, launched).await;
     if matches!(serving, Serving::Started { .. }) {
         // The daemon this run started ends with it; a reused one is left as it was.
-        let _ = super::stop::stop(port).await;
+        let _ = super::stop::stop(port, false).await;
     }
     result
 }
