@@ -1,10 +1,9 @@
-//! `reticle gate analyze DIR`: Jepsen's re-check. Reads a finished run's `scorecard.json` and
-//! `histories/<row>.jsonl` and judges every stored history again, offline, with the row's own
-//! judge, so the scorecard can be reproduced (or disputed) from what was recorded alone: every
-//! row of the inventory (a test holds it so), each with its judge in the row table
-//! ([`rows::ROWS`]). A row the table does not know keeps its stored outcome, and its evidence
-//! says it was not re-judged. Controls are kept as stored (they need the real system). It runs
-//! nothing.
+//! `reticle gate analyze DIR`: re-judges a finished run offline from what it recorded.
+//!
+//! Reads `scorecard.json` and `histories/<row>.jsonl` and judges every stored history again with
+//! the row's own judge ([`rows::ROWS`]), so a scorecard can be reproduced or disputed. A row the
+//! table does not know keeps its stored outcome, marked not re-judged; controls stay as stored,
+//! since they need the real system. It must not run anything.
 
 use std::path::Path;
 

@@ -1,10 +1,9 @@
-//! Which commit a battery's JUnit report is of. The gates crate embeds the commit it is built
-//! from ([`BUILT_FROM`], written by `gates/build.rs`); the battery's test
-//! `gates::built_from::prints_the_commit_it_was_built_from` prints it as [`line`], and nextest's
-//! `ci` profile stores that test's output in the report (`.config/nextest.toml`). So a report
-//! names the commit its test binaries were built from, and `reticle gate --junit` (built by the
-//! same crate) refuses one that is not of its own commit ([`check_reports`]). It reads reports;
-//! it must not judge a row.
+//! Which commit a battery's JUnit report is of. The crate embeds the commit it is built from
+//! ([`BUILT_FROM`], from `gates/build.rs`), a battery test prints it ([`line`]) and nextest's
+//! `ci` profile keeps that output in the report (`.config/nextest.toml`).
+//!
+//! `reticle gate --junit` refuses a report not of its own commit ([`check_reports`]). It reads
+//! reports; it must not judge a row.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

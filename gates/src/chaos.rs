@@ -1,12 +1,9 @@
 //! The judges of the chaos gate (`gates/tests/chaos.rs`): compound fault sequences on the agent's
-//! link, each judged over its history. Every judge first checks that every call was answered
-//! exactly once ([`judge::exactly_once`]: a hang or a double answer is silent whatever else
-//! happened), then that each fault was established (else the run is inconclusive and says why),
-//! then what the sequence promises. Pure over a history: the sequences run in the test, which
-//! records into the history in the gates' fault vocabulary ([`crate::fault`]) and this module's
-//! observations ([`seen`]). [`calls_under_fault`] is shared by a judge and the nemesis: the
-//! nemesis holds a fault until the history shows a call in flight under it (never a clock), and
-//! the judge counts the same calls.
+//! link, each judged over its history. Every judge first checks each call was answered exactly
+//! once ([`judge::exactly_once`]), then that each fault was established (else inconclusive, and
+//! why), then what the sequence promises. Pure over a history: the test runs the sequences and
+//! records them in the fault vocabulary ([`crate::fault`]) and [`seen`]. It must not run
+//! anything itself.
 
 use reticle::mcp::jsonrpc::{LostPopulation, Ran};
 use serde_json::Value;
@@ -150,7 +147,9 @@ fn served_after_last_heal(ops: &[Op]) -> Option<&Op> {
 /// took): invoked after the nemesis began applying it (its `applying` invoke, when recorded, else
 /// the fault op itself) and before the heal after it, or invoked earlier and not answered before
 /// the fault took. A call the agent made just before the fault was recorded, with the toxic
-/// already on, counts; one made and answered before the nemesis began does not.
+/// already on, counts; one made and answered before the nemesis began does not. The nemesis holds
+/// a fault until this shows a call in flight under it (never a clock), and a judge counts the
+/// same calls.
 pub fn calls_under_fault<'a>(ops: &'a [Op], fault: &Op) -> Vec<&'a Op> {
     let nemesis = |o: &&Op| o.actor == Actor::Nemesis && o.index < fault.index;
     let began = ops

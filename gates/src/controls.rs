@@ -1,13 +1,9 @@
 //! Negative controls: stand-ins that break a row's promise, run through the row's real scenario
-//! and judge. Each must go red (`silent`, or below a `survived` target:
-//! [`Control::went_red`]); if one does not, the checker behind it cannot fail and the gate fails.
-//! One family of stand-ins per judge family: `serve` and `status` for the daemon lifecycle rows,
-//! an MCP server that swallows calls for H2.7, a proxy whose tools refuse after warm-up for the
-//! survival rows, a page that blames the app for H4.3, a page SDK without backoff for H5.1, a
-//! daemon with a broken trace for T1 to T4 (and behind H2.3's fault proxy and H4.3's bridge
-//! scenario, for the trace check under faults), a JUnit report missing a layer's tests for L1, a
-//! `verify` that exits 0 whatever happened for V1, a daemon with a flow promise's stand-in
-//! switched on for F1 to F3, a daemon that writes `.reticle/` in place for D1.
+//! and judge. Each must go red (`silent`, or below a `survived` target: [`Control::went_red`]);
+//! one that does not means the checker behind it cannot fail, and the gate fails.
+//!
+//! One family of stand-ins per judge family ([`StandIn`]). It must not weaken a scenario or a
+//! judge to make a control pass.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

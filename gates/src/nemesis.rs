@@ -1,14 +1,9 @@
-//! The TCP nemesis as the gates drive it: a fault proxy in front of one hop, and toxics put on
-//! it and taken off it through Toxiproxy's REST API. The same HTTP calls drive the embedded
-//! `toxics` server (the default) and, when `TOXIPROXY_URL` is set (`reticle gate --toxiproxy
-//! URL` sets it), a real Toxiproxy server, so both run one code path. Every change is read back
-//! from the server before it counts: an HTTP error or a missing toxic is an unestablished fault,
-//! never a silent no-op.
-//!
-//! ```text
-//! reticle mcp ──▶ [ LinkProxy 127.0.0.1:P ] ──▶ daemon 127.0.0.1:D      (the proxy thinks P is
-//!                   toxics: upstream ▶ / ◀ downstream                    the daemon's port)
-//! ```
+//! The TCP nemesis as the gates drive it: a fault proxy in front of one hop ([`LinkProxy`]),
+//! with toxics put on and taken off through Toxiproxy's REST API. The same calls drive the
+//! embedded `toxics` server (the default) or, with `TOXIPROXY_URL` set (`reticle gate
+//! --toxiproxy URL`), a real Toxiproxy, so both share one code path. Every change is read back
+//! before it counts: an HTTP error or a missing toxic is an unestablished fault, never a silent
+//! no-op.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -152,6 +147,11 @@ fn client() -> reqwest::Client {
 
 /// One fault proxy in front of one hop. Deleted from its server on [`LinkProxy::close`] (or,
 /// best effort, on drop).
+///
+/// ```text
+/// reticle mcp ──▶ [ LinkProxy 127.0.0.1:P ] ──▶ daemon 127.0.0.1:D      (the proxy thinks P is
+///                   toxics: upstream ▶ / ◀ downstream                    the daemon's port)
+/// ```
 #[derive(Debug)]
 pub struct LinkProxy {
     /// Unique on its server.

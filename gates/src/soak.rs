@@ -1,17 +1,9 @@
-//! The soak: one held-open agent link (`reticle mcp` → a fault proxy of the [`Nemesis`] with no
-//! toxic, the gates' own path → a daemon the harness owns), rounds of calls with a deliberate
-//! idle gap between rounds, and a record of what each round came to.
+//! The soak: one held-open agent link (`reticle mcp` → a [`Nemesis`] fault proxy with no toxic →
+//! a daemon the harness owns), rounds of calls with a deliberate idle gap between rounds, and a
+//! record of what each round came to; [`Soak::judgement`] says what the record shows.
 //!
-//! The gap is a workload parameter, not synchronisation: it is what the soak measures the link
-//! across, chosen to outlast the bounds that act on an idle link ([`hazards`]). The daemon's
-//! idle shutdown is set low ([`IDLE_SHUTDOWN`]) so that every gap crosses it while the stream is
-//! attached. The daemon's MCP sessions have no reaper (a session lives as long as its stream), and
-//! the bridge's reaper (`RETICLE_SESSION_IDLE_MS`) acts only on pages, none of which is attached
-//! here, so neither is a hazard of this soak.
-//!
-//! This module runs a soak and records it; [`Soak::judgement`] says what the record shows. It
-//! must not retry a call or reconnect on the agent's behalf: what the link does across a gap is
-//! what is measured.
+//! It must not retry a call or reconnect on the agent's behalf: what the link does across a gap
+//! is what is measured.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -29,7 +21,8 @@ use crate::scenarios::kit::observe;
 use crate::scenarios::{GateEnv, proxy_options};
 use reticle::proxy::events as proxy_events;
 
-/// The daemon's idle-shutdown bound during a soak: low, so every gap outlasts it.
+/// The daemon's idle-shutdown bound during a soak: low, so every gap crosses it while the
+/// stream is attached.
 pub const IDLE_SHUTDOWN: Duration = Duration::from_secs(2);
 /// How long the harness waits for a setup step or a reconnection it caused.
 const BOUND: Duration = Duration::from_secs(20);
@@ -44,7 +37,10 @@ pub struct Hazard {
     pub bound_ms: u64,
 }
 
-/// Every bound that acts on an idle link here, read from the product's own constants.
+/// Every bound that acts on an idle link here, read from the product's own constants. The gap
+/// between rounds is a workload parameter, not synchronisation, chosen to outlast all of them.
+/// Neither the daemon's MCP sessions (no reaper: a session lives as long as its stream) nor the
+/// bridge's reaper (`RETICLE_SESSION_IDLE_MS`, pages only, and none is attached) is a hazard.
 pub fn hazards() -> Vec<Hazard> {
     let hazard = |name, bound: Duration| Hazard {
         name,

@@ -1,12 +1,9 @@
 //! The trace checker: reads `RETICLE_TRACE` lines from a daemon log and checks the invariants on
-//! every call. T1: exactly one root span (`tool.handler`, depth 0) per call (and, with the
-//! agent's calls, exactly one root carrying each call's JSON-RPC id: [`roots_by_rpc_id`]). T2: no orphan span
-//! (a span whose parent never closed: the hung-call signature). T3: the `settle` span closed for
-//! every call. T4: no span with `ok:false` and no error. Pure over text.
-//!
-//! Line format: `{"t", "event":"trace", "span", "id", "parent", "depth", "callId", "ok", "ms",
-//! "error"?, "rpcId"?}`, every name from [`reticle::wire::trace`]. Lines that are not trace lines are ignored;
-//! a trace line that does not parse is a violation ([`check_log`]), never dropped.
+//! every call. T1: exactly one root span (`tool.handler`, depth 0) per call, and one root per
+//! JSON-RPC id of the agent's calls ([`roots_by_rpc_id`]). T2: no orphan span (its parent never
+//! closed: the hung-call signature). T3: the `settle` span closed on every call. T4: no span with
+//! `ok:false` and no error. Pure over text; a trace line that does not parse is a violation
+//! ([`check_log`]), never dropped.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -73,7 +70,9 @@ impl TraceReport {
     }
 }
 
-/// Parses every trace line in `text`; anything else is skipped.
+/// Parses every trace line in `text`; anything else is skipped. A trace line is `{"t", "event":
+/// "trace", "span", "id", "parent", "depth", "callId", "ok", "ms", "error"?, "rpcId"?}`, every
+/// name from [`reticle::wire::trace`].
 pub fn parse(text: &str) -> Vec<Span> {
     text.lines()
         .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())

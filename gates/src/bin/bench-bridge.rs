@@ -1,14 +1,6 @@
-//! `bench-bridge`: the bridge's performance figures, for `docs/benchmarks.md`.
-//!
-//! 1. Command round trip daemon → SDK → daemon for `query` on the fixture app in Chromium, as
-//!    the daemon measures it (from the command leaving to its result arriving): with the tab's
-//!    DevTools network recording on (as chromiumoxide leaves every tab: Chromium then copies
-//!    each WebSocket frame into a DevTools event for the harness) and off (as in a browser
-//!    without DevTools attached), alternating in blocks so that load drift hits both alike.
-//! 2. Events per second one page can push into the bridge without loss: a raw protocol 1
-//!    client bursting events (ingest capacity, rate cap lifted), and the same page paced at
-//!    25,000 events/s under the default cap (which must drop nothing).
-//! 3. Daemon resident memory, idle and with 32 sessions connected.
+//! `bench-bridge`: the bridge's performance figures for `docs/benchmarks.md`: command round trip
+//! ([`round_trip`]), lossless event ingest ([`ingest`]) and daemon memory ([`memory`]). It
+//! measures and prints; it must not judge a row or retry a sample.
 //!
 //! Run: `cargo build --release --bins && RETICLE_BIN=target/release/reticle \
 //!       target/release/bench-bridge`
@@ -37,6 +29,11 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
+/// Command round trip daemon → SDK → daemon for `query` on the fixture app in Chromium, as the
+/// daemon measures it (command out to result in). Taken with the tab's DevTools network
+/// recording on (chromiumoxide leaves it on, so Chromium copies every WebSocket frame into a
+/// DevTools event) and off (a browser without DevTools), alternating in blocks so that load
+/// drift hits both alike.
 async fn round_trip() {
     let daemon = OwnedDaemon::start().await;
     let client = BridgeClient::new(daemon.port());
@@ -144,6 +141,9 @@ fn report(what: &str, mut samples: Vec<u64>) {
     );
 }
 
+/// Events per second one page pushes into the bridge without loss: a raw protocol 1 client
+/// bursting with the rate cap lifted (`cap`), or paced at `pace_per_sec` under the default cap
+/// (at 25,000 events/s it must drop nothing).
 async fn ingest(cap: Option<&str>, total: usize, pace_per_sec: Option<u64>) -> (f64, Value) {
     let mut builder = OwnedDaemon::builder();
     if let Some(cap) = cap {
@@ -192,6 +192,7 @@ async fn ingest(cap: Option<&str>, total: usize, pace_per_sec: Option<u64>) -> (
     (total as f64 / elapsed, counters)
 }
 
+/// Daemon resident memory, idle and with 32 sessions connected.
 async fn memory() {
     let daemon = OwnedDaemon::start().await;
     let client = BridgeClient::new(daemon.port());

@@ -1,21 +1,9 @@
-//! Benchmark of `reticle verify` and of `reticle_verify`'s scheduling, on a daemon that writes
-//! its trace (`RETICLE_TRACE`), serving a private project.
+//! `bench-verify`: benchmark of `reticle verify` ([`verify_figures`], issue 12) and of
+//! `reticle_verify`'s scheduling ([`suite_figures`], issue 11), read from the trace
+//! (`RETICLE_TRACE`) of a daemon serving a private project. It measures and prints Markdown; it
+//! must not judge a row.
 //!
-//! Part 1 (issue 12): 20 flows of 10 steps each (a click on the fixture app's Increment button,
-//! its consequence the `counter.changed` signal) saved through the tool layer, then `reticle
-//! verify` run with `--jobs 1` and `--jobs 2`. Per flow, from the daemon's trace of its replay
-//! call: the page's own time is every `browser.command` span (a command's round trip to the
-//! page) and every `predicate.wait` span (waiting on the page) inside the steps; Reticle's own
-//! time per step is the steps' span (from the first step's first command to the last step's
-//! wait) less the page's, over the steps. Launch to first step: verify's process start to the
-//! first flow's first step (verify's own `launchToFirstReplayMs`, plus that flow's arrival at its
-//! start path).
-//!
-//! Part 2 (issue 11): 50 saved flows, then one `reticle_verify {"action":"flows"}` on a tab of
-//! the fixture app: from the trace, the call's start to its first page command (the first flow's
-//! reload to its start path), which is listing, loading and scheduling before any step runs.
-//!
-//! Run with `RETICLE_BIN=target/release/reticle target/release/bench-verify`; prints Markdown.
+//! Run with `RETICLE_BIN=target/release/reticle target/release/bench-verify`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -201,6 +189,12 @@ async fn save_flows(rig: &VerifyRig, prefix: &str, count: usize, steps: usize) {
     }
 }
 
+/// Part 1: 20 flows of 10 steps (a click on the fixture's Increment button, awaiting its
+/// `counter.changed` signal) saved through the tool layer, then `reticle verify` with `--jobs 1`
+/// and `--jobs 2`. Per flow, from the trace of its replay call: the page's time is every
+/// `browser.command` and `predicate.wait` span in the steps, Reticle's own time per step is the
+/// steps' span less the page's ([`own_per_step`]), and launch to first step is
+/// [`launch_to_first_step`].
 async fn verify_figures(bin: &Path) {
     let rig = VerifyRig::start_with(&[(env::TRACE, "1")])
         .await
@@ -251,6 +245,9 @@ async fn verify_figures(bin: &Path) {
     rig.daemon.shutdown().await;
 }
 
+/// Part 2: 50 saved flows, then one `reticle_verify {"action":"flows"}` on a fixture tab. From
+/// the trace: the call's start to its first page command (the first flow's reload to its start
+/// path), which is listing, loading and scheduling before any step runs.
 async fn suite_figures() {
     let rig = VerifyRig::start_with(&[(env::TRACE, "1")])
         .await

@@ -1,9 +1,8 @@
-//! `soak`: a long soak of one held-open agent link ([`gates::soak`]), a progress line per round,
-//! and one JSON line appended to `bench/soak-history.jsonl` with the figures (date, commit,
-//! cores, parameters, answer rate, drops, latency percentiles, wall time). It measures and
-//! records; it never retries a call. Exits 0 when the soak survived, 1 otherwise (a lost, late
-//! or unanswered call, a link drop, a change of daemon, or a soak that never got going).
+//! `soak`: a long soak of one held-open agent link ([`gates::soak`]), shown as a progress line
+//! per round and recorded as one JSON line of figures appended to `bench/soak-history.jsonl`.
 //!
+//! It measures and records; it must never retry a call. Exits 0 when the soak survived, 1 on a
+//! lost, late or unanswered call, a link drop, a change of daemon, or a soak that never started.
 //! Run: `cargo run --release -p gates --bin soak -- --rounds R --calls C --idle-ms G`
 
 use std::io::Write;
