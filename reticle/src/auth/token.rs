@@ -1,10 +1,9 @@
 //! The pairing token: `RETICLE_TOKEN` when set, else a 48-hex-character secret provisioned once
-//! in the state dir. The file is created exactly once (a temporary file linked into place, so two
-//! provisioners racing end with one token both use), mode 0600, never read through a link; a file
-//! readable by others is tightened and the caller is told. A token is 1 to 512 visible ASCII
-//! characters: an empty variable or a file holding anything else is an error naming it and the fix,
-//! never a daemon without a token. This module reads, creates, checks and compares tokens; it must
-//! not decide which requests need one (that is the HTTP guard's job).
+//! in the state dir (linked into place so racing provisioners share one; mode 0600; never read
+//! through a link; a file readable by others is tightened, and the caller told). A token is 1 to
+//! 512 visible ASCII characters; anything else is an error naming the fix, never a daemon without
+//! a token. It reads, creates, checks and compares tokens; it must not decide which requests
+//! need one (the HTTP guard does).
 
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;

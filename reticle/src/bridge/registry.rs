@@ -1,11 +1,8 @@
 //! [`Bridge`]: the registry of connected sessions and the Rust API the tool layer calls (list,
-//! resolve, command, read events). It admits hellos (token, session and project limits,
-//! adoption of a page under the session id its URL asks for,
-//! replacement of a dead socket or of a document frozen in the back/forward cache, refusal of a
-//! second document on a live one's id), keeps
-//! the last refusals for `/status` and the latest person's recording (`flow.recorded`) of each
-//! session id, and runs the reaper. Sockets themselves are driven by
-//! [`super::connection`].
+//! resolve, command, read events). It admits or refuses hellos, keeps the last refusals for
+//! `/status` and each session id's latest recording (`flow.recorded`), and runs the reaper.
+//!
+//! It must not drive sockets itself: [`super::connection`] does.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

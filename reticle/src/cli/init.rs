@@ -1,17 +1,9 @@
 //! `reticle init`: wire a project for Reticle from a pristine state. It owns the command's
-//! arguments (which clients, which scope) and the order of its steps (each client's config, the
-//! app's entry file and its stores, the project's `.gitignore`, the pairing token, the PATH
-//! check), prints one marked line per step
-//! and the note on loading the SDK, and turns a failed step into a non-zero exit. It must not
-//! start or stop a daemon. The app's stack and its snippet are the [`crate::wiring`] room's.
+//! arguments (which clients, which scope), the order of its steps ([`steps`]), one marked line
+//! per step and the closing note ([`report`]), and a non-zero exit for a failed step.
 //!
-//! - [`clients`]: the clients it wires, where each keeps its servers in each scope, the entry.
-//! - [`locations`]: those places resolved on this machine (project dir, HOME and the like).
-//! - [`merge`]: merging that entry into an existing JSON config (pure).
-//! - [`merge_toml`]: the same for a TOML config (Codex), keeping comments and order (pure).
-//! - [`ignore`]: keeping what sessions leave in `.reticle/` out of git, and the flows in it.
-//! - [`steps`]: each step, done (or planned, in a dry run) and described in one line.
-//! - [`report`]: the marks, the lines and the closing note.
+//! It must not start or stop a daemon; the app's stack and its snippet are the
+//! [`crate::wiring`] room's.
 
 mod clients;
 mod ignore;

@@ -1,12 +1,9 @@
-//! The flow: a regression an agent can re-run without a model. A flow is a name, the path it
-//! starts from, optional `paths` globs (the pages it covers), and steps; each step names its
-//! element the way a user does ([`Target`]: testid, role and name, label, text, placeholder,
-//! alt; never a ref), the action and its args, and the consequence that must follow (`until`, a
-//! predicate; omitted, the page must settle). Its assertion [`Grade`] is computed, never stored
-//! as truth. Typed secrets are stored as a placeholder `{"fromEnv": NAME}` naming where the value
-//! comes from at replay; `confirmDangerous` is never stored.
+//! The flow: a regression an agent can re-run without a model. A flow is a name, a start path,
+//! optional `paths` globs (the pages it covers) and steps, each naming its element the way a
+//! user does ([`Target`], never a ref), its action and the consequence that must follow. Its
+//! [`Grade`] is computed, never stored as truth; typed secrets are stored as `{"fromEnv": NAME}`.
 //!
-//! This module checks and shapes flows; it must not read or write files nor drive a page.
+//! It checks and shapes flows; it must not read or write files nor drive a page.
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};

@@ -1,11 +1,9 @@
-//! Run artifacts: every flow replay and every verify (the tool, and the `reticle verify`
-//! command) writes `runs/<id>.json` through the workspace (format-stamped, atomic, the newest
-//! 500 kept): its kind, when it started, how long it took, its verdict, and each flow's record
-//! (verdict, failing step, steps with their verdicts, durations and evidence).
-//! It renders one as JUnit XML ([`junit`]: one testcase per flow; `no` is a failure naming the
-//! step, `unknown` an error) and as Markdown for a pull-request comment ([`markdown`]).
+//! Run artifacts: every flow replay and every verify (the tool, and `reticle verify`) writes
+//! `runs/<id>.json` through the workspace (format-stamped, atomic, the newest 500 kept). It
+//! renders one as JUnit XML ([`junit`]) and as Markdown for a pull-request comment
+//! ([`markdown`]).
 //!
-//! This module writes and renders runs; it must not replay anything.
+//! It writes and renders runs; it must not replay anything.
 
 use std::time::Instant;
 

@@ -1,15 +1,9 @@
 //! The daemon serves its own browser SDK, embedded at build time (`build.rs`), so a page's SDK
-//! always speaks the daemon's protocol:
-//! - `GET /sdk/reticle.js` redirects (never cached) to `/sdk/<tag>/reticle.js`, where `<tag>`
-//!   is the daemon's version and a digest of the SDK; under the tag every module is served
-//!   `immutable` for a year, and another tag is a 404.
-//! - `GET /sdk/pairing` hands the pairing token to a page whose `Origin` is loopback (the
-//!   served module learns it there, so nobody pastes it into code); any other `Origin`, or
-//!   none, is refused.
+//! always speaks the daemon's protocol; `GET /sdk/pairing` hands the token to a loopback page.
+//! Every answer carries CORS for a loopback `Origin` only, behind the HTTP guard (see
+//! `docs/security.md`, "The served SDK").
 //!
-//! Every answer carries CORS for a loopback `Origin` only. These routes sit behind the HTTP
-//! guard (loopback peer naming a loopback `Host`). See `docs/security.md`, "The served SDK". This
-//! module serves files and the pairing; it must not route anything else.
+//! It serves files and the pairing; it must not route anything else.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -57,7 +51,8 @@ fn with_cors(headers: &HeaderMap, mut response: Response) -> Response {
     response
 }
 
-/// `GET /sdk/reticle.js`: a redirect to the tagged entry.
+/// `GET /sdk/reticle.js`: a redirect, never cached, to the tagged entry `/sdk/<tag>/reticle.js`
+/// ([`tag`]: the daemon's version and a digest of the SDK).
 pub async fn sdk_entry_show(headers: HeaderMap) -> Response {
     let location = format!("/sdk/{}/{ENTRY}", tag());
     let response = (
@@ -71,7 +66,7 @@ pub async fn sdk_entry_show(headers: HeaderMap) -> Response {
     with_cors(&headers, response)
 }
 
-/// `GET /sdk/{tag}/{*path}`: one embedded module.
+/// `GET /sdk/{tag}/{*path}`: one embedded module, `immutable` for a year; another tag is a 404.
 pub async fn sdk_module_show(
     Path((asked_tag, path)): Path<(String, String)>,
     headers: HeaderMap,
@@ -97,7 +92,8 @@ pub async fn sdk_module_show(
     with_cors(&headers, response)
 }
 
-/// `GET /sdk/pairing`: the pairing token, for a loopback `Origin` only.
+/// `GET /sdk/pairing`: the pairing token, for a loopback `Origin` only (the served module
+/// learns it here, so nobody pastes it into code); any other `Origin`, or none, is refused.
 pub async fn sdk_pairing_show(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let response = match (loopback_origin(&headers), &state.token) {
         (Some(_), Some(token)) => (

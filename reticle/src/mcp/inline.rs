@@ -1,11 +1,9 @@
-//! Answers handed to the POST that carried their request. On the SSE transport a POST that asks
-//! for it with [`super::INLINE_ANSWER_HEADER`] waits a short bound for its request's answer and
-//! returns it as its own response (one write, where the stream costs a 202 and an event on a
-//! second connection); an answer that does not come within the bound goes on the stream as
-//! before, and the POST returns 202. Exactly one of the two carries each answer: whoever takes
-//! the waiter out of the book (the answer, or the POST giving up) decides. Streamable HTTP's
-//! POSTs wait for their answers here without a bound. This module keeps the book; it must not
-//! parse messages or decide which requests may be answered inline.
+//! Answers handed to the POST that carried their request: on SSE, a POST asking with
+//! [`super::INLINE_ANSWER_HEADER`] waits a short bound for its answer (one write instead of a 202
+//! and a stream event), else the answer goes on the stream; Streamable HTTP's POSTs wait here
+//! unbounded. Exactly one path carries each answer: whoever takes the waiter out of the book.
+//!
+//! It keeps the book; it must not parse messages or decide which requests may be answered inline.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -1,23 +1,9 @@
 //! One protocol session: a fresh one per stream, initialized by its own `initialize`. It answers
-//! `initialize`, `ping`, `tools/list` and `tools/call` per JSON-RPC 2.0 (ids echoed,
-//! notifications unanswered) and refuses anything else before `initialize` has been seen.
-//! Protocol methods are answered before the POST that carried them returns, so a client that
-//! waits for each POST knows its `initialize` was handled before its next call. A tool call's
-//! first poll runs on the task of the POST that carried it, so a call that needs no waiting is
-//! answered there; a call that waits goes on its own task, which `notifications/cancelled`
-//! naming the call stops (a cancellation that comes during the first poll stops it once it has
-//! its task). A stopped call is answered once with error -32800, so every request still gets
-//! exactly one answer. A call
-//! reusing the id of a call still running, or past the daemon's call cap, is refused -32600 and
-//! the running call keeps its answer; an answer waits a bounded time for room on its stream.
-//! Answers are encoded once: `tools/list` is the catalogue's pre-encoded result, and a tool
-//! result's structured content is written from the text block that already holds it. A call's
-//! root span carries its JSON-RPC id: the agent's own when `reticle mcp` forwarded it in `_meta`.
-//! Every call runs as its session's agent (the lease holder it is checked as): the agent id the
-//! stream was opened with, else the stream itself, labelled with the `clientInfo` name its
-//! `initialize` gave. A request posted with [`Self::receive_answering`] has its answer handed to
-//! that POST when it comes within the bound ([`super::inline`]); every other answer goes on the
-//! session's stream.
+//! `initialize`, `ping`, `tools/list` and `tools/call` per JSON-RPC 2.0, refuses anything else
+//! before `initialize`, and gives every request exactly one answer (a cancelled call's is
+//! -32800). Every call runs as the session's agent, the lease holder it is checked as.
+//!
+//! It must not know the transport: answers go to the POST ([`super::inline`]) or the stream.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -39,7 +25,13 @@ use crate::tools::lease_book::LeaseHolder;
 use crate::tools::{Catalogue, ToolContext, run_tool};
 use crate::wire::trace::CLIENT_ID_META;
 
-/// One client's protocol session.
+/// One client's protocol session. Protocol methods are answered before the POST that carried
+/// them returns, so a client waiting on each POST knows its `initialize` was handled. A tool
+/// call's first poll runs on its POST's task; a call that waits moves to its own task, which
+/// `notifications/cancelled` naming it stops (answered once with -32800). A call reusing a
+/// running call's id, or past the daemon's call cap, is refused -32600. Answers are encoded once
+/// (`tools/list` is pre-encoded; structured content is written from its text block), and a
+/// call's root span carries its JSON-RPC id (the agent's own, when forwarded in `_meta`).
 #[derive(Debug)]
 pub struct ProtocolSession {
     /// The id in the endpoint path.
@@ -121,7 +113,8 @@ impl ProtocolSession {
         &self.id
     }
 
-    /// The agent whose link this session is.
+    /// The agent whose link this session is: the agent id its stream was opened with, else the
+    /// stream itself, labelled with the `clientInfo` name its `initialize` gave.
     pub fn agent(&self) -> &str {
         &self.agent
     }

@@ -1,16 +1,9 @@
-//! MCP's Streamable HTTP transport (protocol revisions 2025-03-26 on) at one endpoint,
-//! [`STREAMABLE_PATH`], so a client that speaks HTTP reaches the daemon without `reticle mcp`:
-//! `POST` carries one JSON-RPC message; a request is answered in the POST's own response as
-//! `application/json`, a notification or response gets 202. `initialize` (sent without a
-//! session header) opens a protocol session and names it in `Mcp-Session-Id`, which every later
-//! POST carries; a `MCP-Protocol-Version` header naming a revision Reticle does not speak is
-//! refused 400; `DELETE` with it ends the session; `GET` (a server-to-client stream) is not
-//! offered (405), so `notifications/tools/list_changed` reaches only SSE clients. The protocol
-//! session is the SSE transport's ([`super::session`]): the same methods, caps and tool layer.
-//! A session with no request for [`HTTP_SESSION_IDLE`] is closed when the next one opens. The
-//! router mounts these handlers behind the same page check and guard as every route. Unlike the
-//! proxy, nothing here outlives the daemon: a client of this endpoint sees a daemon that died as
-//! a failed connection and must initialize again.
+//! MCP's Streamable HTTP transport (revisions 2025-03-26 on) at [`STREAMABLE_PATH`], so an HTTP
+//! client reaches the daemon without `reticle mcp`. It keeps sessions by `Mcp-Session-Id` over
+//! the SSE transport's protocol session ([`super::session`]: same methods, caps and tool layer).
+//!
+//! Nothing here outlives the daemon: a client sees a daemon that died as a failed connection and
+//! must initialize again. It must not offer a server-to-client stream (`GET` is 405).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -89,7 +82,10 @@ fn unsupported_version(headers: &HeaderMap) -> Option<Response> {
     })
 }
 
-/// `POST /mcp`: one JSON-RPC message.
+/// `POST /mcp`: one JSON-RPC message. A request is answered in this POST's own response as
+/// `application/json`; a notification or response gets 202. `initialize`, sent without
+/// [`SESSION_HEADER`], opens a session and names it there; a [`VERSION_HEADER`] naming a
+/// revision Reticle does not speak is refused 400.
 pub async fn mcp_streamable_post(
     State(mcp): State<McpState>,
     State(ctx): State<ToolContext>,
@@ -192,7 +188,8 @@ pub async fn mcp_streamable_delete(State(mcp): State<McpState>, headers: HeaderM
     }
 }
 
-/// `GET /mcp`: no server-to-client stream is offered here (SSE clients use `GET /mcp/sse`).
+/// `GET /mcp`: no server-to-client stream is offered here (SSE clients use `GET /mcp/sse`), so
+/// `notifications/tools/list_changed` reaches only SSE clients.
 pub async fn mcp_streamable_get() -> Response {
     let mut response = refusal(
         StatusCode::METHOD_NOT_ALLOWED,

@@ -1,17 +1,9 @@
-//! The legacy SSE transport, by hand: `GET /mcp/sse` opens a stream (first event `endpoint` with
-//! the POST path, then `reticle-session`, then one `message` event per answer, keep-alive
-//! comments in between) and `POST /mcp/message?sessionId=..` hands one message to its session;
-//! a POST carrying [`INLINE_ANSWER_HEADER`] gets its request's answer as its own `200` response
-//! when the answer comes within the inline wait, else `202` and the answer on the stream.
-//! A stream may name the agent it belongs to (`?agent=<id>`, what `reticle mcp` mints once per
-//! process): its calls then run as that agent, and the lease book counts it as one of that
-//! agent's links (an agent's leases outlive its last link only by the link grace). It may name
-//! its project too (`&project=<dir>`): its calls then read and write that project's workspace.
-//! Each open stream keeps the daemon from idling (an `Agent` attachment) and ends, after a
-//! `reticle-shutdown` event, when the daemon starts to shut down. Past the session cap a stream
-//! is refused 503, and so is a POST while its stream's backlog is full ([`super::limits`]). Each handler takes only the
-//! MCP endpoint's state (`State<McpState>`) and what a tool call can reach (`State<ToolContext>`);
-//! the router that mounts them is [`crate::http`]'s, which this room must not import.
+//! The legacy SSE transport, by hand: `GET /mcp/sse` opens a stream and `POST
+//! /mcp/message?sessionId=..` hands one message to its session, its answer inline when asked
+//! ([`INLINE_ANSWER_HEADER`]) and quick, else on the stream. Each open stream keeps the daemon
+//! from idling; past the caps ([`super::limits`]) a stream or a POST is refused 503. Handlers
+//! take only `State<McpState>` and `State<ToolContext>`; this room must not import
+//! [`crate::http`], whose router mounts them.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -58,6 +50,11 @@ fn project_dir(named: &str) -> Result<std::path::PathBuf, String> {
 /// `GET /mcp/sse`: opens a stream with a fresh protocol session (503 past the session cap; 400
 /// for an agent id that is not 1 to 64 letters, digits, `-` or `_`, or a project that is not an
 /// existing absolute directory). A stream naming its project works in that project's workspace.
+/// Its events: `endpoint` (the POST path), `reticle-session`, then one `message` per answer,
+/// keep-alive comments between, and `reticle-shutdown` before it ends as the daemon shuts down.
+/// A stream naming its agent (`?agent=<id>`, minted once per `reticle mcp` process) runs its
+/// calls as that agent and counts as one of its links to the lease book (an agent's leases
+/// outlive its last link only by the link grace).
 pub async fn mcp_sse_open(
     State(mcp): State<McpState>,
     State(ctx): State<ToolContext>,

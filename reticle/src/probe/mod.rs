@@ -1,10 +1,9 @@
-//! Client-side truth about a port, for the CLI, the proxy and the harness: is a Reticle daemon
-//! answering there, is something else holding it (a listener, or a connection whose local end it
-//! is), or is it free; which processes hold it; whether it lies in the kernel's ephemeral range;
-//! and, in [`obstacles`], the sentences naming what stands in the way (a foreign holder, an
-//! outgoing connection, a daemon that failed to start).
-//! Whether what holds a port may be a dying process's socket that frees itself ([`no_live_holder`]).
-//! Probes are bounded and read-only; this module must never signal a process.
+//! Client-side truth about a port, for the CLI, the proxy and the harness: a Reticle daemon
+//! answering, something else holding it, or free; which processes hold it; whether it is in the
+//! ephemeral range; the sentences naming what stands in the way ([`obstacles`]); and whether a
+//! holder may be a dying process's socket ([`no_live_holder`]).
+//!
+//! Probes are bounded and read-only; it must never signal a process.
 
 pub mod ephemeral;
 pub mod holders;

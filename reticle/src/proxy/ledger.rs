@@ -1,11 +1,9 @@
-//! The posting ledger: a second pipe from the worker to the supervisor that carries only the
-//! worker's `posting` reports (written before each POST leaves, so a call without one when the
-//! worker dies never reached the daemon). The supervisor never waits on it: it reads what the
-//! ledger holds whenever it reads the worker's report pipe, and once more after the worker is
-//! gone, so the ledger costs the supervisor no wake-up per call and every `posting` still reaches
-//! it before any later report of the same worker. A ledger with no room sends its report down
-//! the report pipe instead (which the supervisor reads at once, draining the ledger first), so
-//! nothing is lost or reordered. This module moves lines; it must not read them.
+//! The posting ledger: a second pipe from the worker to the supervisor carrying only `posting`
+//! reports, written before each POST leaves, so a call without one when the worker dies never
+//! reached the daemon. The supervisor drains it whenever it reads the report pipe (no wake-up
+//! per call); a full ledger sends down the report pipe instead, so nothing is lost or reordered.
+//!
+//! It moves lines; it must not read them.
 
 use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 

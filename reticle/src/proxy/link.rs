@@ -1,11 +1,9 @@
 //! The pipe protocol between the supervisor (which owns the agent's stdio) and its worker (which
-//! owns every socket on the daemon's port): one line per message each way. The worker keeps no
-//! protocol state; the supervisor decides everything.
+//! owns every socket on the daemon's port): one line per message each way, a tagged JSON object
+//! or, for the two that carry an MCP message, raw so an answer is never escaped and unescaped.
 //!
-//! A line is a tagged JSON object, except the two that carry an MCP message, which travel raw so
-//! an answer is never escaped into a string by one process and unescaped by the other:
-//! `post <epoch> <seq> <body>` and `message <epoch> <data>`, the message verbatim to the line's
-//! end (one line of compact JSON). A message that holds a line break goes as JSON instead.
+//! The worker keeps no protocol state; the supervisor decides everything. It must not interpret
+//! the MCP messages it carries.
 
 use serde::{Deserialize, Serialize};
 
@@ -83,7 +81,9 @@ pub enum Report {
     Beat,
 }
 
-/// The head of a raw [`LinkCommand::Post`] line.
+/// The head of a raw [`LinkCommand::Post`] line: `post <epoch> <seq> <body>`, the message
+/// verbatim (one line of compact JSON) to the line's end. A message holding a line break goes
+/// as JSON instead; so does a [`Report::Message`], `message <epoch> <data>`.
 const POST_HEAD: &str = "post ";
 /// The head of a raw [`Report::Message`] line.
 const MESSAGE_HEAD: &str = "message ";

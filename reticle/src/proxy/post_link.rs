@@ -1,12 +1,9 @@
 //! The worker's POST leg to one daemon session: HTTP/1.1 on one connection kept alive between
-//! POSTs, and the rule that says which failures prove a call never reached the daemon. A kept
-//! connection is used again only while it shows alive just before the request is written (the
-//! kernel has no end-of-stream or reset queued on it) and has idled less than [`KEEP_IDLE`]; else
-//! a fresh one is made. A POST is `NotSent` (it did not run, and may be sent again) only when no
-//! connection could be made, or when writing it failed before the kernel took a single byte;
-//! once any byte has left, a failure is `Unknown` (it may or may not have run). It must not know
-//! MCP: bytes (and the caller's extra request headers) in, a status and a body out (read by
-//! [`crate::http_get::read_response`], which also says whether the connection may be kept).
+//! POSTs, and the rule for which failures prove a call never reached the daemon: `NotSent` only
+//! when no byte left, `Unknown` once any did. A kept connection is reused only while it shows
+//! alive just before writing and has idled less than [`KEEP_IDLE`].
+//!
+//! It must not know MCP: bytes and extra headers in, a status and a body out.
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;

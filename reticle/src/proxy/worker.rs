@@ -1,14 +1,9 @@
-//! The worker, `reticle mcp-worker --port N`: started (and restarted) by the supervisor, it holds
-//! every socket the proxy has on the daemon's port, so the supervisor holds none. On a `connect`
-//! command it probes the port (bounded TCP + `/status`), starts a daemon when the port is free and
-//! it is asked to, waits for it to answer, opens `GET /mcp/sse` ([`crate::http_get`]) and checks
-//! the endpoint frame; then it relays `message` frames up and POSTs what it is given, in order,
-//! one at a time, on one kept-alive connection per session ([`super::post_link`], which decides
-//! which failures prove a call was never sent), each asking for its answer inline (an answer
-//! ready within the daemon's short wait comes back as the POST's response and is relayed up like
-//! a frame). A `connect` supersedes any attempt still under way: only the last one may open the
-//! session. It reads its commands on its own runtime (stdin is the supervisor's pipe). It keeps
-//! no protocol state and exits when its stdin closes (the supervisor is gone).
+//! The worker, `reticle mcp-worker --port N`: started and restarted by the supervisor, it holds
+//! every socket the proxy has on the daemon's port, so the supervisor holds none. On `connect` it
+//! probes the port, starts a daemon if asked, opens `GET /mcp/sse` and relays frames up; it POSTs
+//! what it is given in order, one at a time ([`super::post_link`]), each asking for its answer
+//! inline. It keeps no protocol state and exits when its stdin (the supervisor's pipe) closes;
+//! it must not decide anything the supervisor decides.
 
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -112,7 +107,10 @@ struct Slot {
 
 type Shared = Arc<Mutex<Slot>>;
 
-/// Runs the worker until its stdin closes.
+/// Runs the worker until its stdin closes, reading its commands on its own runtime. A `connect`
+/// probes the port (bounded TCP + `/status`), starts a daemon when the port is free and it is
+/// asked to, and checks the endpoint frame; it supersedes any attempt still under way, so only
+/// the last one may open the session. An inline answer is relayed up like a frame.
 pub fn run(port: u16) -> ExitCode {
     let (settings, runtime) = match boot("reticle mcp-worker", port) {
         Ok(booted) => booted,

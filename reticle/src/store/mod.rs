@@ -1,13 +1,9 @@
-//! The on-disk workspace: atomic writes (temporary file, fsync, rename, fsync of the directory)
-//! and bounded directories (only the newest files kept). Used for `.reticle/capsules/` and the
-//! feedback outbox and the configs `reticle init` rewrites. A rewritten file keeps its mode and
-//! owner; a new one is created 0600 ([`write_in_place`] is the durability row's stand-in, never
-//! used but by a workspace built for it). [`private`] holds the state dir's own files;
-//! [`workspace`] the project's `.reticle/` (flows, baselines, runs, capsules, project.json).
-//! [`remove_dir_released`] removes a directory other processes let go of late (a killed
-//! browser's profile). A write that syncs to disk runs [`off_the_runtime`], so an fsync never
-//! holds up the daemon's one async worker. This room writes files; it must not decide what goes
-//! in them.
+//! The on-disk stores: atomic writes (temporary file, fsync, rename, fsync of the directory) and
+//! bounded directories (only the newest files kept); [`private`] holds the state dir's files and
+//! [`workspace`] the project's `.reticle/`. A rewritten file keeps its mode and owner, a new one
+//! is 0600, and a syncing write runs [`off_the_runtime`] so an fsync never holds up the daemon.
+//!
+//! This room writes files; it must not decide what goes in them.
 
 pub mod private;
 pub mod workspace;

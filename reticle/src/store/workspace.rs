@@ -1,13 +1,9 @@
-//! The project's workspace, `<project>/.reticle/`: one root per daemon life, resolved once from
-//! the project directory, holding `flows/`, `baselines/`, `runs/`, `capsules/`, `heals/` (each
-//! applied heal: the flow's previous version and the diff) and `project.json`. Every file is a JSON object stamped with [`FORMAT_FIELD`] =
-//! [`FORMAT_VERSION`] and written atomically ([`super::write_atomic`]; [`Writes::InPlaceStandIn`] is the
-//! durability row's test-only stand-in); `runs/` and `capsules/`
-//! keep only their newest files (named by [`stamped_name`], oldest first). A file with bad JSON or a format this build does not know is
-//! refused by name with the fix: it is never overwritten and never breaks a listing. Names are
-//! checked here ([`check_name`]) so no caller can reach outside its folder.
-//!
-//! This module stores and reads JSON documents; it must not decide what they mean.
+//! The project's workspace, `<project>/.reticle/`: one root per daemon life, holding `flows/`,
+//! `baselines/`, `runs/`, `capsules/`, `heals/` and `project.json`, each file a JSON object
+//! stamped with [`FORMAT_FIELD`] and written atomically. A bad file or unknown format is refused
+//! by name with the fix, never overwritten; names are checked ([`check_name`]) so no caller can
+//! reach outside its folder.
+//! It stores and reads JSON documents; it must not decide what they mean.
 
 use std::fs;
 use std::io;

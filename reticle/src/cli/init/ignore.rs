@@ -1,10 +1,9 @@
 //! The `.gitignore` step of `reticle init`: what one machine's sessions leave in `.reticle/`
-//! (runs, capsules, a crashed write's scratch file) stays out of git, and what people review
-//! (flows, baselines, heals) is committed, so CI's `reticle verify` on a fresh clone finds the
-//! flows. The step keeps one marked block in the project's `.gitignore` (creating the file if
-//! absent, keeping every other line), removes a line that ignores the whole folder (an older
-//! `init` wrote one) and says so. Planning is pure; it must not decide which folders are
-//! committed (the workspace's [`Folder::committed`] does).
+//! stays out of git and what people review (flows, baselines, heals) is committed, so CI's
+//! `reticle verify` on a fresh clone finds the flows. It keeps one marked block in `.gitignore`
+//! and drops an older `init`'s line ignoring the whole folder, saying so.
+//!
+//! Planning is pure; it must not decide which folders are committed ([`Folder::committed`] does).
 
 use std::path::Path;
 

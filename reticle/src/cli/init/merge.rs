@@ -1,11 +1,9 @@
-//! Merging Reticle's server entry into the text of a client's config: pure functions, so every
-//! case (no file, an empty one, malformed text, not an object, other servers, already wired) is
-//! tested without touching a disk. This module owns what a merge reports ([`Change`],
-//! [`Merged`], [`ConfigRefusal`]) and the JSON merge; [`super::merge_toml`] is the TOML one. It
-//! decides the new text; it must not read or write files.
+//! Merging Reticle's server entry into the text of a client's JSON config ([`super::merge_toml`]
+//! is the TOML one), and what a merge reports ([`Change`], [`Merged`], [`ConfigRefusal`]). Keys
+//! keep their order (serde_json's `preserve_order`), what is not Reticle's is kept as it was,
+//! and a config already wired is left byte for byte.
 //!
-//! Keys keep their order (serde_json is built with `preserve_order`), every key and server that
-//! is not Reticle's is kept as it was, and a config already wired is left byte for byte.
+//! Pure: it decides the new text; it must not read or write files.
 
 use serde_json::{Map, Value};
 

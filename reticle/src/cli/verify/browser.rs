@@ -1,15 +1,9 @@
 //! The browser `reticle verify` launches itself: Debian's Chromium (or `RETICLE_CHROMIUM`),
-//! headless over the DevTools protocol, one process per job with a fresh `--user-data-dir`. The
-//! process is spawned here with exactly the product's flags and the job's first URL, so that
-//! page loads while the DevTools link is still being made; chromiumoxide then connects to it.
-//! The first flow runs in that start-up tab (the fresh profile's own context, which no other
-//! flow uses); every later flow gets a fresh browser context (its own storage) whose one tab
-//! opens the app with the session id the flow's replay will drive. A browser whose connection
-//! ends or whose process exits before it is closed has died, and says so: a watcher notices
-//! either at once, and every DevTools await here is bounded and ends early when the browser
-//! dies (a request to a killed Chromium is otherwise never answered).
+//! headless over DevTools, one process per job with a fresh `--user-data-dir`, each flow in a
+//! context of its own. A browser whose connection ends or whose process exits before it is
+//! closed has died and says so; every DevTools await here is bounded and ends early on death.
 //!
-//! This module launches and opens pages; it must not talk to the daemon.
+//! It launches and opens pages; it must not talk to the daemon.
 
 use std::future::Future;
 use std::path::PathBuf;

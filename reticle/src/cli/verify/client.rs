@@ -1,10 +1,9 @@
 //! `reticle verify`'s link to the daemon's tool layer: one MCP stream per job (`GET
-//! /mcp/sse?agent=<job's id>`, the endpoint frame, `initialize`), so each job is an agent of its
-//! own to the lease book, then tool calls POSTed on it and matched to their answers by JSON-RPC
-//! id. A stream that ends answers every call still owed with why (and its job's leases end
-//! with it, after the daemon's link grace).
+//! /mcp/sse?agent=<job's id>`), so each job is an agent of its own to the lease book, with tool
+//! calls POSTed on it and matched to their answers by JSON-RPC id. A stream that ends answers
+//! every call still owed with why.
 //!
-//! This module carries tool calls; it must not interpret what a tool answers.
+//! It carries tool calls; it must not interpret what a tool answers.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,10 +1,9 @@
-//! A verify job's lease on the session it is about to drive, taken through `reticle_lease` (the
-//! same lease book every agent's leases are in): acquired once the job's page has connected and
-//! before its flow replays, let go when the flow is done. A session another holder has leased
-//! (a person's tab their agent holds, or another job's) is refused by name and never driven.
-//! Each job is its own agent (its own MCP stream), so two jobs never share a lease.
+//! A verify job's lease on the session it is about to drive, through `reticle_lease` (the lease
+//! book every agent uses): taken once the job's page has connected and before its flow replays,
+//! let go when the flow is done. A session another holder leased is refused by name and never
+//! driven; each job is its own agent, so two jobs never share a lease.
 //!
-//! This module takes and lets go of leases; it must not replay or judge a flow.
+//! It takes and lets go of leases; it must not replay or judge a flow.
 
 use serde_json::{Value, json};
 

@@ -1,23 +1,9 @@
-//! `reticle verify <url>`: the saved flows as a CI job. It starts (or reuses) the daemon on the
-//! port, launches Chromium itself (one process and profile per job, [`browser`]), and for each
-//! flow opens the URL at the flow's start path (the URL's query and fragment kept) in a fresh
-//! browser context with a session id of its own, waits for that session, leases it ([`lease`]:
-//! a session another holder leased is never driven), and has the daemon replay the flow on it
-//! through `reticle_flow_replay` ([`client`], one MCP stream and so one agent per job): the one
-//! replay, the tool's, told the page is fresh at the start path (`freshAtStart`) so it does
-//! not load it a second time. Flows are shared among `--jobs` workers; each finished flow
-//! prints a progress line ([`report`]); the suite is recorded as a run artifact and rendered to
-//! the files asked for.
-//!
-//! Before anything starts, the `--flows` names are checked against the saved flows ([`select`])
-//! and the URL must accept a connection ([`reach`]): a typo or an app that is not running is
-//! named as such, and no browser is launched for it.
-//!
-//! Exit codes ([`VerifyCode`]): 0 every flow `yes`; 1 a flow `no`; 2 a flow `unknown`, no flow
-//! ran, or the browser, daemon or transport failed; 3 usage. A run whose browser died is never
-//! a pass, and neither is a run where nothing ran.
-//!
-//! This module orchestrates; it must not replay a step or judge one.
+//! `reticle verify <url>`: the saved flows as a CI job. It checks the `--flows` names
+//! ([`select`]) and that the URL answers ([`reach`]) before launching anything, then shares the
+//! flows among `--jobs` workers, each with its own Chromium ([`browser`]), lease ([`lease`]) and
+//! MCP stream ([`client`]), prints a line per flow ([`report`]) and records the suite as a run.
+//! Exit codes are [`VerifyCode`]: a died browser or a run where nothing ran is never a pass.
+//! It orchestrates; it must not replay a step or judge one.
 
 mod browser;
 mod client;

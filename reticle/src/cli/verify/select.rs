@@ -1,11 +1,9 @@
-//! Which saved flows a `reticle verify` runs: every saved flow, or those `--flows` names (a name
-//! no saved flow has is refused before anything starts, naming the saved ones); with `--changed REV`, only
-//! the flows whose `paths` globs match a file `git diff --name-only REV` lists, each other flow
-//! skipped with why. A flow without `paths` always runs. Globs match repository-relative paths:
-//! `*` and `?` within one segment, `**` across any number of segments, a leading `/` anchors
-//! nothing more (paths are already relative to the repository root).
+//! Which saved flows a `reticle verify` runs: all, or those `--flows` names (an unknown name is
+//! refused before anything starts, naming the saved ones); with `--changed REV`, only the flows
+//! whose `paths` globs match a file `git diff --name-only REV` lists, the others skipped with
+//! why. A flow without `paths` always runs.
 //!
-//! This module chooses flows; it must not replay anything or launch a browser.
+//! It chooses flows; it must not replay anything or launch a browser.
 
 use std::path::Path;
 use std::process::Command;

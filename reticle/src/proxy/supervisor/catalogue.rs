@@ -1,10 +1,9 @@
 //! The daemon's tool catalogue as the supervisor remembers it across sessions: the summary last
-//! connected (to tell the agent when a new daemon's differs) and the last `tools/list` answer with
-//! the catalogue it came from, kept as the result's JSON text as it arrived: it answers a
-//! `tools/list` while the session open now announced that same catalogue (the daemon's list is a
-//! function of its catalogue, and a change reaches the proxy as `list_changed`, which forgets it),
-//! and an unsent one while no daemon is reachable. It decides nothing about when to answer or
-//! notify.
+//! connected (to tell the agent when a new daemon's differs) and the last `tools/list` result as
+//! it arrived, with its catalogue, to answer a `tools/list` while the open session announced the
+//! same catalogue (a `list_changed` forgets it), or while no daemon is reachable.
+//!
+//! It decides nothing about when to answer or notify.
 
 use std::sync::Arc;
 

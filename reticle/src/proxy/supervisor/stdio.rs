@@ -1,14 +1,9 @@
-//! The agent's stdin and stdout, as bytes and lines (no protocol here).
+//! The agent's stdin and stdout, as bytes and lines: stdin split into bounded lines handed to the
+//! actor as [`Input`]s, stdout written in order without an agent that stops reading ever
+//! stalling the actor. Neither descriptor is switched to non-blocking mode (the agent may share
+//! its file description); a read happens only after `poll` says it will not wait.
 //!
-//! stdin is split into bounded lines and handed to the actor as [`Input`]s. When the runtime's
-//! poller can watch it (a pipe, a socket, a terminal) it is read on the runtime thread; otherwise
-//! (a file, `/dev/null`) on a thread of its own. stdout writes the actor's lines in order and
-//! remembers whether a write ever failed: on the actor's own thread when the write cannot block
-//! (an empty pipe, a socket with room), else through a writer thread (started the first time one
-//! is needed), so an agent that stops reading never stalls the actor.
-//!
-//! Neither descriptor is ever switched to non-blocking mode: the agent may share its file
-//! description with other processes. A read happens only after `poll` says it will not wait.
+//! It must not know the protocol.
 
 use std::cell::OnceCell;
 use std::io::{Read, Write};
@@ -32,6 +27,8 @@ use crate::proxy::settings::MAX_LINE_BYTES;
 const READ_CHUNK: usize = 64 * 1024;
 
 /// Starts serving the agent's stdin and stdout for the actor; must run inside the runtime.
+/// stdin is read on the runtime thread when its poller can watch it (a pipe, a socket, a
+/// terminal), else (a file, `/dev/null`) on a thread of its own.
 /// Returns where the actor writes (its writer thread, once started, is joined when it drops).
 pub(super) fn start(inputs: mpsc::UnboundedSender<Input>) -> AgentOut {
     // SAFETY: fd 0 stays open, and names the same description, for the process's whole life.
@@ -49,7 +46,9 @@ pub(super) fn start(inputs: mpsc::UnboundedSender<Input>) -> AgentOut {
     }
 }
 
-/// Where the actor writes to the agent: one JSON line per message.
+/// Where the actor writes to the agent: one JSON line per message, in order, remembering whether
+/// a write ever failed. A write that cannot block (an empty pipe, a socket with room) happens on
+/// the actor's thread, any other through a writer thread started the first time one is needed.
 pub(super) struct AgentOut {
     /// How to write without the writer thread, when stdout allows it.
     direct: Option<DirectOut>,
