@@ -121,4 +121,27 @@ mod tests {
             assert!(seen.contains(name), "{name} has no registration");
         }
     }
+
+    #[test]
+    fn a_tool_that_drives_a_session_is_never_hinted_read_only() {
+        use crate::tools::surface::registration::Effect;
+        let mut reads = 0;
+        for registration in REGISTRY {
+            let member = matches!(registration.name.standing(), Standing::Member { .. });
+            let Some((title, effect)) = registration.shown else {
+                assert!(member, "{} has no title or effect", registration.name);
+                continue;
+            };
+            assert!(!title.is_empty() && title.len() <= 32, "{title}");
+            let read_only = effect.hints().0;
+            assert!(
+                !(registration.drives_session && read_only),
+                "{} drives a session but is hinted read-only",
+                registration.name
+            );
+            reads += usize::from(effect == Effect::Reads);
+        }
+        // Control: the rule has something to hold; reads exist and are hinted read-only.
+        assert!(reads > 5 && Effect::Reads.hints().0 && !Effect::Changes.hints().0);
+    }
 }

@@ -11,7 +11,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::{Refusal, store_refusal};
 use crate::tools::surface::args::{FlowAction, FlowFamilyArgs};
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, Registration, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Registration, Tool};
 
 fn flow(call: &Call<'_>, a: FlowFamilyArgs) -> Result<Value, Refusal> {
     let workspace = call.ctx.workspace();
@@ -78,6 +78,8 @@ pub struct Flow;
 
 impl Tool for Flow {
     const NAME: ToolName = ToolName::Flow;
+    const TITLE: &'static str = "Saved flows";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "The saved flows: action list (names, start paths, grades), load (one flow), delete (one flow).";
     const OUTPUT: &'static [&'static str] = &["action", "flows", "steps", "deleted"];
     type Args = FlowFamilyArgs;

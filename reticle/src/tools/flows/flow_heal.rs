@@ -28,7 +28,7 @@ use crate::tools::refusal::{Refusal, store_refusal};
 use crate::tools::stand_ins;
 use crate::tools::surface::args::{FlowHealArgs, FlowStep};
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::verdict::Verified;
 use crate::verdict::predicate::Predicate;
 use crate::wire::CommandName;
@@ -356,6 +356,8 @@ pub struct FlowHeal;
 
 impl Tool for FlowHeal {
     const NAME: ToolName = ToolName::FlowHeal;
+    const TITLE: &'static str = "Heal a flow";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Heal a saved flow whose step no longer finds its element (a renamed testid, a reworded button): replay it, propose the element the page shows now for that step, and try it; apply:true writes a new version (the old one kept, the diff recorded) only when the step's consequence fires with the new target. Ambiguous candidates are listed, never applied.";
     const OUTPUT: &'static [&'static str] = &[
         "outcome",

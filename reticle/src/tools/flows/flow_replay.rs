@@ -11,7 +11,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::FlowReplayArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::verdict::Verified;
 
 async fn flow_replay(call: &Call<'_>, a: FlowReplayArgs) -> Result<Value, Refusal> {
@@ -47,6 +47,8 @@ pub struct FlowReplay;
 
 impl Tool for FlowReplay {
     const NAME: ToolName = ToolName::FlowReplay;
+    const TITLE: &'static str = "Replay a flow";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Replay a saved flow: go to its start path, run each step on its target resolved afresh, check each consequence as reticle_act_and_wait does, and answer one verdict (yes, no or unknown) with the failing step, its evidence, a capsule and a run artifact. An assertion-free flow never answers yes.";
     const OUTPUT: &'static [&'static str] = &[
         "verified",

@@ -10,7 +10,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::{Refusal, store_refusal};
 use crate::tools::surface::args::FlowSaveArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Tool};
 
 fn flow_save(call: &Call<'_>, a: FlowSaveArgs) -> Result<Value, Refusal> {
     let (flow, secrets) = Flow::checked(a.name, a.start_path, a.paths.unwrap_or_default(), a.steps)
@@ -69,6 +69,8 @@ pub struct FlowSave;
 
 impl Tool for FlowSave {
     const NAME: ToolName = ToolName::FlowSave;
+    const TITLE: &'static str = "Save a flow";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Save a flow: a name, the path it starts from, and steps (each element named as a user names it, the action, and the `until` consequence that must follow), to .reticle/flows/. Answers its assertion grade; typed secrets are stored as placeholders.";
     const OUTPUT: &'static [&'static str] = &["name", "path", "stepCount", "assertions", "secrets"];
     type Args = FlowSaveArgs;

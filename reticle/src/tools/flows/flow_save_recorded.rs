@@ -10,7 +10,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::{FlowSaveRecordedArgs, RecordSource};
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 
 fn flow_save_recorded(call: &Call<'_>, a: FlowSaveRecordedArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
@@ -72,6 +72,8 @@ pub struct FlowSaveRecorded;
 
 impl Tool for FlowSaveRecorded {
     const NAME: ToolName = ToolName::FlowSaveRecorded;
+    const TITLE: &'static str = "Save a recorded flow";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Save the latest person's recording the page sent (reticle_record with source person) as a flow in .reticle/flows/, its elements named as a user would and typed secrets as placeholders.";
     const OUTPUT: &'static [&'static str] = &["name", "path", "stepCount", "assertions", "secrets"];
     const SESSION: SessionUse = SessionUse::Bound;

@@ -19,7 +19,7 @@ use crate::tools::recording::Recording;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::{FlowStep, RecordAction, RecordArgs, RecordSource};
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, Registration, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Registration, SessionUse, Tool};
 use crate::wire::CommandName;
 
 /// Why a person's recording could not begin, in the refusal's `cause`.
@@ -234,6 +234,8 @@ pub struct Record;
 
 impl Tool for Record {
     const NAME: ToolName = ToolName::Record;
+    const TITLE: &'static str = "Record steps";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Record a flow: action start (source agent: the agent's own act, act_sequence and act_and_wait calls on the session; source person: the person's clicks and typing in the page), stop (the steps, each element named as a user would, with each `until` and the assertion grade; `name` saves them as a flow). Typed secrets become placeholders.";
     const OUTPUT: &'static [&'static str] = &[
         "action",

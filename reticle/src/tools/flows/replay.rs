@@ -17,7 +17,7 @@ use crate::tools::capsules;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::{ActAndWaitArgs, FlowStep};
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::verdict::Verified;
 
 async fn replay(
@@ -115,6 +115,8 @@ pub struct Replay;
 
 impl Tool for Replay {
     const NAME: ToolName = ToolName::Replay;
+    const TITLE: &'static str = "Replay a capsule";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Re-run a red reticle_act_and_wait from its capsule (`capsule`: its capsuleSaved path) on the page now, resolving its target afresh, and say whether it is still red, with the verdict and evidence.";
     const OUTPUT: &'static [&'static str] =
         &["stillRed", "verified", "because", "evidence", "original"];

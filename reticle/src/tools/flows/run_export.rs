@@ -10,7 +10,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::{Refusal, store_refusal};
 use crate::tools::surface::args::{ExportFormat, RunExportArgs};
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Tool};
 
 fn run_export(call: &Call<'_>, a: RunExportArgs) -> Result<Value, Refusal> {
     let workspace = call.ctx.workspace();
@@ -52,6 +52,8 @@ pub struct RunExport;
 
 impl Tool for RunExport {
     const NAME: ToolName = ToolName::RunExport;
+    const TITLE: &'static str = "Export a run";
+    const EFFECT: Effect = Effect::Adds;
     const DESCRIPTION: &'static str = "A run artifact (every replay and verify writes one, `runId`): format json (the run) or junit (JUnit XML, one testcase per flow, a failure naming the step). Omit runId for the newest run.";
     const OUTPUT: &'static [&'static str] = &["runId", "format", "run", "junit"];
     type Args = RunExportArgs;

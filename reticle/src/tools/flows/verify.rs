@@ -21,7 +21,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::VerifyArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, Registration, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Registration, SessionUse, Tool};
 
 async fn verify(call: &Call<'_>, a: VerifyArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
@@ -158,6 +158,8 @@ pub struct Verify;
 
 impl Tool for Verify {
     const NAME: ToolName = ToolName::Verify;
+    const TITLE: &'static str = "Verify saved flows";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Verify the app: action flows replays every saved flow (or those named, `repeat` times each) and answers a suite verdict, yes only when every flow is yes; a flow whose replays disagree is flaky, not yes. Writes a run artifact.";
     const OUTPUT: &'static [&'static str] =
         &["action", "verified", "because", "flows", "flaky", "runId"];

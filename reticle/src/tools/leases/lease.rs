@@ -13,7 +13,7 @@ use crate::tools::lease_book::{LeaseError, LeaseView};
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::{LeaseAction, LeaseFamilyArgs};
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, Registration, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Registration, Tool};
 
 fn lease(call: &Call<'_>, a: LeaseFamilyArgs) -> Result<Value, Refusal> {
     let Some(me) = call.ctx.caller.as_ref() else {
@@ -171,6 +171,8 @@ pub struct Lease;
 
 impl Tool for Lease {
     const NAME: ToolName = ToolName::Lease;
+    const TITLE: &'static str = "Lease a session";
+    const EFFECT: Effect = Effect::Adds;
     const DESCRIPTION: &'static str = "Lease a browser session so only you drive it: action acquire (sessionId, or url: the session whose page URL matches) and release. While you hold it, other agents' acts on it are refused naming you and when the lease expires; reads stay open. It expires after a while without your calls and ends with your reticle mcp; leases live in the daemon's memory and do not survive its restart.";
     const OUTPUT: &'static [&'static str] = &["action", "sessionId", "lease", "released"];
     type Args = LeaseFamilyArgs;

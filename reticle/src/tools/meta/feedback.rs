@@ -10,7 +10,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::FeedbackArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Tool};
 
 /// How many feedback entries the outbox keeps.
 pub const OUTBOX_KEPT: usize = 500;
@@ -60,6 +60,8 @@ pub struct Feedback;
 
 impl Tool for Feedback {
     const NAME: ToolName = ToolName::Feedback;
+    const TITLE: &'static str = "Send feedback";
+    const EFFECT: Effect = Effect::Adds;
     const DESCRIPTION: &'static str =
         "Leave feedback about Reticle, kept in a local outbox; nothing leaves this machine.";
     const OUTPUT: &'static [&'static str] = &["saved", "note"];

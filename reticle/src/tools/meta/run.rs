@@ -9,7 +9,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::{RunArgs, SESSION_ID};
 use crate::tools::surface::names::{Standing, ToolName};
-use crate::tools::surface::registration::{Answer, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Tool};
 
 async fn run(call: &Call<'_>, a: RunArgs) -> Result<Value, Refusal> {
     let Some(target) = ToolName::parse(&a.tool) else {
@@ -90,6 +90,8 @@ pub struct Run;
 
 impl Tool for Run {
     const NAME: ToolName = ToolName::Run;
+    const TITLE: &'static str = "Run any tool";
+    const EFFECT: Effect = Effect::Dispatches;
     const DESCRIPTION: &'static str =
         "Run any catalogued tool or family member by name, with the same checks as a direct call.";
     const OUTPUT: &'static [&'static str] = &["tool"];

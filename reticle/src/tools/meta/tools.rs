@@ -10,7 +10,7 @@ use crate::tools::surface::aliases;
 use crate::tools::surface::args::ToolsArgs;
 use crate::tools::surface::catalogue::{Catalogue, counts};
 use crate::tools::surface::names::{Standing, ToolName};
-use crate::tools::surface::registration::{Answer, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Tool};
 use crate::verdict::predicate::KINDS;
 
 fn summary(catalogue: &Catalogue, tool: ToolName) -> String {
@@ -114,6 +114,8 @@ pub struct Tools;
 
 impl Tool for Tools {
     const NAME: ToolName = ToolName::Tools;
+    const TITLE: &'static str = "Tool catalogue";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "Every catalogued tool (family members with the action reaching each), or the parameters of the tools in `names`.";
     const OUTPUT: &'static [&'static str] = &["total", "tools"];
     type Args = ToolsArgs;

@@ -11,7 +11,7 @@ use crate::tools::recording;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::ActArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::wire::CommandName;
 
 async fn act(call: &Call<'_>, a: ActArgs) -> Result<Value, Refusal> {
@@ -48,6 +48,8 @@ pub struct Act;
 
 impl Tool for Act {
     const NAME: ToolName = ToolName::Act;
+    const TITLE: &'static str = "Act on an element";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Do one action to one element. Returns `since` and `actionId` to read what followed; verify with reticle_act_and_wait or reticle_assert.";
     const OUTPUT: &'static [&'static str] = &["since", "actionId", "dispatched", "effect", "note"];
     const SESSION: SessionUse = SessionUse::Bound;

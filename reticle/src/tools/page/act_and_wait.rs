@@ -12,7 +12,7 @@ use crate::tools::judging::predicate_of;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::ActAndWaitArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::verdict::Verified;
 
 async fn act_and_wait(call: &Call<'_>, a: ActAndWaitArgs) -> Result<Value, Refusal> {
@@ -55,6 +55,8 @@ pub struct ActAndWait;
 
 impl Tool for ActAndWait {
     const NAME: ToolName = ToolName::ActAndWait;
+    const TITLE: &'static str = "Act and get a verdict";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Act, then wait until `until` holds (without it, until the page settles); returns a verdict (yes, no or unknown, with a reason), its evidence, a digest of what the app did and a cursor.";
     const OUTPUT: &'static [&'static str] = &[
         "verified",

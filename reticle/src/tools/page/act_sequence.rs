@@ -11,7 +11,7 @@ use crate::tools::recording;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::ActSequenceArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::wire::CommandName;
 
 async fn act_sequence(call: &Call<'_>, a: ActSequenceArgs) -> Result<Value, Refusal> {
@@ -88,6 +88,8 @@ pub struct ActSequence;
 
 impl Tool for ActSequence {
     const NAME: ToolName = ToolName::ActSequence;
+    const TITLE: &'static str = "Act in sequence";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Do several actions in order, stopping at the first that fails. Returns `since` and one `actionId`.";
     const OUTPUT: &'static [&'static str] = &[
         "since",

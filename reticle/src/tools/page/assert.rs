@@ -11,7 +11,7 @@ use crate::tools::judging::{digest, verdict_value};
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::WaitArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::verdict::decide;
 use crate::verdict::decide::Context;
 
@@ -38,6 +38,8 @@ pub struct Assert;
 
 impl Tool for Assert {
     const NAME: ToolName = ToolName::Assert;
+    const TITLE: &'static str = "Judge a claim";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "Judge a predicate over the window since the last act (or `since`): yes on positive evidence; no when a whole window contradicts it or lacks what it expects; unknown when the window is not whole.";
     const OUTPUT: &'static [&'static str] = &[
         "verified",

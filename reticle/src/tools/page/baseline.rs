@@ -20,7 +20,7 @@ use crate::tools::commands::ask;
 use crate::tools::refusal::{Refusal, store_refusal};
 use crate::tools::surface::args::{BaselineAction, BaselineFamilyArgs};
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, Registration, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Registration, SessionUse, Tool};
 use crate::wire::{CommandName, KnownEventType};
 
 /// The query parameters a page reads its daemon connection from (`?reticlePort=..&
@@ -237,6 +237,8 @@ pub struct Baseline;
 
 impl Tool for Baseline {
     const NAME: ToolName = ToolName::Baseline;
+    const TITLE: &'static str = "UI baselines";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str = "Semantic baselines of a page, kept in .reticle/baselines/: action save (the page's outline now: route, roles, names, states, console errors), list, diff (the page now against a saved one, as added and removed lines; not a verdict).";
     const OUTPUT: &'static [&'static str] = &["action", "baselines", "changed", "added", "removed"];
     const SESSION: SessionUse = SessionUse::Optional;

@@ -7,7 +7,7 @@ use crate::tools::call::Call;
 use crate::tools::commands::ask;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::wire::CommandName;
 
 async fn capabilities(call: &Call<'_>) -> Result<Value, Refusal> {
@@ -19,6 +19,8 @@ pub struct Capabilities;
 
 impl Tool for Capabilities {
     const NAME: ToolName = ToolName::Capabilities;
+    const TITLE: &'static str = "Page capabilities";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str =
         "What the page offers: its testids, signals, stores and commands. Reads only.";
     const SESSION: SessionUse = SessionUse::Bound;

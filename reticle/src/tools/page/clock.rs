@@ -8,7 +8,7 @@ use crate::tools::commands::{ask, put};
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::ClockArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::wire::CommandName;
 
 async fn clock(call: &Call<'_>, a: ClockArgs) -> Result<Value, Refusal> {
@@ -24,6 +24,8 @@ pub struct Clock;
 
 impl Tool for Clock {
     const NAME: ToolName = ToolName::Clock;
+    const TITLE: &'static str = "Page clock";
+    const EFFECT: Effect = Effect::Changes;
     const DESCRIPTION: &'static str =
         "Control the page's clock: freeze its timers, advance them, or reset to real time.";
     const SESSION: SessionUse = SessionUse::Bound;

@@ -10,7 +10,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::{ConsoleArgs, ConsoleLevel};
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::wire::KnownEventType as K;
 
 fn console(call: &Call<'_>, a: ConsoleArgs) -> Result<Value, Refusal> {
@@ -56,6 +56,8 @@ pub struct Console;
 
 impl Tool for Console {
     const NAME: ToolName = ToolName::Console;
+    const TITLE: &'static str = "Console messages";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "The page's console messages and uncaught errors, newest first; a hint with totals when none match. Reads only.";
     const OUTPUT: &'static [&'static str] = &["messages", "count", "hint"];
     const SESSION: SessionUse = SessionUse::Bound;

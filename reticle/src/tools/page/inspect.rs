@@ -7,7 +7,7 @@ use crate::tools::commands::ask;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::InspectArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::wire::CommandName;
 
 async fn inspect(call: &Call<'_>, a: InspectArgs) -> Result<Value, Refusal> {
@@ -26,6 +26,8 @@ pub struct Inspect;
 
 impl Tool for Inspect {
     const NAME: ToolName = ToolName::Inspect;
+    const TITLE: &'static str = "Inspect an element";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "All the SDK knows of one element: role, name, value, states, box, occlusion, styles. Reads only.";
     const OUTPUT: &'static [&'static str] = &["element"];
     const SESSION: SessionUse = SessionUse::Bound;

@@ -9,7 +9,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::NavigateArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::wire::CommandName;
 
 async fn navigate(call: &Call<'_>, a: NavigateArgs) -> Result<Value, Refusal> {
@@ -55,6 +55,8 @@ pub struct Navigate;
 
 impl Tool for Navigate {
     const NAME: ToolName = ToolName::Navigate;
+    const TITLE: &'static str = "Navigate or reload";
+    const EFFECT: Effect = Effect::Navigates;
     const DESCRIPTION: &'static str =
         "Go to a URL or reload, and say whether the new document's arrival was confirmed.";
     const OUTPUT: &'static [&'static str] = &["dispatched", "url", "confirmed", "note"];

@@ -10,7 +10,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::NetworkArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::wire::KnownEventType as K;
 
 fn network(call: &Call<'_>, a: NetworkArgs) -> Result<Value, Refusal> {
@@ -94,6 +94,8 @@ pub struct Network;
 
 impl Tool for Network {
     const NAME: ToolName = ToolName::Network;
+    const TITLE: &'static str = "Network requests";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "The page's requests (method, url, status, duration), newest first; a hint with totals when none match. Reads only.";
     const OUTPUT: &'static [&'static str] = &["requests", "count", "hint"];
     const SESSION: SessionUse = SessionUse::Bound;

@@ -11,7 +11,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::ObserveArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 
 fn observe(call: &Call<'_>, a: ObserveArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
@@ -61,6 +61,8 @@ pub struct Observe;
 
 impl Tool for Observe {
     const NAME: ToolName = ToolName::Observe;
+    const TITLE: &'static str = "Observe events";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "The timeline the page reported (DOM, network, routes, console, signals) since a cursor or action, with a summary and what was lost. Reads only.";
     const OUTPUT: &'static [&'static str] = &["events", "summary", "lost", "next"];
     const SESSION: SessionUse = SessionUse::Bound;

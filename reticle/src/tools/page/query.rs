@@ -8,7 +8,7 @@ use crate::tools::commands::{ask, put};
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::QueryArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::wire::CommandName;
 
 async fn query(call: &Call<'_>, a: QueryArgs) -> Result<Value, Refusal> {
@@ -76,6 +76,8 @@ pub struct Query;
 
 impl Tool for Query {
     const NAME: ToolName = ToolName::Query;
+    const TITLE: &'static str = "Find elements";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "Find elements as a user names them (role and name, text, label, testid...); returns refs. No match carries a hint (route, testids present). Reads only.";
     const OUTPUT: &'static [&'static str] = &["elements", "count", "hint"];
     const SESSION: SessionUse = SessionUse::Bound;

@@ -10,7 +10,7 @@ use crate::tools::commands::{ask, put};
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::{SnapshotArgs, SnapshotMode};
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::wire::CommandName;
 
 async fn snapshot(call: &Call<'_>, a: SnapshotArgs) -> Result<Value, Refusal> {
@@ -69,6 +69,8 @@ pub struct Snapshot;
 
 impl Tool for Snapshot {
     const NAME: ToolName = ToolName::Snapshot;
+    const TITLE: &'static str = "Page outline";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "The page as an outline of roles, names, refs and states, with its cost in bytes and tokens. Reads only.";
     const OUTPUT: &'static [&'static str] = &[
         "tree",

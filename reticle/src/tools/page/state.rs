@@ -8,7 +8,7 @@ use crate::tools::commands::{ask, put};
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::StateArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::wire::CommandName;
 use crate::wire::state_path::StatePath;
 
@@ -51,6 +51,8 @@ pub struct State;
 
 impl Tool for State {
     const NAME: ToolName = ToolName::State;
+    const TITLE: &'static str = "App state";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "Read a store the app registered; a wrong path answers found:false with the keys that exist. Reads only.";
     const OUTPUT: &'static [&'static str] = &["found", "value", "availableKeys"];
     const SESSION: SessionUse = SessionUse::Bound;

@@ -10,7 +10,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::WaitArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 
 /// How long wait_for waits by default.
 pub const DEFAULT_WAIT_FOR: Duration = Duration::from_millis(4000);
@@ -40,6 +40,8 @@ pub struct WaitFor;
 
 impl Tool for WaitFor {
     const NAME: ToolName = ToolName::WaitFor;
+    const TITLE: &'static str = "Wait for a claim";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "Block until a predicate holds or the timeout passes; returns the evaluation, not a verdict.";
     const OUTPUT: &'static [&'static str] = &["status", "evaluation", "waitedMs", "timedOut"];
     const SESSION: SessionUse = SessionUse::Bound;

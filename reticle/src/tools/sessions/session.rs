@@ -10,7 +10,7 @@ use crate::tools::commands::ask;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::{NoArgs, SessionAction, SessionFamilyArgs, YieldMode};
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, Registration, SessionUse, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Registration, SessionUse, Tool};
 use crate::wire::{CommandName, KnownEventType as K};
 
 async fn session(call: &Call<'_>, a: SessionFamilyArgs) -> Result<Value, Refusal> {
@@ -91,6 +91,8 @@ pub struct Session;
 
 impl Tool for Session {
     const NAME: ToolName = ToolName::Session;
+    const TITLE: &'static str = "Share a session";
+    const EFFECT: Effect = Effect::Adds;
     const DESCRIPTION: &'static str = "Share the page with its human, by `action`.";
     const OUTPUT: &'static [&'static str] = &["action", "done"];
     const SESSION: SessionUse = SessionUse::Optional;

@@ -12,7 +12,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
 use crate::tools::session_block::session_block;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Tool};
 
 async fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
     let ctx = call.ctx;
@@ -125,6 +125,8 @@ pub struct Sessions;
 
 impl Tool for Sessions {
     const NAME: ToolName = ToolName::Sessions;
+    const TITLE: &'static str = "Browser sessions";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "The browser sessions (app tabs running the Reticle SDK) connected to this daemon; when none, `why` names the case and the next step. Reads only.";
     const OUTPUT: &'static [&'static str] = &["sessions", "count", "why", "next"];
     type Args = crate::tools::surface::args::NoArgs;

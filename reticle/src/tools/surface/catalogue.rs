@@ -1,26 +1,24 @@
-//! The catalogue: which tools this daemon has, which it advertises (the surface), their
-//! definitions (descriptions, input schemas generated from the argument types, and output
-//! schemas when every tool is advertised; on the default surface the input schemas leave out
-//! `additionalProperties: false`, as the strict parse refuses any unlisted field by name and
-//! `reticle_tools` and the full surface still state it), with a version (bumped by hand when tool shapes
-//! change) and a hash of the advertised definitions (so any change, including a test's edit,
-//! is visible). Fixed for a daemon life; read at start. The `tools/list` result is encoded once,
-//! when the catalogue is built, and served as those bytes.
+//! The catalogue: which tools this daemon has, which it advertises (the surface), and their
+//! definitions: description, title and effect hints, input schemas generated from the argument
+//! types (closed where the strict parse refuses other fields), output schemas when every tool is
+//! advertised; a version (bumped by hand when tool shapes change) and a hash of the advertised
+//! definitions. Fixed for a daemon life; `tools/list` is encoded once and served as those bytes.
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use rmcp::model::Tool;
+use rmcp::model::{Tool, ToolAnnotations};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use super::aliases;
 use super::names::{Standing, ToolName};
 use super::registration::Registration;
 use crate::config::env;
 use crate::wire::CatalogueSummary;
 
 /// The catalogue's revision. Bump it when a tool's name, schema or meaning changes.
-pub const CATALOGUE_VERSION: &str = "5";
+pub const CATALOGUE_VERSION: &str = "6";
 
 /// Which tools are advertised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -89,41 +87,31 @@ fn output_schema(registration: &Registration) -> Map<String, Value> {
     map
 }
 
-/// `schema` without `additionalProperties: false` anywhere: the default surface's form, where
-/// the listed properties say what a tool takes and the parse refuses any other by name.
-fn without_closure(schema: Map<String, Value>) -> Map<String, Value> {
-    fn open(value: &mut Value) {
-        match value {
-            Value::Object(map) => {
-                if map.get("additionalProperties") == Some(&Value::Bool(false)) {
-                    map.remove("additionalProperties");
-                }
-                map.values_mut().for_each(open);
-            }
-            Value::Array(items) => items.iter_mut().for_each(open),
-            _ => {}
-        }
-    }
-    let mut value = Value::Object(schema);
-    open(&mut value);
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
-}
-
 /// A tool's full definition on `surface`.
 fn definition_of(registration: &Registration, surface: Surface) -> Tool {
     let tool = registration.name;
-    let schema = match surface {
-        Surface::Default => without_closure(registration.input_schema()),
-        Surface::All => registration.input_schema(),
-    };
+    let mut schema = registration.input_schema();
+    if !aliases::of(tool).is_empty() {
+        // The reference's spellings are accepted beside the listed fields.
+        schema.remove("additionalProperties");
+    }
     let mut definition = Tool::new(
         Cow::Borrowed(tool.as_str()),
         Cow::Borrowed(registration.description),
         Arc::new(schema),
     );
+    if let Some((title, effect)) = registration.shown {
+        let (read_only, destructive, idempotent, open_world) = effect.hints();
+        definition = definition
+            .with_title(title)
+            .with_annotations(ToolAnnotations::from_raw(
+                None,
+                Some(read_only),
+                Some(destructive),
+                Some(idempotent),
+                Some(open_world),
+            ));
+    }
     if surface == Surface::All && !matches!(tool.standing(), Standing::Test) {
         definition = definition.with_raw_output_schema(Arc::new(output_schema(registration)));
     }
@@ -397,16 +385,17 @@ mod tests {
     }
 
     #[test]
-    fn the_default_surface_leaves_closure_out_and_the_full_surface_states_it() {
-        let closed = |tools: &[Tool]| {
-            tools.iter().any(|t| {
-                Value::Object((*t.input_schema).clone())
-                    .to_string()
-                    .contains(r#""additionalProperties":false"#)
-            })
-        };
-        assert!(!closed(&Catalogue::standard().tools()));
-        assert!(closed(&Catalogue::for_surface(Surface::All).tools()));
+    fn a_schema_is_closed_where_the_parse_refuses_other_fields() {
+        for surface in [Surface::Default, Surface::All] {
+            for tool in Catalogue::for_surface(surface).tools() {
+                let name = ToolName::parse(&tool.name).unwrap();
+                let closed = tool.input_schema.get("additionalProperties") == Some(&json!(false));
+                // Control: the tools that take the reference's spellings stay open.
+                assert_eq!(closed, aliases::of(name).is_empty(), "{name}");
+            }
+        }
+        let query = definition(ToolName::Query, Surface::Default);
+        assert!(query.input_schema.get("additionalProperties").is_none());
         let act = Value::Object(
             definition(ToolName::Act, Surface::Default)
                 .input_schema

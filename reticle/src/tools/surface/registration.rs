@@ -31,9 +31,43 @@ pub enum SessionUse {
     Bound,
 }
 
+/// What a tool may do to its world, as MCP hosts read it (the `annotations` hints of
+/// `tools/list`): hosts approve reads without asking and run them side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Reads the page, the daemon's books or the catalogue; calling it again changes nothing.
+    Reads,
+    /// Adds (a note, a lease, a recording) and never removes or replaces what exists.
+    Adds,
+    /// Drives the page or replaces what exists: a click may delete a record in the app, a save
+    /// may overwrite a flow.
+    Changes,
+    /// Goes to any URL the caller names, beyond the app; the same URL again changes nothing.
+    Navigates,
+    /// Runs any other tool by name, so it may do what any of them does.
+    Dispatches,
+}
+
+impl Effect {
+    /// The MCP hints: (readOnly, destructive, idempotent, openWorld).
+    pub const fn hints(self) -> (bool, bool, bool, bool) {
+        match self {
+            Effect::Reads => (true, false, true, false),
+            Effect::Adds => (false, false, false, false),
+            Effect::Changes => (false, true, false, false),
+            Effect::Navigates => (false, true, true, true),
+            Effect::Dispatches => (false, true, false, true),
+        }
+    }
+}
+
 /// One tool, as its family file declares it.
 pub trait Tool: 'static {
     const NAME: ToolName;
+    /// A few words a host shows a person in place of the name.
+    const TITLE: &'static str;
+    /// What it may do to its world (with a family, the most any of its actions does).
+    const EFFECT: Effect;
     /// One sentence (or two), as advertised.
     const DESCRIPTION: &'static str;
     /// The principal fields of its result (every result may also be a refusal
@@ -80,6 +114,8 @@ type Preparer = fn(&Map<String, Value>) -> Result<Prepared, String>;
 pub struct Registration {
     pub name: ToolName,
     pub description: &'static str,
+    /// Its title and effect; `None` for a family member, which is advertised as its family.
+    pub shown: Option<(&'static str, Effect)>,
     pub output: &'static [&'static str],
     pub session: SessionUse,
     pub drives_session: bool,
@@ -103,6 +139,7 @@ impl Registration {
         Self {
             name: T::NAME,
             description: T::DESCRIPTION,
+            shown: Some((T::TITLE, T::EFFECT)),
             output: T::OUTPUT,
             session: T::SESSION,
             drives_session: T::DRIVES_SESSION,
@@ -116,6 +153,7 @@ impl Registration {
         Self {
             name,
             description,
+            shown: None,
             output: &[],
             session: SessionUse::None,
             drives_session: false,

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Tool};
 
 /// Answers with its arguments.
 fn echo(call: &Call<'_>) -> Result<Value, Refusal> {
@@ -18,6 +18,8 @@ pub struct TestEcho;
 
 impl Tool for TestEcho {
     const NAME: ToolName = ToolName::TestEcho;
+    const TITLE: &'static str = "Test echo";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "Test only: answer with the arguments given.";
     type Args = Map<String, Value>;
 

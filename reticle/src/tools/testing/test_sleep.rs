@@ -9,7 +9,7 @@ use crate::tools::call::Call;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::SleepArgs;
 use crate::tools::surface::names::ToolName;
-use crate::tools::surface::registration::{Answer, Tool};
+use crate::tools::surface::registration::{Answer, Effect, Tool};
 
 /// Waits `ms` milliseconds, then answers how long it waited.
 async fn sleep(_call: &Call<'_>, a: SleepArgs) -> Result<Value, Refusal> {
@@ -22,6 +22,8 @@ pub struct TestSleep;
 
 impl Tool for TestSleep {
     const NAME: ToolName = ToolName::TestSleep;
+    const TITLE: &'static str = "Test sleep";
+    const EFFECT: Effect = Effect::Reads;
     const DESCRIPTION: &'static str = "Test only: wait `ms` milliseconds, then answer.";
     type Args = SleepArgs;
 
