@@ -1,12 +1,9 @@
-//! `RETICLE_TRACE`: a tracing-subscriber layer that writes one JSON line per closed span into the
-//! daemon log: `{"t", "event":"trace", "span", "id", "parent", "depth", "callId", "ok", "ms",
-//! "error"?, "rpcId"?}` (`rpcId` on a root: the JSON-RPC id its call arrived with). A root span opens a call (`callId` = `p<pid>-c<n>`); every span under it inherits
-//! the call. A span reports failure by recording `ok = false` and `error = "<sentence>"` before it
-//! closes. Ids are never reused, so a parent that never closed is detectable (the hung-call
-//! signature). The names in a line are [`crate::wire::trace`]'s. This module writes lines; it
-//! must not decide what is traced. Test only: a stand-in switch
-//! (`RETICLE_TEST_STAND_IN_BROKEN_TRACE`, [`Breakage`]) makes it write a broken trace on
-//! purpose, for the gate's negative control of the trace checker.
+//! `RETICLE_TRACE`: a tracing-subscriber layer writing one JSON line per closed span into the
+//! daemon log, names from [`crate::wire::trace`]. A root span opens a call; every span under it
+//! inherits the call, and ids are never reused, so a parent that never closed (the hung-call
+//! signature) is detectable. Test only: [`Breakage`] writes a broken trace on purpose.
+//!
+//! It writes lines; it must not decide what is traced.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,7 +28,8 @@ pub fn enabled() -> bool {
     crate::config::switch_on(TRACE_VAR)
 }
 
-/// Whether the test-only stand-in switch asks for a broken trace.
+/// Whether the test-only stand-in switch (`RETICLE_TEST_STAND_IN_BROKEN_TRACE`) asks for a
+/// broken trace, for the gate's negative control of the trace checker.
 pub fn stand_in_broken() -> bool {
     crate::config::switch_on(crate::config::env::TEST_STAND_IN_BROKEN_TRACE)
 }
@@ -61,7 +59,10 @@ impl Breakage {
     }
 }
 
-/// Writes closed spans to the daemon log.
+/// Writes closed spans to the daemon log, one line each: `{"t", "event":"trace", "span", "id",
+/// "parent", "depth", "callId", "ok", "ms", "error"?, "rpcId"?}`. A root's `callId` is
+/// `p<pid>-c<n>` and its `rpcId` the JSON-RPC id its call arrived with. A span reports failure
+/// by recording `ok = false` and `error = "<sentence>"` before it closes.
 #[derive(Debug)]
 pub struct TraceLayer {
     log: Arc<DaemonLog>,

@@ -1,11 +1,9 @@
-//! Wiring an app: detect the project's dev stack (Vite, Next.js, plain HTML; anything else is
-//! named as unsupported with the manual line), plan the development-only snippet that loads the
-//! daemon's served SDK in the entry file that stack runs first, and tell whether a project is
-//! wired. The snippet sits between marker comments, so a second run finds it and changes
-//! nothing; until the daemon answers it tries the import again, so a tab opened before the
-//! daemon connects by itself. Detection and planning are pure (file contents in, an [`AppEdit`]
-//! out); `reticle init --write` writes. This room must not write files, and must never put the
-//! snippet where a production build would keep it.
+//! Wiring an app: detect the project's dev stack (Vite, Next.js, plain HTML; anything else named
+//! unsupported, with the manual line), plan the development-only snippet loading the daemon's
+//! SDK in the stack's first entry file ([`AppEdit`]), and tell whether a project is wired. The
+//! snippet sits between markers, so a second run changes nothing. Pure: `reticle init --write`
+//! writes. This room must not write files, nor ever put the snippet where a production build
+//! would keep it.
 
 use std::path::{Component, Path, PathBuf};
 

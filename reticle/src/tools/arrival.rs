@@ -1,10 +1,9 @@
-//! A page's arrival on a new document after navigate or refresh: [`arrive`] sends the command
-//! and waits, up to a bound, for the page to reconnect under the same session id (at the target
-//! URL when one is given), and moves the window of later checks to the arrival. The URL the tab
-//! goes to asks for the session's id (`__reticle_session`), so the new document is the same
-//! session whatever id its SDK picks on a load (the published SDK's `auto` picks a new one each
-//! time); a document that still connected under another id is named. Shared by navigate and
-//! the flow tools; it must not answer a tool.
+//! A page's arrival on a new document after navigate or refresh: [`arrive`] sends the command,
+//! waits up to a bound for the page to reconnect under the same session id (at the target URL
+//! when given) and moves the window of later checks to the arrival. The URL asks for the
+//! session's id (`__reticle_session`), so the new document keeps it whatever id its SDK picks.
+//!
+//! Shared by navigate and the flow tools; it must not answer a tool.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,12 +1,6 @@
 //! [`run_tool`]: the one path every tool call takes, by any route (MCP `tools/call`,
-//! `reticle_run`, a family `action`). In order: one root span `tool.handler`; concurrency
-//! accounting and the settle hook in a guard that runs on every exit, returned or unwound; the
-//! argument size cap; the catalogue; the schema check (a refusal naming the field); session
-//! resolution (explicit, else the only one, else a refusal listing them, naming the family and
-//! action when a family asked; the first calls after start wait briefly for a first page); the
-//! lease check (a state-changing tool on a session another holder leased is refused naming the
-//! holder; every call renews its caller's own leases); the handler; the `session` block on every
-//! live result.
+//! `reticle_run`, a family `action`): root span, accounting and settle guard, size cap, schema
+//! check, session resolution, lease check, the handler and the `session` block, in that order.
 //! Every refusal is `{ok:false, reason, recovery}`.
 //!
 //! Handlers take a [`Call`], which only this module makes: no other path can reach one.
@@ -106,6 +100,10 @@ fn run_routed<'a>(
 }
 
 /// The checks and the handler; the session the call resolved comes back for the decoration.
+/// Accounting and the settle hook sit in a guard that runs on every exit, returned or unwound.
+/// A schema refusal names the field; a session refusal lists the sessions (and the family and
+/// action, when a family asked); a state-changing tool on a session another holder leased is
+/// refused naming the holder, and every call renews its caller's own leases.
 async fn call(
     ctx: &ToolContext,
     catalogue: &Catalogue,

@@ -1,10 +1,9 @@
 //! The tool layer's view of one page: commands through the bridge (each in a `browser.command`
 //! span, its outcome mapped to a refusal an agent can act on), windows of its events, and
-//! [`LivePage`], the verdict's [`Observation`] over the bridge: a window from a cursor that
-//! follows the page across a dropped-and-restored connection (and says so), and live reads
-//! through `match`, `state_read`, `animations` and the session's URL. A live read takes only
-//! what protocol 1 guarantees (or what the page says it provides), so a published 2.0.0 page
-//! yields "unknown" where it cannot answer, never a made-up answer.
+//! [`LivePage`], the verdict's [`Observation`] over the bridge. A live read takes only what
+//! protocol 1 guarantees or the page says it provides.
+//!
+//! It must not make up an answer: a published 2.0.0 page yields "unknown" where it cannot answer.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,10 +1,8 @@
 //! What a tool call can reach: the daemon's identity, the bridge, who is calling (the
-//! [`LeaseHolder`] a lease is checked against: the agent of the MCP link the call came on), and the
-//! tool layer's own host ([`ToolHost`]): call accounting, the lease book, per-session memory
-//! (last act, action windows, snapshot baselines, message cursors, recordings) and where it may
-//! write (the state dir for the feedback outbox; for flows, runs and capsules the calling
-//! agent's own project's workspace `.reticle/` when its link names one, else the daemon's,
-//! resolved once per daemon life).
+//! [`LeaseHolder`] a lease is checked against) and the tool layer's own host ([`ToolHost`]):
+//! call accounting, the lease book, per-session memory and where it may write.
+//!
+//! It holds and hands out; it must not run a tool.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -98,7 +96,10 @@ impl ToolContext {
     }
 }
 
-/// The tool layer's state for one daemon life.
+/// The tool layer's state for one daemon life: call accounting, the lease book, per-session
+/// memory (last act, action windows, snapshot baselines, message cursors, recordings) and where
+/// it may write: the state dir for the feedback outbox; for flows, runs and capsules the calling
+/// agent's project's `.reticle/` when its link names one, else the daemon's.
 #[derive(Debug)]
 pub struct ToolHost {
     pub stats: ToolStats,

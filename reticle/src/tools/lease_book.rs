@@ -1,20 +1,9 @@
-//! The lease book: which holder has leased which browser session, in the daemon's memory only
-//! (a daemon restart loses every lease; nothing is written anywhere). While a session is leased,
-//! only its holder may drive it: [`LeaseBook::admits`] is the one check the chokepoint makes
-//! before a state-changing tool runs on a session. It owns no timer: a lease is live while its
-//! holder has made a call within the TTL and while its agent's link is open (or
-//! was lost less than the link grace ago, so a `reticle mcp` reconnect keeps it); a dead lease is
-//! swept whenever the book is read. A call admitted before a lease was taken runs to its end.
+//! The lease book: which holder has leased which browser session, in the daemon's memory only (a
+//! restart loses every lease). While a session is leased only its holder may drive it:
+//! [`LeaseBook::admits`] is the one check the chokepoint makes before a state-changing tool
+//! runs. It owns no timer: a dead lease is swept whenever the book is read, and a call admitted
+//! before a lease was taken runs to its end.
 //! It must not know tools, transports or pages.
-//!
-//! # Who a holder is
-//! A holder is an agent: one held-open link, one `reticle mcp` process, which names itself with
-//! the agent id it mints at start on every stream it opens (`GET /mcp/sse?agent=<id>`), so its
-//! worker's reconnects and handshake replays stay the same agent; a raw MCP client that names
-//! none is its one stream. `reticle verify --jobs` runs each job as an agent of its own: one MCP
-//! stream named `verify-<run>-j<N>` that leases its session through `reticle_lease` before it
-//! drives it, so a person's tab (leased by their agent) is never driven by CI, and two jobs
-//! never share one.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -28,7 +17,10 @@ pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(5 * 60);
 pub const DEFAULT_LINK_GRACE: Duration = Duration::from_secs(10);
 
 /// Who holds (or asks for) a lease: one agent, its id (from its link) and the client name its
-/// `initialize` gave, if any.
+/// `initialize` gave, if any. An agent is one `reticle mcp` process, naming itself on every
+/// stream it opens (`GET /mcp/sse?agent=<id>`) so its reconnects stay the same agent; a raw MCP
+/// client that names none is its one stream. Each `reticle verify --jobs` job is an agent
+/// (`verify-<run>-j<N>`), so CI never drives a person's leased tab and two jobs never share one.
 #[derive(Debug, Clone)]
 pub struct LeaseHolder {
     pub id: String,
@@ -86,7 +78,9 @@ pub enum LeaseError {
     NotHeld,
 }
 
-/// The book of one daemon life.
+/// The book of one daemon life. A lease is live while its holder has made a call within the
+/// TTL and its agent's link is open, or was lost less than the link grace ago (so a `reticle
+/// mcp` reconnect keeps it).
 #[derive(Debug)]
 pub struct LeaseBook {
     ttl: Duration,

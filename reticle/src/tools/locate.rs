@@ -1,12 +1,9 @@
-//! The user-facing locator of an element an agent acted on by ref: what a person would call it.
-//! The page describes the element (`inspect`); each candidate locator it allows (role and name,
-//! label, testid, placeholder, text, in that order of preference, after the agent's own target
-//! when it gave one) is asked of the page (`query`)
-//! and the first that matches exactly this element, and nothing else, is the locator. A ref is
-//! never a locator: an element no candidate singles out is reported as such, with the candidates
-//! tried. It also says whether the element is a password field (its typed value is a secret).
+//! The user-facing locator of an element an agent acted on by ref: what a person would call it,
+//! found by asking the page (`inspect`, then `query` per candidate) for the first locator that
+//! matches exactly this element. A ref is never a locator: an element no candidate singles out
+//! is reported so, with the candidates tried. It also says whether the element is a password.
 //!
-//! This module reads the page; it must not act on it nor keep what it found.
+//! It reads the page; it must not act on it nor keep what it found.
 
 use serde_json::{Value, json};
 

@@ -1,40 +1,39 @@
-//! The tool layer: every tool, and [`run_tool`], the one chokepoint every tool call goes
-//! through. Three tiers, dependencies pointing down only (reticle/tests/layering.rs checks):
-//!
-//! - The chokepoint: [`chokepoint`] (size cap, schema check, session resolution, root span,
-//!   settle guard, lease check, the `session` block, the handler) and [`registry`] (every tool,
-//!   one line each, and the catalogues built over them).
-//! - Families, one folder each, one file per tool, named for what agents call them: `page`,
-//!   `sessions`, `leases`, `flows`, `meta`, `testing`. A family imports leaves only.
-//! - Leaves, which import no family: [`surface`] (names, argument types, what a tool declares,
-//!   the catalogue), [`call`], [`context`], [`refusal`], [`lease_book`], [`commands`] (commands
-//!   through the bridge, the verdict's live page), `acting` (the resolve-act-judge core),
-//!   `judging`, `arrival`, `recording`, `locate`, `capsules`, `bounds`, `session_block`,
-//!   `stand_ins`, `published_ui` (the published SDK's own controls kept out of answers).
-//!
-//! The flow domain the flow tools share with `reticle verify` is the room below, [`crate::flow`].
+//! The tool layer: every tool, and [`run_tool`], the one chokepoint every call goes through. Three
+//! tiers, dependencies pointing down only (reticle/tests/layering.rs checks): the chokepoint and
+//! [`registry`]; families, one folder each, one file per tool, importing leaves only; and leaves,
+//! which import no family. The flow domain shared with `reticle verify` is the room below,
+//! [`crate::flow`].
 //! This room runs tools; it must not know transports.
 
 pub mod bounds;
 pub mod call;
+/// The chokepoint: size cap, schema check, session resolution, root span, settle guard, lease
+/// check, the `session` block, the handler.
 pub mod chokepoint;
+/// Leaf: commands through the bridge, and the verdict's live page.
 pub mod commands;
 pub mod context;
 pub mod lease_book;
 pub mod refusal;
+/// Every tool, one line each, and the catalogues built over them.
 pub mod registry;
+/// Leaf: names, argument types, what a tool declares, the catalogue.
 pub mod surface;
 
+/// Leaf: the resolve-act-judge core.
 mod acting;
 mod arrival;
 mod capsules;
 mod judging;
 mod locate;
+/// Leaf: the published SDK's own controls, kept out of answers.
 mod published_ui;
 mod recording;
 mod session_block;
 mod stand_ins;
 
+/// Families, one folder each, one file per tool, named for what agents call them; a family
+/// imports leaves only.
 mod flows;
 mod leases;
 mod meta;

@@ -1,14 +1,9 @@
-//! The published `@reticlehq/browser` 2.0.0's own UI kept out of what an agent sees. Its
-//! snapshot leaves out its presenter panel but not its "Flag a bug" button, and its `query` and
-//! `match` (Testing Library over the whole body) find both, so an agent was shown, and could
-//! match or click, the SDK's controls as if they were the app's. A page that says no SDK version
-//! in its hello (2.0.0 says none; ours and later ones do) has its snapshot's lines for that button
-//! dropped, and its query and match answers lose every element the same query finds inside one
-//! of the SDK's containers, once the container is proved to be there (2.0.0 scopes a query to a
-//! CSS selector, but falls back to the whole body when nothing matches it, so a container is
-//! only taken as present when its own fingerprint control is found in it).
-//! Must not: touch answers of pages that report an SDK version, or hide anything when the proof
-//! of a container cannot be had (a read that fails leaves the answer as the page gave it).
+//! The published `@reticlehq/browser` 2.0.0's own UI kept out of what an agent sees: its "Flag a
+//! bug" button and presenter panel showed up in snapshots, queries and matches as if they were
+//! the app's. Only a page whose hello names no SDK version is filtered.
+//!
+//! It must not touch answers of pages that report an SDK version, nor hide anything when the
+//! proof of a container cannot be had (a failed read leaves the answer as the page gave it).
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -43,7 +38,8 @@ const CONTAINERS: &[Container] = &[
     },
 ];
 
-/// Whether `session`'s page runs the published 2.0.0 SDK (no version in its hello).
+/// Whether `session`'s page runs the published 2.0.0 SDK (no version in its hello; ours and
+/// later ones say one).
 pub fn applies(session: &Session) -> bool {
     session.identity().sdk_version.is_none()
 }
@@ -162,7 +158,9 @@ async fn hide_elements(
     }
 }
 
-/// Whether `container` is on the page: its control is found when a query is scoped to it.
+/// Whether `container` is on the page: its control is found when a query is scoped to it. The
+/// control is the proof, since 2.0.0 falls back to the whole body when a scoped query matches
+/// nothing.
 async fn present(session: &Session, container: &Container, bound: Duration) -> bool {
     let mut args = Map::new();
     args.insert("role".into(), json!("button"));

@@ -1,17 +1,9 @@
 //! A recording in progress on one session, kept in the session's memory: whose acts it records
-//! ([`RecordSource`]), the path it began on, and, for the agent's own acts, the steps so far.
-//! While the agent records, `reticle_act`, `reticle_act_sequence` and `reticle_act_and_wait`
-//! resolve the ref they act on into the user-facing locator the page reports
-//! ([`super::locate`]) before acting, and append a step once the page took the action: its
-//! target (never a ref), its action and args (a value typed into a password field or a field
-//! named as a secret replaced by its placeholder at once, so the secret is never held) and the
-//! `until` check act_and_wait used (its secret-named fields redacted, as a saved flow's are).
-//! A `reticle_assert` or `reticle_wait_for` that held becomes the `until` of the step it follows
-//! ([`attach_check`]), so a recorded flow is asserted. A navigation before the first step moves the start path;
-//! one after it is noted, since a flow's steps act on one page's elements. Replays are never
+//! ([`RecordSource`]), the path it began on and the agent's steps so far, each naming its target
+//! by locator ([`super::locate`], never a ref), secrets replaced by placeholders at once. A check
+//! that held becomes the `until` of the step it follows ([`attach_check`]). Replays are never
 //! recorded.
-//!
-//! This module keeps recordings; it must not answer tools (record.rs does) nor store flows.
+//! It keeps recordings; it must not answer tools (record.rs does) nor store flows.
 
 use std::sync::Arc;
 
@@ -28,7 +20,11 @@ use crate::flow::redact;
 /// The most steps one recording keeps (a flow's own limit).
 pub const MAX_RECORDED_STEPS: usize = crate::flow::model::MAX_STEPS;
 
-/// A recording in progress.
+/// A recording in progress. While the agent records, `reticle_act`, `reticle_act_sequence` and
+/// `reticle_act_and_wait` resolve their ref into a locator before acting and append a step once
+/// the page took the action; a value typed into a password or secret-named field is replaced by
+/// its placeholder at once, so the secret is never held. A navigation before the first step
+/// moves the start path; one after it is noted, since a flow's steps act on one page.
 #[derive(Debug, Clone)]
 pub struct Recording {
     pub source: RecordSource,

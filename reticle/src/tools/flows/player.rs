@@ -1,22 +1,9 @@
-//! Flow replay: a flow replay loads a saved flow, reads its secrets (the `secrets`
-//! argument, else the daemon's environment; a missing one is a refusal naming it before
-//! anything runs), loads its start path afresh (a reload when the page is there, which keeps the
-//! page's own URL and so the SDK settings an app may carry in it; else a navigation to the
-//! start path on the page's origin; the page gets the caller's `arrivalTimeoutMs` to come back,
-//! else [`ARRIVAL_BOUND`]; a caller that opened the page at the start path in a fresh browser
-//! context a moment ago says so with `freshAtStart`, and a page whose route is then the start path
-//! is used as opened, while one elsewhere is still navigated: the page's route is checked, never
-//! trusted; the record's `startedBy` says which), then runs each step through the same
-//! resolve-act-judge core as `reticle_act_and_wait` ([`crate::tools::acting::resolve_act_judge`]): the
-//! target resolved afresh, never a stale ref, once it is on the page (a step waits up to its
-//! bound for it: a page may still be rendering); a target matching none or several elements fails
-//! the step (`no`, naming the candidates; nothing is guessed). It stops at the first step that
-//! is not `yes` and answers one verdict for the flow with the failing step and its evidence; a
-//! flow that is not `yes` leaves a capsule. An assertion-free flow never answers `yes`: it
-//! answers `unknown` and says why. Every replay writes a run artifact ([`crate::flow::runs`]).
-//! ([`crate::tools::stand_ins`] breaks the fresh resolve and the assertion-free rule, test only.)
-//!
-//! This module plays flows for the flow tools; it must not store or change them.
+//! Flow replay: loads a saved flow and its secrets (a missing one is refused before anything
+//! runs), brings the page afresh to its start path ([`go_to_start`]) and runs each step through
+//! `reticle_act_and_wait`'s core ([`run_step`]), stopping at the first that is not `yes`. One
+//! verdict per flow, with the failing step and its evidence; an assertion-free flow answers
+//! `unknown`, never `yes`. Every replay writes a run artifact; a red one leaves a capsule.
+//! It plays flows for the flow tools; it must not store or change them.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -195,7 +182,9 @@ fn start_of(page_url: &str, start_path: &str, fresh_at_start: bool) -> Start {
 }
 
 /// Brings `session` to `flow`'s start path as `approach` allows: how it went about it, and the
-/// page there or why it did not arrive.
+/// page there or why it did not arrive. The page gets the caller's `arrivalTimeoutMs` to come
+/// back, else [`crate::tools::arrival::ARRIVAL_BOUND`]; its route is checked, never trusted, and
+/// the record's `startedBy` says which way it started.
 pub(super) async fn go_to_start(
     call: &Call<'_>,
     session: &Arc<Session>,
@@ -342,7 +331,10 @@ pub(super) async fn replay(
     }
 }
 
-/// Runs one step through the shared core; its verdict, its record, and its window's events.
+/// Runs one step through the shared core ([`crate::tools::acting::resolve_act_judge`]); its
+/// verdict, its record, and its window's events. The target is resolved afresh, never a stale
+/// ref, once it is on the page (waiting up to the step's bound: a page may still be rendering);
+/// one matching none or several elements fails the step `no`, naming the candidates.
 pub(super) async fn run_step(
     call: &Call<'_>,
     page: &Arc<Session>,

@@ -1,11 +1,9 @@
 //! Rebinding a flow step's target: given the target a step used (that matches nothing now) and
-//! the elements the page shows now (query descriptors: ref, role, name, text, testid, value),
-//! ranks the elements that could be the same control and names the new target as a user would
-//! (never a ref). A clear best is [`Ranking::One`]; several close to the best are
-//! [`Ranking::Several`] (listed, never chosen); none similar enough is [`Ranking::None`].
+//! the elements the page shows now, ranks the ones that could be the same control and names the
+//! new target as a user would, never by ref ([`Ranking`]: one clear best, several, or none).
 //!
-//! This module only ranks; it must not drive a page nor decide that a rebinding holds (the
-//! step's consequence, checked by heal, decides that).
+//! It only ranks; it must not drive a page nor decide that a rebinding holds (the step's
+//! consequence, checked by heal, decides that).
 
 use serde::Serialize;
 use serde_json::{Value, json};

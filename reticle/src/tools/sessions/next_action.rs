@@ -1,10 +1,9 @@
 //! What `reticle_sessions` tells an agent to do when no page is connected: a structured
-//! `next_action` chosen from what the daemon can see (the last refusal and its kind, whether a
-//! page was ever connected, whether the last page's loopback dev server still listens, and
-//! whether the project's app is wired to load the SDK: a wired app whose tab opened before the
-//! daemon needs a reload, not `reticle init`).
+//! `next_action` chosen from what the daemon can see (the last refusal, whether a page ever
+//! connected, whether its dev server still listens, whether the app is wired: a wired app whose
+//! tab opened before the daemon needs a reload, not `reticle init`).
 //!
-//! This module chooses and probes; it must not list sessions or change the bridge.
+//! It chooses and probes; it must not list sessions or change the bridge.
 
 use std::time::Duration;
 

@@ -1,10 +1,9 @@
-//! Makes a generated input schema lean before it is advertised, saying each thing once: a
-//! `$defs` entry referenced once is written in place; a `$defs` entry's description is dropped
-//! when every reference to it carries its own; schemars' non-standard integer `format`s
-//! (`uint32`, ...) go, as the bounds beside them already say it; `additionalProperties: true`
-//! (JSON Schema's default) goes; a `type` beside an `enum` whose values all have that type goes,
-//! as the enum already says it. It rewrites schema JSON; it must
-//! not change which arguments a schema accepts, and it knows no tool.
+//! Makes a generated input schema lean before it is advertised, saying each thing once: inlines
+//! a `$defs` entry used once, and drops descriptions every reference repeats, schemars' integer
+//! `format`s, `additionalProperties: true` and a `type` its `enum` already says.
+//!
+//! It rewrites schema JSON; it must not change which arguments a schema accepts, and it knows no
+//! tool.
 
 use serde_json::{Map, Value};
 
