@@ -1,15 +1,9 @@
-//! Flow healing: `reticle_flow_heal` replays a saved flow step by step (the same start and the
-//! same resolve-act-judge core as `reticle_flow_replay`); at a step whose target matches no
-//! element it reads the page's controls now, ranks them ([`super::rebind`]) and tries the one
-//! clear candidate: the step runs on the new target and its consequence is judged. A rebinding
-//! holds only when that step and every later step pass and a consequence at or after it was
-//! checked. Several close candidates are listed and never tried; a candidate whose consequence
-//! does not fire is reported and never applied. `apply: true` writes the healed flow as a new
-//! version (`version` + 1) after keeping the old document and the diff in `heals/`.
-//!
-//! This module heals flows; it must not guess (a rebinding not proved by a consequence is never
-//! written) and must not write anything without `apply: true` ([`crate::tools::stand_ins`] breaks
-//! the first, test only).
+//! Flow healing: `reticle_flow_heal` replays a saved flow with `reticle_flow_replay`'s core and,
+//! at a step whose target matches nothing, tries the one clear candidate [`super::rebind`] ranks.
+//! A rebinding holds only when that step and every later one pass and a consequence at or after
+//! it was checked; `apply: true` writes the healed flow as version + 1, the old one kept in
+//! `heals/`. It must not guess (an unproved rebinding is never written) nor write without
+//! `apply: true`.
 
 use std::sync::Arc;
 
@@ -121,7 +115,9 @@ async fn flow_heal(call: &Call<'_>, a: FlowHealArgs) -> Result<Value, Refusal> {
 }
 
 /// Replays the flow, rebinding each step whose target is gone when the page offers one clear
-/// candidate and the step then passes.
+/// candidate and the step then passes. Several close candidates are listed and never tried; a
+/// candidate whose consequence does not fire is reported and never applied
+/// ([`crate::tools::stand_ins`] breaks that rule, test only).
 async fn walk(call: &Call<'_>, session: &Arc<Session>, flow: &Flow, steps: Vec<FlowStep>) -> Walk {
     let mut walk = Walk {
         outcome: HealOutcome::NothingToHeal,

@@ -1,12 +1,9 @@
 //! Capsule replay: `reticle_replay` reads a capsule a red `reticle_act_and_wait` left
-//! ([`crate::tools::capsules::load`]) and runs the same act again on the page now, through the same
-//! step runner as a flow replay ([`super::player::run_step`]): its target resolved afresh, its
-//! consequence judged. It answers whether the act is still red, with the new verdict and the
-//! capsule's. A capsule of another tool, one whose act named its element only by ref (a ref is
-//! never valid beyond the page it was minted on), or one whose typed value was redacted is
+//! ([`crate::tools::capsules::load`]) and runs the same act on the page now through the flow
+//! step runner ([`super::player::run_step`]), answering whether it is still red. A capsule of
+//! another tool, one naming its element only by ref, or one with a redacted typed value is
 //! refused by name; nothing runs.
-//!
-//! This module re-runs capsules; it must not write or change them.
+//! It re-runs capsules; it must not write or change them.
 
 use serde_json::{Value, json};
 

@@ -1,10 +1,9 @@
 //! `reticle_verify {action:"flows"}`: replays every saved flow (or those named), each `repeat`
-//! times ([`super::player`]), and answers per flow and for the suite, folded by
-//! [`crate::flow::suite`]. A flow that cannot run (not saved, unreadable, a secret missing) is
-//! `unknown` with why. With `repeat` 1 (the default) a flake cannot be told from a steady
-//! verdict, and the answer says so. One run artifact holds the whole suite.
+//! times ([`super::player`]), and answers per flow and for the suite ([`crate::flow::suite`]),
+//! in one run artifact. A flow that cannot run is `unknown` with why; with `repeat` 1 the answer
+//! says a flake cannot be told from a steady verdict.
 //!
-//! This module schedules replays; it must not replay a step itself.
+//! It schedules replays; it must not replay a step itself.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,12 +1,9 @@
-//! Semantic baselines: `reticle_baseline` {save, list, diff}. A baseline is the page's outline
-//! as lines (its route, the snapshot's roles, names and states without refs, and the console
-//! errors its current life reported), stored in the workspace's `baselines/` so it outlives the
-//! daemon; a diff compares the page now with a saved outline as added and removed lines. The
-//! outline is read through protocol 1's `snapshot` only, so it works with any SDK. An existing
-//! baseline is replaced only with `overwrite: true`; a file that cannot be read is named, never
-//! replaced.
+//! Semantic baselines: `reticle_baseline` {save, list, diff}. A baseline is the page's outline as
+//! lines (route, the snapshot's roles, names and states without refs, the console errors of its
+//! current life), read through protocol 1's `snapshot` only and stored in `baselines/`; a diff
+//! gives added and removed lines. A baseline is replaced only with `overwrite: true`.
 //!
-//! This module outlines, stores and compares; it must not judge the app (a diff is not a verdict).
+//! It outlines, stores and compares; it must not judge the app (a diff is not a verdict).
 
 use std::collections::HashMap;
 
