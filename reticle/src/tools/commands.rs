@@ -8,6 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
@@ -176,6 +178,9 @@ pub struct LivePage {
     earlier: Vec<ObservedEvent>,
     /// Losses found so far (evictions of earlier lives, reconnections).
     losses: Vec<CaptureLoss>,
+    /// When every read must be answered by (the wait's bound and its overrun); unset, each
+    /// read has [`COMMAND_BOUND`].
+    answer_by: Option<Instant>,
 }
 
 impl LivePage {
@@ -201,6 +206,7 @@ impl LivePage {
             from,
             earlier: Vec::new(),
             losses,
+            answer_by: None,
         }
     }
 
@@ -225,8 +231,22 @@ impl LivePage {
         &self.session
     }
 
+    /// The longest the next read or reconnection may take: `most`, cut to what is left
+    /// before [`Self::answer_by`].
+    fn left(&self, most: Duration) -> Duration {
+        self.answer_by.map_or(most, |by| {
+            by.saturating_duration_since(Instant::now()).min(most)
+        })
+    }
+
     async fn read(&self, name: CommandName, args: Value) -> Read<Value> {
-        match command(&self.session, name, args, COMMAND_BOUND).await {
+        let bound = self.left(COMMAND_BOUND);
+        if bound.is_zero() {
+            return Read::Unreadable(format!(
+                "the wait's bound ran out before {name} could be asked"
+            ));
+        }
+        match command(&self.session, name, args, bound).await {
             Outcome::Done(value) => Read::Seen(value),
             Outcome::Refused(why) => Read::Unreadable(format!("the page refused {name}: {why}")),
             Outcome::Lost(_) => Read::Lost,
@@ -239,6 +259,10 @@ impl LivePage {
 }
 
 impl Observation for LivePage {
+    fn answer_by(&mut self, deadline: Instant) {
+        self.answer_by = Some(deadline);
+    }
+
     fn window(&mut self) -> Window {
         let read = self
             .session
@@ -266,7 +290,9 @@ impl Observation for LivePage {
         let old_life = self.session.life();
         let Some(next) = self
             .bridge
-            .wait_for_session(RECONNECT_GRACE, |s| s.id() == id && s.life() != old_life)
+            .wait_for_session(self.left(RECONNECT_GRACE), |s| {
+                s.id() == id && s.life() != old_life
+            })
             .await
         else {
             return false;

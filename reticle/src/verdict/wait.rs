@@ -17,8 +17,24 @@ pub const POLL: Duration = Duration::from_millis(100);
 /// How often a wait over events only re-evaluates when nothing is reported (quiet time).
 pub const QUIET_POLL: Duration = Duration::from_millis(50);
 
+/// The least a wait's last read may run past its bound: a read begun just before the bound, or
+/// the one read of a zero bound, gets this long to be answered.
+pub const MIN_OVERRUN: Duration = Duration::from_millis(300);
+
+/// How far past `bound` a wait may end: a tenth of it, at least [`MIN_OVERRUN`]. A page that never
+/// answers cannot stretch a wait further (each read is bounded by it).
+pub fn overrun(bound: Duration) -> Duration {
+    (bound / 10).max(MIN_OVERRUN)
+}
+
 /// What a wait observes: a window over the page's events, the live page, and news of either.
 pub trait Observation: PageProbe + Send {
+    /// Every page read, and any wait for the page to come back, must end by `deadline`: a read
+    /// not answered by then is unreadable. Sources that read no page ignore it.
+    fn answer_by(&mut self, deadline: Instant) {
+        let _ = deadline;
+    }
+
     /// The window as it stands now.
     fn window(&mut self) -> Window;
 
@@ -53,6 +69,8 @@ pub async fn wait_until<O: Observation>(
 ) -> Waited {
     let started = Instant::now();
     let deadline = started + bound;
+    let last_answer = deadline + overrun(bound);
+    source.answer_by(last_answer);
     let poll = if predicate.window_only() && !predicate.mentions_settled() {
         POLL * 5
     } else if predicate.window_only() {
@@ -74,7 +92,23 @@ pub async fn wait_until<O: Observation>(
             };
         }
         let window = source.window();
-        let evaluation = evaluate(predicate, &window, source).await;
+        // A source that does not bound its reads is bounded here all the same.
+        let Ok(evaluation) =
+            tokio::time::timeout_at(last_answer, evaluate(predicate, &window, source)).await
+        else {
+            return Waited {
+                evaluation: Evaluation::unknown(
+                    predicate.kind(),
+                    format!(
+                        "the page did not answer within the wait's bound of {} ms",
+                        bound.as_millis()
+                    ),
+                ),
+                window,
+                waited: started.elapsed(),
+                timed_out: true,
+            };
+        };
         let final_fail = evaluation.status == Status::Fail
             && evaluation.contradicted
             && predicate.window_only()
@@ -214,6 +248,89 @@ mod tests {
         let waited = wait_until(&p, &mut back, Duration::from_millis(500)).await;
         assert!(!waited.evaluation.observation_lost);
         assert!(waited.timed_out);
+    }
+
+    /// A page whose every read hangs; it bounds its reads by `answer_by` only when `honours`.
+    struct Hung {
+        honours: bool,
+        by: Option<Instant>,
+    }
+
+    impl Hung {
+        async fn hang<T>(&self) -> Read<T> {
+            match (self.honours, self.by) {
+                (true, Some(by)) => {
+                    tokio::time::sleep_until(by).await;
+                    Read::Unreadable("no answer by the deadline".into())
+                }
+                _ => std::future::pending().await,
+            }
+        }
+    }
+
+    impl PageProbe for Hung {
+        async fn element(&mut self, _: &ElementQuery) -> Read<ElementFacts> {
+            self.hang().await
+        }
+        async fn text(&mut self, _: &str) -> Read<bool> {
+            self.hang().await
+        }
+        async fn state(&mut self, _: &str, _: &str) -> Read<StateFacts> {
+            self.hang().await
+        }
+        async fn route(&mut self) -> Read<String> {
+            self.hang().await
+        }
+        async fn animations(&mut self) -> Read<AnimationFacts> {
+            self.hang().await
+        }
+    }
+
+    impl Observation for Hung {
+        fn answer_by(&mut self, deadline: Instant) {
+            self.by = Some(deadline);
+        }
+        fn window(&mut self) -> Window {
+            Window::new(vec![], 0, 0)
+        }
+        async fn changed(&mut self, poll: Duration) {
+            tokio::time::sleep(poll).await;
+        }
+        async fn recover(&mut self) -> bool {
+            true
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_page_that_never_answers_ends_the_wait_within_a_tenth_of_its_bound() {
+        let p = parse(&json!({"kind":"element","testid":"save"})).unwrap();
+        for honours in [true, false] {
+            for bound in [
+                Duration::ZERO,
+                Duration::from_secs(3),
+                Duration::from_secs(20),
+            ] {
+                let mut page = Hung { honours, by: None };
+                let started = Instant::now();
+                // Paused time: the outer bound fails the test, rather than hanging it, when a
+                // wait is not ended by its own.
+                let waited = tokio::time::timeout(
+                    Duration::from_secs(120),
+                    wait_until(&p, &mut page, bound),
+                )
+                .await
+                .expect("the wait ended by its own bound");
+                let took = started.elapsed();
+                assert_eq!(waited.evaluation.status, Status::Unknown, "{bound:?}");
+                assert!(took <= bound + overrun(bound), "{bound:?}: {took:?}");
+                if honours {
+                    assert_eq!(page.by, Some(started + bound + overrun(bound)));
+                }
+            }
+        }
+        // Past its least overrun a wait ends within a tenth of its bound.
+        assert_eq!(overrun(Duration::from_secs(3)), Duration::from_millis(300));
+        assert_eq!(overrun(Duration::ZERO), MIN_OVERRUN);
     }
 
     #[tokio::test(start_paused = true)]
