@@ -2,7 +2,7 @@
 //! 2.0.0: an agent's `reticle_act` and `reticle_act_and_wait` given a `target` (not a ref) must
 //! resolve it from what protocol 1's `query` answer guarantees (`{elements, hint?}`, no
 //! `count`), act on the one element it names, and refuse, naming the candidates, when the target
-//! names several.
+//! names several. A name matches whole unless `exact: false`, with this SDK and ours.
 
 mod support;
 
@@ -76,4 +76,79 @@ async fn acts_by_target_work_with_the_published_sdk() {
         missing["reason"].as_str().unwrap().contains("no element"),
         "{missing}"
     );
+}
+
+/// Two buttons, "Add" and "Add todo", each recording its own click.
+fn add_buttons(sdk_script: &str) -> String {
+    format!(
+        r#"<!doctype html><html><head><title>Exact names</title></head><body>
+  <button onclick="window.hits=(window.hits||[]).concat('Add')">Add</button>
+  <button onclick="window.hits=(window.hits||[]).concat('Add todo')">Add todo</button>
+  <script type="module">{sdk_script}</script>
+</body></html>"#
+    )
+}
+
+/// A role-and-name target names the element whose whole name it is: `{role: button, name:
+/// "Add"}` clicks "Add" and never "Add todo", and a query for it lists "Add" alone. Control:
+/// `exact: false` asks for the substring and lists `partly` (our SDK: both buttons; 2.0.0
+/// ignores `exact` and matches a role's name whole itself, so never a wrong element).
+async fn names_match_whole(rig: &ToolRig, tab: &harness::Tab, partly: &[&str]) {
+    let add = json!({"role": "button", "name": "Add"});
+    rig.ok("reticle_act", json!({"target": add, "action": "click"}))
+        .await;
+    let hits: Vec<String> = tab.eval("window.hits || []").await.unwrap();
+    assert_eq!(hits, ["Add"], "the act clicked the button named Add only");
+
+    let names = |found: &serde_json::Value| -> Vec<String> {
+        found["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let whole = rig.ok("reticle_query", add.clone()).await;
+    assert_eq!(names(&whole), ["Add"], "{whole}");
+    let part = rig
+        .ok(
+            "reticle_query",
+            json!({"role": "button", "name": "Add", "exact": false}),
+        )
+        .await;
+    assert_eq!(names(&part), partly, "{part}");
+}
+
+#[tokio::test]
+async fn a_name_matches_whole_with_the_published_sdk() {
+    let rig = ToolRig::start(&[]).await;
+    let script = "import { reticle } from '/published/reticle-sdk.mjs';
+    const q = new URLSearchParams(location.search);
+    reticle.connect({ url: `ws://127.0.0.1:${q.get('port')}/reticle`, token: q.get('token'),
+      session: 'published-exact', present: false });";
+    let tab = rig
+        .open_published(
+            "/published-exact.html",
+            &add_buttons(script),
+            "published-exact",
+        )
+        .await;
+    names_match_whole(&rig, &tab, &["Add"]).await;
+}
+
+#[tokio::test]
+async fn a_name_matches_whole_with_our_sdk() {
+    let rig = ToolRig::start(&[]).await;
+    let script = "import { connect } from '/sdk/reticle.js';
+    const q = new URLSearchParams(location.search);
+    connect({ port: Number(q.get('port')), token: q.get('token'), session: 'ours-exact',
+      present: false });";
+    rig.app.page("/ours-exact.html", add_buttons(script));
+    let url = rig.app.url(&format!(
+        "/ours-exact.html?port={}&token={}",
+        rig.daemon.port(),
+        rig.daemon.token()
+    ));
+    let tab = rig.open_at(&url, "ours-exact").await;
+    names_match_whole(&rig, &tab, &["Add", "Add todo"]).await;
 }

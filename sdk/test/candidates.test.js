@@ -137,7 +137,7 @@ test('role changes, and everything a role query checks per element, are seen at 
   assert.deepEqual(names({ role: 'button' }), ['Div', 'Send']);
   ctx.doc.getElementById('b').removeAttribute('role');
   ctx.doc.getElementById('b').textContent = 'Save all'; // text: not a candidate change, a name change
-  assert.deepEqual(names({ role: 'button', name: 'save all' }), ['Save all']);
+  assert.deepEqual(names({ role: 'button', name: 'Save all' }), ['Save all']);
   ctx.doc.getElementById('i').value = 'Post'; // a property, no mutation at all
   assert.deepEqual(names({ role: 'button', name: 'Post' }), ['Post']);
   ctx.doc.getElementById('b').setAttribute('aria-label', 'Keep');

@@ -90,7 +90,7 @@ test('query by each criterion', async () => {
     assert.equal(r.ok, true, JSON.stringify(r));
     return r.result.elements;
   };
-  assert.equal(one({ role: 'button', name: 'sign in' })[0].testid, 'login-submit');
+  assert.equal(one({ role: 'button', name: 'Sign in' })[0].testid, 'login-submit');
   assert.equal(one({ text: 'Row two' }).length, 1, 'deepest element only');
   assert.equal(one({ text: 'Row two' })[0].tag, 'li');
   assert.equal(one({ label: 'Username' })[0].testid, 'login-user');
@@ -107,11 +107,29 @@ test('query by each criterion', async () => {
   assert.equal(one({ role: 'textbox', name: 'Password' })[0].value, '•••••••');
 });
 
-test('exact matches are listed before partial ones; exact:true drops the partial ones', async () => {
+test('exact:false lists whole matches before partial ones; exact:true drops the partial ones', async () => {
   const ctx = await pageContext('<button>Save draft</button><button>Save</button>');
-  const names = runQuery(ctx, { role: 'button', name: 'Save' }).result.elements.map((e) => e.name);
+  const names = runQuery(ctx, { role: 'button', name: 'Save', exact: false }).result.elements.map((e) => e.name);
   assert.deepEqual(names, ['Save', 'Save draft']);
   assert.equal(runQuery(ctx, { role: 'button', name: 'Save', exact: true }).result.elements.length, 1);
+});
+
+test('a name matches whole and case-sensitively by default; a substring only with exact:false', async () => {
+  const ctx = await pageContext('<button>Add todo</button><button>  Add\n </button><button>add</button><button>Cafe\u0301</button>');
+  const names = (q) => runQuery(ctx, q).result.elements.map((e) => e.name);
+  assert.deepEqual(names({ role: 'button', name: 'Add' }), ['Add']);
+  assert.deepEqual(names({ role: 'button', name: ' Add ' }), ['Add'], 'whitespace is folded on both sides');
+  assert.deepEqual(names({ role: 'button', name: 'add' }), ['add'], 'case counts');
+  assert.deepEqual(names({ role: 'button', name: 'Add', exact: false }), ['Add', 'add', 'Add todo']);
+  assert.deepEqual(names({ role: 'button', name: 'Café' }).length, 1, 'NFC on both sides');
+  assert.deepEqual(names({ role: 'button', name: 'todo' }), []);
+  const m = (query, state) => runMatch(ctx, { query, state }).result;
+  assert.equal(m({ role: 'button', name: 'Add' }).count, 1);
+  assert.equal(m({ role: 'button', name: 'Add', exact: false }).count, 3);
+  assert.equal(m({ role: 'button' }, { name: 'Add' }).count, 1, "a state's name is whole too");
+  assert.equal(m({ role: 'button', exact: false }, { name: 'Add' }).count, 3);
+  assert.deepEqual(names({ text: 'todo' }), ['Add todo'], 'text still matches a substring by default');
+  assert.deepEqual(names({ text: 'todo', exact: true }), []);
 });
 
 test('zero matches carry a hint; bad queries are refusals', async () => {

@@ -13,6 +13,7 @@ use tracing::field::Empty;
 use super::call::Call;
 use super::commands::{COMMAND_BOUND, LivePage, Outcome, ask, command, refusal_for};
 use super::judging::{digest, verdict_value};
+use super::name_match::hold_to_name;
 use super::recording::TakenAct;
 use super::refusal::Refusal;
 use super::surface::args::{Action, ActionArgs, Target};
@@ -78,11 +79,13 @@ pub(super) async fn element_ref(
             // Protocol 1 answers `query` with `{elements, hint?}`: the matches are the elements
             // listed (the published 2.0.0 SDK sends no `count`; ours adds one, counting past the
             // limit, which only makes an ambiguity message more precise).
-            let elements = found.get("elements").cloned().unwrap_or(json!([]));
+            let mut elements = found.get("elements").cloned().unwrap_or(json!([]));
+            let held = hold_to_name(&mut elements, t.name.as_deref());
             let listed = elements.as_array().map_or(0, Vec::len) as u64;
             let count = found
                 .get("count")
                 .and_then(Value::as_u64)
+                .filter(|_| !held)
                 .map_or(listed, |c| c.max(listed));
             match count {
                 1 => elements[0]

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
+use super::name_match::{Match, matches};
 use super::published_ui;
 use super::refusal::Refusal;
 use crate::bridge::ring::StoredEvent;
@@ -372,6 +373,29 @@ fn text_value(value: &Value) -> Option<String> {
     }
 }
 
+/// Holds a `match` answer to the whole name asked (the published 2.0.0 SDK ignores `exact`, so
+/// the daemon does not rely on how a page matched): elements named otherwise are dropped, and the
+/// count with them; a cut name, or a count past the listed ones, it can't tell is an error.
+fn hold_to_name(elements: &mut Vec<Value>, count: &mut usize, name: &str) -> Result<(), String> {
+    let name_of = |e: &Value| matches(e["name"].as_str().unwrap_or(""), name, true);
+    if elements.iter().any(|e| name_of(e) == Match::CantTell) {
+        return Err(format!(
+            "the page cut an element's name short, so whether it is named \"{name}\" can't be told"
+        ));
+    }
+    let listed = elements.len();
+    elements.retain(|e| name_of(e) == Match::Yes);
+    if elements.len() < listed {
+        if *count > listed {
+            return Err(format!(
+                "the page matched more elements than it listed, some not named \"{name}\" exactly, so they can't be counted"
+            ));
+        }
+        *count = elements.len();
+    }
+    Ok(())
+}
+
 impl PageProbe for LivePage {
     async fn element(&mut self, query: &ElementQuery) -> Read<ElementFacts> {
         match self
@@ -382,11 +406,17 @@ impl PageProbe for LivePage {
                 if let Some(reason) = result.get("reason").and_then(Value::as_str) {
                     return Read::Unreadable(reason.to_string());
                 }
-                let elements = result
+                let mut elements = result
                     .get("elements")
                     .and_then(Value::as_array)
                     .cloned()
                     .unwrap_or_default();
+                let mut count = result.get("count").and_then(Value::as_u64).unwrap_or(0) as usize;
+                if let Some(name) = &query.name
+                    && let Err(why) = hold_to_name(&mut elements, &mut count, name)
+                {
+                    return Read::Unreadable(why);
+                }
                 let first = elements.first();
                 let reported_states = match result.get(STATES_REPORTED) {
                     Some(list) => words(Some(list)),
@@ -396,7 +426,7 @@ impl PageProbe for LivePage {
                         .collect(),
                 };
                 Read::Seen(ElementFacts {
-                    count: result.get("count").and_then(Value::as_u64).unwrap_or(0) as usize,
+                    count,
                     value: first.and_then(|e| e.get("value")).and_then(text_value),
                     description: first.map(describe),
                     states: elements.iter().map(states_of).collect(),
@@ -409,7 +439,9 @@ impl PageProbe for LivePage {
     }
 
     async fn text(&mut self, text: &str) -> Read<bool> {
-        let args = json!({ "query": { "text": text }, "state": { "visible": true } });
+        // A text predicate reads "contains": the substring match, asked for by name.
+        let args =
+            json!({ "query": { "text": text, "exact": false }, "state": { "visible": true } });
         match self.read(CommandName::Match, args).await {
             Read::Seen(result) => {
                 Read::Seen(result.get("count").and_then(Value::as_u64).unwrap_or(0) > 0)

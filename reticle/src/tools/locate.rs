@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 
 use super::commands::ask;
+use super::name_match::hold_to_name;
 use super::refusal::Refusal;
 use super::surface::args::Target;
 use crate::bridge::Session;
@@ -108,9 +109,12 @@ async fn singles_out(
     let mut criteria = target.criteria();
     criteria.insert("limit".into(), json!(2));
     let found = ask(session, CommandName::Query, Value::Object(criteria)).await?;
-    let elements = found["elements"].as_array().cloned().unwrap_or_default();
+    let mut elements = found["elements"].clone();
+    let held = hold_to_name(&mut elements, target.name.as_deref());
+    let elements = elements.as_array().cloned().unwrap_or_default();
     let count = found["count"]
         .as_u64()
+        .filter(|_| !held)
         .unwrap_or(elements.len() as u64)
         .max(elements.len() as u64);
     Ok(count == 1 && elements[0]["ref"] == element_ref)

@@ -26,6 +26,8 @@ mod arrival;
 mod capsules;
 mod judging;
 mod locate;
+/// Leaf: whether an element's name is the one asked (whole, or a substring).
+mod name_match;
 /// Leaf: the published SDK's own controls, kept out of answers.
 mod published_ui;
 mod recording;

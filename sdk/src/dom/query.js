@@ -3,8 +3,10 @@
 // Owns: `runQuery(ctx, args)` (criteria: role, name, text, label, placeholder, testid, alt, css,
 // or `{by, value}`; all given criteria must hold) and `runMatch(ctx, args)` (`{query, state}`;
 // its result lists `statesReported`, so a daemon can tell "not in that state" from "not reported").
-// Text criteria match case-insensitively as substrings, exact matches listed first;
-// `exact: true` asks for whole-string equality. `testid` and `role` always match exactly.
+// Matching, as Testing Library does: after NFC and whitespace folding, `name` matches the whole
+// string, case-sensitively; other text criteria match case-insensitive substrings, whole ones
+// first. `exact: true` makes every one whole, `exact: false` every one a substring. `testid` and
+// `role` always match exactly.
 // Must not: return an ancestor merely because a descendant holds the text (text matches keep the
 // deepest elements only), nor throw on a bad selector (a refusal names it).
 
@@ -29,17 +31,24 @@ import { resolveScope } from './scope.js';
 
 export const QUERY_KEYS = Object.freeze(['role', 'name', 'text', 'label', 'placeholder', 'testid', 'alt', 'css']);
 
-function norm(s) {
-  return String(s ?? '').replace(/\s+/g, ' ').trim().toLowerCase();
+function fold(s) {
+  return String(s ?? '').normalize('NFC').replace(/\s+/g, ' ').trim();
 }
 
-/** 0 = exact, 1 = contains, -1 = no match */
+/** 0 = whole, 1 = contains, -1 = no match; `exact` = whole and case-sensitive only. */
 function textScore(actual, wanted, exact) {
-  const a = norm(actual);
-  const w = norm(wanted);
-  if (a === w) return 0;
-  if (exact) return -1;
-  return w && a.includes(w) ? 1 : -1;
+  const a = fold(actual);
+  const w = fold(wanted);
+  if (exact) return a === w ? 0 : -1;
+  const al = a.toLowerCase();
+  const wl = w.toLowerCase();
+  if (al === wl) return 0;
+  return wl && al.includes(wl) ? 1 : -1;
+}
+
+/** The `exact` a query asked for: a boolean, or undefined for the defaults. */
+function exactOf(query) {
+  return typeof query?.exact === 'boolean' ? query.exact : undefined;
 }
 
 /** Normalises `{by, value}` and flat criteria into one criteria object, or a refusal. */
@@ -64,8 +73,8 @@ export function criteriaFrom(args) {
   return { ok: true, criteria };
 }
 
-/** Elements matching every criterion, in document order, exact matches first. */
-export function findElements(ctx, criteria, { scope, exact = false } = {}) {
+/** Elements matching every criterion, in document order, whole matches first. */
+export function findElements(ctx, criteria, { scope, exact } = {}) {
   const scoped = resolveScope(ctx, scope);
   if (!scoped.ok) return scoped;
   let candidates;
@@ -88,8 +97,8 @@ export function findElements(ctx, criteria, { scope, exact = false } = {}) {
     if (role !== undefined && roleOf(el) !== role) continue;
     let score = 0;
     let ok = true;
-    const test = (actual, wanted) => {
-      const s = textScore(actual, wanted, exact);
+    const test = (actual, wanted, key) => {
+      const s = textScore(actual, wanted, exact ?? key === 'name');
       if (s < 0) ok = false;
       else score += s;
     };
@@ -100,7 +109,7 @@ export function findElements(ctx, criteria, { scope, exact = false } = {}) {
       if (!labelable) continue;
       test(labelTextOf(el), criteria.label);
     }
-    if (ok && criteria.name !== undefined) test(nameOf(el), criteria.name);
+    if (ok && criteria.name !== undefined) test(nameOf(el), criteria.name, 'name');
     if (ok && criteria.text !== undefined) test(textOf(el), criteria.text);
     if (!ok || isSkippedTag(el) || el.hasAttribute(OWN_UI_ATTR) || isOwnUi(el)) continue;
     scored.push({ el, score });
@@ -140,7 +149,7 @@ export function runQuery(ctx, args = {}) {
   const parsed = criteriaFrom(args);
   if (!parsed.ok) return parsed;
   const limit = clampLimit(args.limit);
-  const found = findElements(ctx, parsed.criteria, { scope: args.scope, exact: args.exact === true });
+  const found = findElements(ctx, parsed.criteria, { scope: args.scope, exact: exactOf(args) });
   if (!found.ok) return found;
   const layout = hasLayout(ctx.doc);
   const elements = found.elements.slice(0, limit).map((el) => describeElement(el, ctx.refs, layout));
@@ -158,7 +167,7 @@ function clampLimit(limit) {
 
 const STATE_KEYS = ['visible', 'enabled', 'disabled', 'checked', 'focused', 'value', 'text', 'name', 'count'];
 
-function satisfies(desc, el, state) {
+function satisfies(desc, el, state, exact) {
   if (state.visible !== undefined && desc.visible !== Boolean(state.visible)) return false;
   if (state.enabled !== undefined && isDisabled(el) === Boolean(state.enabled)) return false;
   if (state.disabled !== undefined && isDisabled(el) !== Boolean(state.disabled)) return false;
@@ -166,7 +175,7 @@ function satisfies(desc, el, state) {
   if (state.focused !== undefined && desc.states.includes('focused') !== Boolean(state.focused)) return false;
   if (state.value !== undefined && String(desc.value ?? '') !== String(state.value)) return false;
   if (state.text !== undefined && textScore(textOf(el), state.text, false) < 0) return false;
-  if (state.name !== undefined && textScore(desc.name, state.name, false) < 0) return false;
+  if (state.name !== undefined && textScore(desc.name, state.name, exact ?? true) < 0) return false;
   return true;
 }
 
@@ -182,13 +191,13 @@ export function runMatch(ctx, args = {}) {
   if (!parsed.ok) {
     return { ok: true, result: { matched: false, count: 0, elements: [], reason: parsed.error } };
   }
-  const found = findElements(ctx, parsed.criteria, { scope: args.query.scope, exact: args.query.exact === true });
+  const found = findElements(ctx, parsed.criteria, { scope: args.query.scope, exact: exactOf(args.query) });
   if (!found.ok) return found;
   const layout = hasLayout(ctx.doc);
   const passing = [];
   for (const el of found.elements) {
     const desc = describeElement(el, ctx.refs, layout);
-    if (satisfies(desc, el, state)) passing.push(desc);
+    if (satisfies(desc, el, state, exactOf(args.query))) passing.push(desc);
   }
   let matched = passing.length > 0;
   if (state.count !== undefined) matched = passing.length === Number(state.count);

@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::tools::call::Call;
 use crate::tools::commands::{ask, put};
+use crate::tools::name_match::{Match, matches};
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::QueryArgs;
 use crate::tools::surface::names::ToolName;
@@ -13,9 +14,11 @@ use crate::wire::CommandName;
 
 async fn query(call: &Call<'_>, a: QueryArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
-    let exact_words = (a.exact == Some(true))
-        .then(|| a.text.clone().or_else(|| a.name.clone()))
-        .flatten();
+    let hold = Hold {
+        name: a.name.clone(),
+        text: a.text.clone(),
+        exact: a.exact,
+    };
     let limit = a.limit;
     let mut args = Map::new();
     put(&mut args, "role", a.role);
@@ -36,7 +39,7 @@ async fn query(call: &Call<'_>, a: QueryArgs) -> Result<Value, Refusal> {
     put(&mut args, "exact", a.exact);
     put(&mut args, "limit", a.limit);
     let mut result = ask(session, CommandName::Query, Value::Object(args)).await?;
-    hold_to_exact_and_limit(&mut result, exact_words.as_deref(), limit);
+    hold_to_exact_and_limit(&mut result, &hold, limit);
     if a.count_only == Some(true)
         && let Value::Object(map) = &mut result
     {
@@ -52,22 +55,47 @@ async fn query(call: &Call<'_>, a: QueryArgs) -> Result<Value, Refusal> {
     Ok(result)
 }
 
+/// What the daemon holds a page's answer to.
+struct Hold {
+    name: Option<String>,
+    text: Option<String>,
+    exact: Option<bool>,
+}
+
 /// Protocol 1's `query` takes neither `exact` nor `limit` (our SDK honours both; the published
-/// 2.0.0 ignores them), so the daemon holds the answer to them itself: with `exact`, only
-/// elements whose name or text is the asked words; at most `limit` elements.
-fn hold_to_exact_and_limit(result: &mut Value, exact: Option<&str>, limit: Option<u32>) {
+/// 2.0.0 ignores them), so the daemon holds the answer itself, whatever a page's matching:
+/// a name is whole unless `exact: false` (a cut name it can't tell about stays listed); with
+/// `exact: true`, text is whole too; at most `limit` elements.
+fn hold_to_exact_and_limit(result: &mut Value, hold: &Hold, limit: Option<u32>) {
     let Some(elements) = result.get_mut("elements").and_then(Value::as_array_mut) else {
         return;
     };
-    if let Some(words) = exact {
+    let before = elements.len();
+    if let Some(name) = &hold.name
+        && hold.exact != Some(false)
+    {
         elements.retain(|e| {
-            [&e["name"], &e["text"]]
-                .iter()
-                .any(|v| v.as_str().is_some_and(|t| t.trim() == words))
+            let actual = e["name"].as_str().unwrap_or("");
+            matches(actual, name, true) != Match::No
         });
     }
+    if let Some(words) = hold.text.as_deref().filter(|_| hold.exact == Some(true)) {
+        elements.retain(|e| {
+            [&e["name"], &e["text"]].iter().any(|v| {
+                v.as_str()
+                    .is_some_and(|t| matches(t, words, true) != Match::No)
+            })
+        });
+    }
+    let held = elements.len();
     if let Some(limit) = limit {
         elements.truncate(limit as usize);
+    }
+    if held < before
+        && let Some(count) = result.get_mut("count")
+    {
+        // The page counted what it matched; the daemon held some of those back.
+        *count = json!(held);
     }
 }
 

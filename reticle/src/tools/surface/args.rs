@@ -55,7 +55,7 @@ pub struct QueryArgs {
     pub css: Option<String>,
     /// A ref: search only inside that element.
     pub scope: Option<String>,
-    /// Whole-string text matches only.
+    /// false: names as substrings; true: text whole too.
     pub exact: Option<bool>,
     /// Most elements returned (default 50).
     #[schemars(range(min = 1, max = 500))]
