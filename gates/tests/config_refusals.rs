@@ -45,6 +45,22 @@ async fn a_zero_heartbeat_is_refused_before_the_daemon_starts() {
 }
 
 #[tokio::test]
+async fn a_zero_idle_check_is_refused_and_a_set_one_is_used() {
+    let state = tempfile::tempdir().unwrap();
+    let port = harness::free_port().to_string();
+    let args = ["serve", "--foreground", "--port", &port];
+    let ran = run_with_var(state.path(), &args, "RETICLE_IDLE_CHECK_MS", b"0").await;
+    refused_by_name(&ran, "RETICLE_IDLE_CHECK_MS");
+    // Control: a set cadence starts the daemon, which says the cadence it watches at.
+    let daemon = harness::OwnedDaemon::builder()
+        .env("RETICLE_IDLE_CHECK_MS", "75")
+        .start()
+        .await;
+    let log = std::fs::read_to_string(daemon.log_path()).unwrap();
+    assert!(log.contains(r#""idleCheckMs":75"#), "{log}");
+}
+
+#[tokio::test]
 async fn a_worker_thread_count_that_is_not_one_or_more_is_refused_and_logged() {
     let state = tempfile::tempdir().unwrap();
     let port = harness::free_port().to_string();

@@ -30,6 +30,8 @@ pub mod env {
     pub const STATE_DIR: &str = "RETICLE_STATE_DIR";
     pub const HEARTBEAT_MS: &str = "RETICLE_HEARTBEAT_MS";
     pub const IDLE_SHUTDOWN_MS: &str = "RETICLE_IDLE_SHUTDOWN_MS";
+    /// How often the idle watch looks (default: a tenth of the bound, 20 ms to 1 s).
+    pub const IDLE_CHECK_MS: &str = "RETICLE_IDLE_CHECK_MS";
     pub const SERVE_TIMEOUT_MS: &str = "RETICLE_SERVE_TIMEOUT_MS";
     pub const INSTANCE_ID: &str = "RETICLE_INSTANCE_ID";
     pub const TOKEN: &str = "RETICLE_TOKEN";

@@ -82,7 +82,7 @@ pub async fn run(settings: Settings, router: RouterOver) -> Result<ExitReason, S
         router,
         &log,
         &activity,
-        settings.idle_shutdown,
+        (settings.idle_shutdown, settings.idle_check),
     )
     .await;
     heartbeat.abort();
@@ -145,6 +145,7 @@ async fn start(
             "version": crate::VERSION,
             "heartbeatMs": settings.heartbeat.as_millis() as u64,
             "idleShutdownMs": settings.idle_shutdown.as_millis() as u64,
+            "idleCheckMs": settings.idle_check.as_millis() as u64,
         }),
     );
     let catalogue = Catalogue::from_env()?;
@@ -203,7 +204,7 @@ async fn serve(
     router: RouterOver,
     log: &Arc<DaemonLog>,
     activity: &Activity,
-    idle_bound: Duration,
+    (idle_bound, idle_check): (Duration, Duration),
 ) -> ExitReason {
     let shutdown = state.shutdown.clone();
     let bridge = state.bridge.clone();
@@ -214,7 +215,7 @@ async fn serve(
     let server = tokio::spawn(server.into_future());
     let reason = tokio::select! {
         name = signals.next(log) => ExitReason::Signal(name),
-        idle = idle::idle_for(activity, idle_bound) => {
+        idle = idle::idle_for(activity, idle_bound, idle_check) => {
             log.event(events::IDLE, json!({ "idleMs": idle.as_millis() as u64, "boundMs": idle_bound.as_millis() as u64 }));
             ExitReason::Idle(idle)
         }

@@ -10,13 +10,13 @@ pub fn check_every(bound: Duration) -> Duration {
     (bound / 10).clamp(Duration::from_millis(20), Duration::from_secs(1))
 }
 
-/// Waits until `activity` has been idle for `bound`; returns how long it was idle.
-/// A zero bound never resolves.
-pub async fn idle_for(activity: &Activity, bound: Duration) -> Duration {
+/// Waits until `activity` has been idle for `bound`, looking every `check`; returns how long it
+/// was idle. A zero bound never resolves.
+pub async fn idle_for(activity: &Activity, bound: Duration, check: Duration) -> Duration {
     if bound.is_zero() {
         return std::future::pending().await;
     }
-    let mut ticks = tokio::time::interval(check_every(bound));
+    let mut ticks = tokio::time::interval(check.max(Duration::from_millis(1)));
     loop {
         ticks.tick().await;
         if let Some(idle) = activity.idle_for()
@@ -37,14 +37,17 @@ mod tests {
         let activity = Activity::new();
         let guard = activity.attach(Holder::Agent);
         let bound = Duration::from_millis(500);
-        let waited =
-            tokio::time::timeout(Duration::from_secs(60), idle_for(&activity, bound)).await;
+        let waited = tokio::time::timeout(
+            Duration::from_secs(60),
+            idle_for(&activity, bound, check_every(bound)),
+        )
+        .await;
         assert!(
             waited.is_err(),
             "an attached agent must hold off idle shutdown"
         );
         drop(guard);
-        let idle = idle_for(&activity, bound).await;
+        let idle = idle_for(&activity, bound, check_every(bound)).await;
         assert!(idle >= bound);
     }
 
@@ -53,7 +56,7 @@ mod tests {
         let activity = Activity::new();
         let waited = tokio::time::timeout(
             Duration::from_secs(3600),
-            idle_for(&activity, Duration::ZERO),
+            idle_for(&activity, Duration::ZERO, Duration::from_millis(20)),
         )
         .await;
         assert!(waited.is_err());

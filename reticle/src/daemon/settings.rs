@@ -17,6 +17,8 @@ pub struct Settings {
     pub instance: String,
     pub heartbeat: Duration,
     pub idle_shutdown: Duration,
+    /// How often the idle watch looks ([`super::idle::check_every`] unless set).
+    pub idle_check: Duration,
     /// The runtime's worker threads ([`super::runtime`]).
     pub workers: usize,
 }
@@ -25,6 +27,10 @@ impl Settings {
     /// Reads the environment for a daemon on `port`.
     pub fn from_env(port: u16) -> Result<Self, ConfigError> {
         let instance = instance_from_env();
+        let idle_shutdown =
+            config::millis_from_env(env::IDLE_SHUTDOWN_MS, config::DEFAULT_IDLE_SHUTDOWN)?;
+        let idle_check =
+            config::period_from_env(env::IDLE_CHECK_MS, super::idle::check_every(idle_shutdown))?;
         let host = match config::env_text(env::HOST)? {
             Some(raw) => reachable_host(&raw).ok_or(ConfigError::BadHost { value: raw })?,
             None => IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -35,10 +41,8 @@ impl Settings {
             state: StateDir::from_env(),
             instance,
             heartbeat: config::period_from_env(env::HEARTBEAT_MS, config::DEFAULT_HEARTBEAT)?,
-            idle_shutdown: config::millis_from_env(
-                env::IDLE_SHUTDOWN_MS,
-                config::DEFAULT_IDLE_SHUTDOWN,
-            )?,
+            idle_shutdown,
+            idle_check,
             workers: super::runtime::workers_from_env()?,
         })
     }
