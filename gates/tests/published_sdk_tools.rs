@@ -151,4 +151,15 @@ async fn a_name_matches_whole_with_our_sdk() {
     ));
     let tab = rig.open_at(&url, "ours-exact").await;
     names_match_whole(&rig, &tab, &["Add", "Add todo"]).await;
+    // A target asking for the substring names both buttons: refused, nothing clicked.
+    let part = json!({"role": "button", "name": "Add", "exact": false});
+    let refusal = rig
+        .refused("reticle_act", json!({"target": part, "action": "click"}))
+        .await;
+    assert!(
+        refusal["reason"].as_str().unwrap().contains("2 elements"),
+        "{refusal}"
+    );
+    let hits: Vec<String> = tab.eval("window.hits || []").await.unwrap();
+    assert_eq!(hits, ["Add"], "the refused act clicked nothing more");
 }

@@ -72,6 +72,9 @@ pub struct Target {
     pub alt: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub css: Option<String>,
+    /// false: name as a substring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact: Option<bool>,
 }
 
 impl Target {

@@ -65,7 +65,7 @@ pub(super) async fn element_ref(
         (Some(r), None) => Ok(r),
         (None, Some(t)) => {
             let criteria = t.criteria();
-            if criteria.is_empty() {
+            if criteria.keys().all(|k| k == "exact") {
                 return Err(Unresolved::Refused(Refusal::bad_arguments(
                     tool.as_str(),
                     "field `target`: give testid, role (and name), text, label, placeholder, alt or css",
@@ -80,7 +80,10 @@ pub(super) async fn element_ref(
             // listed (the published 2.0.0 SDK sends no `count`; ours adds one, counting past the
             // limit, which only makes an ambiguity message more precise).
             let mut elements = found.get("elements").cloned().unwrap_or(json!([]));
-            let held = hold_to_name(&mut elements, t.name.as_deref());
+            let held = hold_to_name(
+                &mut elements,
+                t.name.as_deref().filter(|_| t.exact != Some(false)),
+            );
             let listed = elements.as_array().map_or(0, Vec::len) as u64;
             let count = found
                 .get("count")

@@ -110,7 +110,11 @@ async fn singles_out(
     criteria.insert("limit".into(), json!(2));
     let found = ask(session, CommandName::Query, Value::Object(criteria)).await?;
     let mut elements = found["elements"].clone();
-    let held = hold_to_name(&mut elements, target.name.as_deref());
+    let name = target
+        .name
+        .as_deref()
+        .filter(|_| target.exact != Some(false));
+    let held = hold_to_name(&mut elements, name);
     let elements = elements.as_array().cloned().unwrap_or_default();
     let count = found["count"]
         .as_u64()
