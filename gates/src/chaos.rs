@@ -1,4 +1,4 @@
-//! The judges of the chaos gate (`gates/tests/chaos.rs`): compound fault sequences on the agent's
+//! The judges of the chaos gate (`gates/tests/hop2_chaos.rs`): compound fault sequences on the agent's
 //! link, each judged over its history. Every judge first checks each call was answered exactly
 //! once ([`judge::exactly_once`]), then that each fault was established (else inconclusive, and
 //! why), then what the sequence promises. Pure over a history: the test runs the sequences and

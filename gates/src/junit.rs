@@ -1,5 +1,5 @@
 //! Reading a nextest JUnit report (`cargo nextest run --profile flake-hunt` writes one; see
-//! `.config/nextest.toml`): for each test binary (`<testsuite name="gates::mcp_link">`) how many
+//! `.config/nextest.toml`): for each test binary (`<testsuite name="gates::hop2_link_faults">`) how many
 //! of its tests ran and how many failed. Skipped tests are not in the report, so a suite that is
 //! absent did not run. [`suites`] is pure over the XML text; [`read_reports`] reads one report,
 //! or every report under a directory (a battery split across CI runners writes one per part) and
@@ -96,7 +96,7 @@ mod tests {
     <testsuite name="gates" tests="2" skipped="0" errors="0" failures="1">
         <testcase name="a" classname="gates"/>
     </testsuite>
-    <testsuite name="gates::hung_cli" tests="1" skipped="0" errors="0" failures="0">
+    <testsuite name="gates::hop3_hung_cli" tests="1" skipped="0" errors="0" failures="0">
     </testsuite>
 </testsuites>"#;
         let read = suites(xml);
@@ -108,7 +108,7 @@ mod tests {
             }
         );
         assert_eq!(
-            read["gates::hung_cli"],
+            read["gates::hop3_hung_cli"],
             SuiteRun {
                 tests: 1,
                 failed: 0
@@ -122,7 +122,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let part = |k: usize, failures: usize| {
             format!(
-                r#"<testsuites><testsuite name="gates::mcp_link" tests="{k}" failures="{failures}" errors="0"></testsuite><testsuite name="toxics::part{k}" tests="1" failures="0" errors="0"></testsuite></testsuites>"#
+                r#"<testsuites><testsuite name="gates::hop2_link_faults" tests="{k}" failures="{failures}" errors="0"></testsuite><testsuite name="toxics::part{k}" tests="1" failures="0" errors="0"></testsuite></testsuites>"#
             )
         };
         for k in 1..=2 {
@@ -132,7 +132,7 @@ mod tests {
         }
         let read = read_reports(dir.path()).unwrap();
         assert_eq!(
-            read["gates::mcp_link"],
+            read["gates::hop2_link_faults"],
             SuiteRun {
                 tests: 3,
                 failed: 1
@@ -140,7 +140,10 @@ mod tests {
         );
         assert!(read.contains_key("toxics::part1") && read.contains_key("toxics::part2"));
         let single = dir.path().join("battery-junit-1/junit.xml");
-        assert_eq!(read_reports(&single).unwrap()["gates::mcp_link"].tests, 1);
+        assert_eq!(
+            read_reports(&single).unwrap()["gates::hop2_link_faults"].tests,
+            1
+        );
         let empty = tempfile::tempdir().unwrap();
         assert!(read_reports(empty.path()).is_err());
     }

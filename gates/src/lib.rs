@@ -10,10 +10,10 @@ pub mod analyze;
 /// the check that a report handed to `--junit` is of it.
 pub mod built_from;
 /// The judges of compound fault sequences on the agent's link (run by
-/// `gates/tests/chaos.rs`).
+/// `gates/tests/hop2_chaos.rs`).
 pub mod chaos;
 /// The SDK compatibility suite (every tool with our SDK and with the published 2.0.0)
-/// and its matrix, `docs/sdk-compat.md` (row H5.6, `gates/tests/sdk_compat.rs`).
+/// and its matrix, `docs/sdk-compat.md` (row H5.6, `gates/tests/hop5_sdk_compat.rs`).
 pub mod compat;
 /// Deliberately silent stand-ins that every checker must score `silent`.
 pub mod controls;
@@ -41,7 +41,7 @@ pub mod scenarios;
 /// Outcomes against targets and the baseline, in every output format.
 pub mod scorecard;
 /// One held-open agent link, rounds of calls across deliberate idle gaps, and what each
-/// round came to (run by `gates/tests/soak.rs` and the `soak` binary).
+/// round came to (run by `gates/tests/hop2_soak.rs` and the `soak` binary).
 pub mod soak;
 /// The `RETICLE_TRACE` checker for invariants T1 to T4, with its calibration.
 pub mod trace;

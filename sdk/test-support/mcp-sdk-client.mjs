@@ -1,5 +1,5 @@
 // test-support/mcp-sdk-client.mjs — a second, independent MCP client for the client gate
-// (gates/tests/client_compat.rs): the official TypeScript SDK, @modelcontextprotocol/sdk, spawns
+// (gates/tests/hop1_client_compat.rs): the official TypeScript SDK, @modelcontextprotocol/sdk, spawns
 // the server through its StdioClientTransport as an agent built on it would (or, with --url,
 // reaches the daemon's Streamable HTTP endpoint through its StreamableHTTPClientTransport),
 // completes the handshake, lists the tools and calls reticle_sessions, then prints one JSON object

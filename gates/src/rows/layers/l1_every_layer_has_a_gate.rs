@@ -198,7 +198,7 @@ fn words(value: &Value) -> Vec<String> {
     value.as_array().into_iter().flatten().map(word).collect()
 }
 
-/// The nextest suite of an integration test file (`gates/tests/mcp_link.rs` → `gates::mcp_link`).
+/// The nextest suite of an integration test file (`gates/tests/hop2_link_faults.rs` → `gates::hop2_link_faults`).
 pub fn suite_of(path: &str) -> Option<String> {
     let path = Path::new(path);
     let stem = path.file_stem()?.to_str()?;
@@ -281,7 +281,7 @@ pub fn gate_table(doc: &str, root: &Path) -> Vec<LayerGate> {
 }
 
 /// The file paths a gate cell names in backticks, split into those that exist and those that
-/// do not. A bare file name (`heartbeat.rs`) lives in the folder of the last full path before
+/// do not. A bare file name (`hop3_heartbeat.rs`) lives in the folder of the last full path before
 /// it; a `*` matches any file of that folder with the rest of the name.
 fn named_paths(cell: &str, root: &Path) -> (Vec<String>, Vec<String>) {
     let mut found = Vec::new();
@@ -410,7 +410,7 @@ mod tests {
         doc
     }
 
-    /// The table of a map whose every layer names `gate_hop3.rs` and `heartbeat.rs`.
+    /// The table of a map whose every layer names `hop3_gate_rows.rs` and `hop3_heartbeat.rs`.
     fn every_layer_gated_by_two_files() -> Vec<LayerGate> {
         let root = harness::fixture_app::repo_root();
         let rows: Vec<(&str, &str, &str)> = LAYERS
@@ -418,7 +418,7 @@ mod tests {
             .map(|l| {
                 (
                     *l,
-                    "`gates/tests/gate_hop3.rs`, `heartbeat.rs`",
+                    "`gates/tests/hop3_gate_rows.rs`, `hop3_heartbeat.rs`",
                     "in the battery",
                 )
             })
@@ -473,12 +473,12 @@ mod tests {
     fn a_layer_whose_tests_did_not_run_or_failed_is_silent() {
         let parsed = every_layer_gated_by_two_files();
         let run = |tests, failed| SuiteRun { tests, failed };
-        let mut suites = BTreeMap::from([("gates::heartbeat".to_string(), run(3, 0))]);
+        let mut suites = BTreeMap::from([("gates::hop3_heartbeat".to_string(), run(3, 0))]);
         assert_eq!(
             judge_layers_ran(&parsed, &suites).outcome,
             RowOutcome::Survived
         );
-        suites.insert("gates::heartbeat".into(), run(3, 1));
+        suites.insert("gates::hop3_heartbeat".into(), run(3, 1));
         assert_eq!(
             judge_layers_ran(&parsed, &suites).outcome,
             RowOutcome::Silent
@@ -491,8 +491,8 @@ mod tests {
             judged.evidence
         );
         assert_eq!(
-            suite_of("gates/tests/mcp_link.rs").as_deref(),
-            Some("gates::mcp_link")
+            suite_of("gates/tests/hop2_link_faults.rs").as_deref(),
+            Some("gates::hop2_link_faults")
         );
         assert_eq!(suite_of("gates/src/trace.rs"), None);
     }

@@ -215,7 +215,7 @@ pub async fn measure(env: &GateEnv) -> Result<Measured, String> {
 /// same daemon over a fresh loopback TCP connection, the kind the proxy's worker posts on); the
 /// absolute medians go in the evidence beside it. The benches (`gates/benches/`) stay the source
 /// of truth for the figures `docs/benchmarks.md` reports; these rows only guard against falling
-/// back. The negative control: the judge's unit tests, and `gates/tests/perf_figures.rs`
+/// back. The negative control: the judge's unit tests, and `gates/tests/gate_perf_figures.rs`
 /// holding a real run against a release figure a third of ours (as a binary three times slower
 /// would measure).
 pub async fn figure_holds(env: &GateEnv, id: &str) -> Ran {

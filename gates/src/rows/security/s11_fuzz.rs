@@ -4,7 +4,7 @@
 //! answers and its memory grew within a bound. Control: the judge fed a failing property.
 
 // The properties run on a blocking thread (the runner is synchronous) and drive the daemon
-// through a runtime handle. `gates/tests/fuzz.rs` runs them with a few hundred cases (more with
+// through a runtime handle. `gates/tests/security_fuzz.rs` runs them with a few hundred cases (more with
 // `PROPTEST_CASES`); the row runs [`ROW_CASES`] of each.
 
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! blackholed (`timeout` 0), H2.3 the POST leg reset while the stream stays healthy
 //! (`reset_peer` upstream), H2.7 latency, bandwidth, slicing, slow close and data limits on each
 //! direction. Every toxic on every direction, and on the bridge hop too, is in
-//! `transport_faults.rs`.
+//! `hop2_transport_faults.rs`.
 //!
 //! A worker killed while a call runs at the daemon: the call's `posting` report reached the
 //! supervisor through the posting ledger, so the call is answered as one that may have run and

@@ -125,7 +125,7 @@ async fn a_hello_with_the_id_of_a_live_socket_is_refused_naming_the_conflict() {
 }
 
 /// H4.3 with raw frames and three commands pending (the gate's H4.3 scenario closes a real tab
-/// with one; see `browser_bridge.rs`).
+/// with one; see `hop5_browser_rows.rs`).
 #[tokio::test]
 async fn a_lost_page_resolves_every_pending_command_as_observation_lost() {
     let daemon = OwnedDaemon::start().await;

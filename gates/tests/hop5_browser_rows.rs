@@ -349,7 +349,7 @@ async fn h5_3_an_offline_overflow_arrives_as_a_gap_marker_before_the_backlog() {
 
 /// H5.6 through its gate scenario (`h5_6_published_sdk::published_sdk_agrees`): the compatibility
 /// matrix with our SDK and the published 2.0.0 meets its target and its baseline (the matrix itself
-/// is checked by `sdk_compat.rs`). Its judge reads the matrix as the history recorded it: judged
+/// is checked by `hop5_sdk_compat.rs`). Its judge reads the matrix as the history recorded it: judged
 /// again offline it gives the live judgement, and with one recorded row edited to differ it is
 /// silent.
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! The gate's hop 4 and hop 5 rows as a whole: the stand-in page control is scored silent by
 //! H4.3's checker, and so is a daemon whose trace breaks while H4.3's tab closes mid-command
 //! (the trace check on the bridge). Each bridge or SDK row runs as its own test (`common::row_meets_target("<id>")`
-//! in some file under `gates/tests/`), which `gate_hop3.rs` checks.
+//! in some file under `gates/tests/`), which `hop3_gate_rows.rs` checks.
 
 use gates::judge::RowOutcome;
 
