@@ -331,8 +331,13 @@ async fn a_tab_opened_before_the_daemon_connects_once_the_daemon_starts() {
     client.close().await;
     daemon.shutdown().await;
 
-    // The wiring of today: refused while no daemon runs, connected once one does.
+    // The wiring of today: refused while no daemon runs, connected once one does. A fresh dev
+    // server serves it: a file written under a running one reaches a tab opened just after as a
+    // full reload whenever the watcher is slower than the tab.
+    drop(server);
     std::fs::write(&entry, &wired).unwrap();
+    let server = DevServer::start(&project, DevTool::Vite);
+    assert!(server.serving().await, "{} never served a page", server.url);
     let tab = browser.open(&server.url).await.expect("the app opens");
     poll::until(
         "the wiring's first import refused",
