@@ -64,20 +64,11 @@ async fn h1_5_garbage_on_stdin_is_answered_per_json_rpc_and_never_fatal() {
 /// recorded fact edited the row is silent: the supervisor dead (H1.1, H1.2), the proxy exiting 0
 /// with calls owed (H1.4), never dormant (H1.3), tools/list not answering after the garbage (H1.5).
 fn rejudged_alike_and_an_edit_is_silent(row: &str, ran: &gates::scenarios::Ran) {
-    let mut ops = common::rejudged_alike(row, ran);
-    for op in ops.iter_mut() {
-        match (row, op.f.as_str()) {
-            ("H1.1" | "H1.2", "supervisor") => op.value["alive"] = json!(false),
-            ("H1.4", "proxy_exit") => op.value["code"] = json!(0),
-            ("H1.3", "budget") => op.value["dormant"] = json!(false),
-            ("H1.5", "garbage_answers") => op.value["listedAfter"] = json!(false),
-            _ => {}
-        }
-    }
-    let edited = gates::analyze::judge_history(row, &ops).expect("re-judged");
-    assert_eq!(
-        edited.outcome,
-        gates::judge::RowOutcome::Silent,
-        "{row}: an edited history: {edited:?}"
-    );
+    common::rejudged_alike_and_an_edit_is_silent(row, ran, |op| match (row, op.f.as_str()) {
+        ("H1.1" | "H1.2", "supervisor") => op.value["alive"] = json!(false),
+        ("H1.4", "proxy_exit") => op.value["code"] = json!(0),
+        ("H1.3", "budget") => op.value["dormant"] = json!(false),
+        ("H1.5", "garbage_answers") => op.value["listedAfter"] = json!(false),
+        _ => {}
+    });
 }

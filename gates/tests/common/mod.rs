@@ -66,3 +66,21 @@ pub fn rejudged_alike(id: &str, ran: &Ran) -> Vec<gates::history::Op> {
     );
     ops
 }
+
+/// Row `id`'s live run `ran` re-judged alike offline, then with `edit` applied to each recorded
+/// op (the caller names the one fact that breaks the row's promise) judged `silent`.
+#[allow(dead_code)]
+pub fn rejudged_alike_and_an_edit_is_silent(
+    id: &str,
+    ran: &Ran,
+    edit: impl Fn(&mut gates::history::Op),
+) {
+    let mut ops = rejudged_alike(id, ran);
+    ops.iter_mut().for_each(edit);
+    let edited = gates::analyze::judge_history(id, &ops).expect("re-judged");
+    assert_eq!(
+        edited.outcome,
+        gates::judge::RowOutcome::Silent,
+        "{id}: an edited history: {edited:?}"
+    );
+}
