@@ -117,6 +117,27 @@ async fn names_match_whole(rig: &ToolRig, tab: &harness::Tab, partly: &[&str]) {
         )
         .await;
     assert_eq!(names(&part), partly, "{part}");
+
+    // An element predicate holds to the whole name too; `exact: false` asks for a part.
+    let verified = async |predicate: serde_json::Value| {
+        let answer = rig
+            .ok("reticle_assert", json!({ "predicate": predicate }))
+            .await;
+        answer["verified"].as_str().unwrap().to_string()
+    };
+    let whole_part = json!({"kind": "element", "role": "button", "name": "Add t"});
+    assert_eq!(
+        verified(whole_part).await,
+        "no",
+        "no button is named \"Add t\""
+    );
+    let part_of = json!({"kind": "element", "role": "button", "name": "Add t", "exact": false});
+    // Ours finds "Add todo"; 2.0.0 matches names whole only, so a part it cannot look for is
+    // unknown, never no.
+    let expected = if partly.len() > 1 { "yes" } else { "unknown" };
+    assert_eq!(verified(part_of).await, expected);
+    let named = json!({"kind": "element", "role": "button", "name": "Add", "exact": false});
+    assert_eq!(verified(named).await, "yes");
 }
 
 #[tokio::test]

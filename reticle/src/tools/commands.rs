@@ -24,7 +24,7 @@ use crate::verdict::probe::{AnimationFacts, ElementFacts, PageProbe, Read, State
 use crate::verdict::{CaptureLoss, Observation, ObservedEvent, Window};
 use crate::wire::state_path::StatePath;
 use crate::wire::trace::span;
-use crate::wire::vocabulary::{PROTOCOL_ELEMENT_STATES, STATES_REPORTED};
+use crate::wire::vocabulary::{EXACT_HONOURED, PROTOCOL_ELEMENT_STATES, STATES_REPORTED};
 use crate::wire::{CommandName, EventFamily};
 
 /// Puts `value` under `key` when there is one (a command's optional argument).
@@ -337,6 +337,9 @@ fn query_of(query: &ElementQuery) -> Value {
             map.insert(key.into(), json!(v));
         }
     }
+    if let Some(exact) = query.exact {
+        map.insert("exact".into(), json!(exact));
+    }
     Value::Object(map)
 }
 
@@ -373,14 +376,25 @@ fn text_value(value: &Value) -> Option<String> {
     }
 }
 
-/// Holds a `match` answer to the whole name asked (the published 2.0.0 SDK ignores `exact`, so
-/// the daemon does not rely on how a page matched): elements named otherwise are dropped, and the
-/// count with them; a cut name, or a count past the listed ones, it can't tell is an error.
-fn hold_to_name(elements: &mut Vec<Value>, count: &mut usize, name: &str) -> Result<(), String> {
-    let name_of = |e: &Value| matches(e["name"].as_str().unwrap_or(""), name, true);
+/// Holds a `match` answer to the name asked, whole unless `exact` is false (the published 2.0.0
+/// SDK ignores `exact`, so the daemon does not rely on how a page matched): elements named
+/// otherwise are dropped, and the count with them; a cut name, or a count past the listed ones,
+/// it can't tell is an error.
+fn hold_to_name(
+    elements: &mut Vec<Value>,
+    count: &mut usize,
+    name: &str,
+    exact: bool,
+) -> Result<(), String> {
+    let name_of = |e: &Value| matches(e["name"].as_str().unwrap_or(""), name, exact);
+    let named = if exact {
+        format!("named \"{name}\"")
+    } else {
+        format!("with \"{name}\" in its name")
+    };
     if elements.iter().any(|e| name_of(e) == Match::CantTell) {
         return Err(format!(
-            "the page cut an element's name short, so whether it is named \"{name}\" can't be told"
+            "the page cut an element's name short, so whether it is {named} can't be told"
         ));
     }
     let listed = elements.len();
@@ -388,7 +402,7 @@ fn hold_to_name(elements: &mut Vec<Value>, count: &mut usize, name: &str) -> Res
     if elements.len() < listed {
         if *count > listed {
             return Err(format!(
-                "the page matched more elements than it listed, some not named \"{name}\" exactly, so they can't be counted"
+                "the page matched more elements than it listed, some not {named}, so they can't be counted"
             ));
         }
         *count = elements.len();
@@ -412,10 +426,19 @@ impl PageProbe for LivePage {
                     .cloned()
                     .unwrap_or_default();
                 let mut count = result.get("count").and_then(Value::as_u64).unwrap_or(0) as usize;
-                if let Some(name) = &query.name
-                    && let Err(why) = hold_to_name(&mut elements, &mut count, name)
-                {
-                    return Read::Unreadable(why);
+                let exact = query.exact != Some(false);
+                if let Some(name) = &query.name {
+                    if let Err(why) = hold_to_name(&mut elements, &mut count, name, exact) {
+                        return Read::Unreadable(why);
+                    }
+                    // A page that matched the name whole when a part was asked for found no
+                    // element by a part of its name only because it never looked.
+                    let honoured = result.get(EXACT_HONOURED) == Some(&Value::Bool(true));
+                    if !exact && count == 0 && !honoured {
+                        return Read::Unreadable(format!(
+                            "the page's SDK matches a name whole only (the published @reticlehq/browser 2.0.0 ignores `exact`), so whether an element has \"{name}\" in its name can't be told; this needs Reticle's SDK"
+                        ));
+                    }
                 }
                 let first = elements.first();
                 let reported_states = match result.get(STATES_REPORTED) {

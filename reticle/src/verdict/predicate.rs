@@ -34,6 +34,7 @@ pub const KINDS: &[(&str, &[&str])] = &[
             "testid",
             "alt",
             "css",
+            "exact",
             "value",
             "state",
             "absent",
@@ -144,6 +145,21 @@ pub struct ElementQuery {
     pub testid: Option<String>,
     pub alt: Option<String>,
     pub css: Option<String>,
+    /// `false` asks for `name` (and the text fields) as a substring; by default a name is
+    /// matched whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact: Option<bool>,
+}
+
+impl ElementQuery {
+    /// Whether the query names no element (it gives no field but, at most, `exact`).
+    pub fn names_nothing(&self) -> bool {
+        *self
+            == Self {
+                exact: self.exact,
+                ..Self::default()
+            }
+    }
 }
 
 impl Predicate {
@@ -354,8 +370,9 @@ fn parse_at(value: &Value, at: &str, depth: usize) -> Result<Predicate, Predicat
                 testid: f.opt_str("testid")?,
                 alt: f.opt_str("alt")?,
                 css: f.opt_str("css")?,
+                exact: f.opt_bool("exact")?,
             };
-            if query == ElementQuery::default() {
+            if query.names_nothing() {
                 return Err(err("element needs at least one of role, text, label, placeholder, testid, alt, css".into(), accepted.clone()));
             }
             Predicate::Element {

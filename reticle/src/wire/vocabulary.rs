@@ -75,6 +75,9 @@ pub const PROTOCOL_ELEMENT_STATES: &[&str] = &["checked", "disabled", "expanded"
 /// The `match` result field in which a page lists every state it reports (Reticle's SDK sends it;
 /// without it, [`PROTOCOL_ELEMENT_STATES`] is all a daemon may assume).
 pub const STATES_REPORTED: &str = "statesReported";
+/// The `match` result field by which a page says it matched names as the query's `exact` asked
+/// (Reticle's SDK sends `true`; the published 2.0.0 SDK ignores `exact` and matches a name whole).
+pub const EXACT_HONOURED: &str = "exactHonoured";
 
 vocabulary! {
     /// The event types protocol 1 names (those of the published 2.0.0 SDK and the later

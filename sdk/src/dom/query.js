@@ -2,7 +2,8 @@
 //
 // Owns: `runQuery(ctx, args)` (criteria: role, name, text, label, placeholder, testid, alt, css,
 // or `{by, value}`; all given criteria must hold) and `runMatch(ctx, args)` (`{query, state}`;
-// its result lists `statesReported`, so a daemon can tell "not in that state" from "not reported").
+// its result lists `statesReported`, so a daemon can tell "not in that state" from "not reported",
+// and `exactHonoured`, so it can tell "no name holds that part" from "names matched whole").
 // Matching, as Testing Library does: after NFC and whitespace folding, `name` matches the whole
 // string, case-sensitively; other text criteria match case-insensitive substrings, whole ones
 // first. `exact: true` makes every one whole, `exact: false` every one a substring. `testid` and
@@ -209,6 +210,7 @@ export function runMatch(ctx, args = {}) {
       candidates: found.elements.length,
       elements: passing.slice(0, QUERY_DEFAULT_LIMIT),
       statesReported: REPORTED_STATES,
+      exactHonoured: true,
     },
   };
 }
