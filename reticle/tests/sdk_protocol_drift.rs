@@ -1,14 +1,14 @@
 //! Drift between the two spellings of protocol 1: the daemon's (`reticle::wire`) and the browser
 //! SDK's (`sdk/src/protocol.js`). Reads protocol.js's exported constants as text and compares
 //! the protocol version, socket path, message kinds, event types, command names, act actions,
-//! snapshot modes, close codes and limits with the Rust vocabulary. Where the two differ by
+//! act settle modes, snapshot modes, close codes and limits with the Rust vocabulary. Where the two differ by
 //! design the difference is written out below, with its reason; any other difference fails. A
 //! control runs the same comparison on edited copies of protocol.js and requires each edit to be
 //! caught.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use reticle::wire::args::{ActAction, SnapshotMode};
+use reticle::wire::args::{ActAction, ActSettle, SnapshotMode};
 use reticle::wire::close::{self, code};
 use reticle::wire::limits;
 use reticle::wire::{
@@ -403,6 +403,16 @@ fn compare(js: &str, limits_rs: &str) -> Result<Vec<String>, String> {
             "snapshot modes: sdk {js_modes:?}, daemon {rust_modes:?}"
         ));
     }
+    let js_settles = texts(&frozen_object(js, "ActSettleMode")?, "ActSettleMode")?;
+    let rust_settles: BTreeSet<String> = ActSettle::ALL
+        .iter()
+        .map(|m| m.as_str().to_string())
+        .collect();
+    if js_settles != rust_settles {
+        differences.push(format!(
+            "act settle modes: sdk {js_settles:?}, daemon {rust_settles:?}"
+        ));
+    }
 
     let js_codes = frozen_object(js, "CloseCode")?;
     let mut expected_codes: BTreeMap<String, u16> = shared_close_codes()
@@ -551,6 +561,7 @@ fn control_every_kind_of_edit_to_protocol_js_is_caught() {
         ),
         ("PRESS: 'press',", ""),
         ("STATUS: 'status' }", "STATUS: 'status', DIFF: 'diff' }"),
+        ("TASK: 'task' }", "TASK: 'tick' }"),
     ];
     for (from, to) in edits {
         assert!(

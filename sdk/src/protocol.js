@@ -217,5 +217,9 @@ export const LOG_TAG = '[reticle]';
 /** Attribute on any DOM the SDK itself mounts: observers and snapshots skip it. */
 export const OWN_UI_ATTR = 'data-reticle-ui';
 
-/** Act settling: wait for the DOM and the network to go quiet, within a bound. */
-export const ActSettle = Object.freeze({ QUIET_MS: 60, MAX_MS: 1500 });
+/** Act settling: wait for the DOM and the network to go quiet, within a bound; or, asked
+ * `settle: 'task'` (a daemon that observes the consequence itself), one task. */
+export const ActSettle = Object.freeze({ QUIET_MS: 60, MAX_MS: 1500, TASK_MAX_MS: 100 });
+
+/** How an `act` settles before it answers (the daemon's `wire::args::ActSettle`). */
+export const ActSettleMode = Object.freeze({ QUIET: 'quiet', TASK: 'task' });

@@ -205,3 +205,52 @@ test('act_sequence runs steps in order and stops at the first failure, naming it
   assert.equal(el('user').value, 'bob', 'step 3 never ran');
   assert.match((await runActSequence(ctx, { steps: [] })).error, /non-empty array/);
 });
+
+test("settle 'task' answers after one task on a page that never goes quiet; quiet is the default", async () => {
+  const { ctx, ref, el } = await setup();
+  ctx.settle = { quietMs: 40, maxMs: 300 };
+  let ticks = 0;
+  const busy = setInterval(() => {
+    ticks += 1;
+    el('box').textContent = `tick ${ticks}`;
+  }, 5);
+  try {
+    const tasked = await runAct(ctx, { ref: ref('counter'), action: 'click', settle: 'task' });
+    assert.equal(tasked.ok, true, tasked.error);
+    assert.equal(tasked.result.settled, true);
+    assert.equal(tasked.result.settleReason, null);
+    // Control: the default waits for a quiet spell the busy page never gives, up to its bound.
+    const quiet = await runAct(ctx, { ref: ref('counter'), action: 'click' });
+    assert.equal(quiet.ok, true, quiet.error);
+    assert.equal(quiet.result.settled, false);
+    assert.equal(quiet.result.settleReason, 'timeout');
+  } finally {
+    clearInterval(busy);
+  }
+  const bad = await runAct(ctx, { ref: ref('counter'), action: 'click', settle: 'later' });
+  assert.equal(bad.ok, false);
+  assert.match(bad.error, /unknown settle 'later' \(known: quiet, task\)/);
+});
+
+test("settle 'task' runs after the action's microtasks, on a posted message, within its bound", async () => {
+  const { waitForTask } = await import('../src/dom/settle.js');
+  const { captureClock } = await import('../src/natives.js');
+  const clock = captureClock(globalThis);
+  const order = [];
+  const tasked = waitForTask({ win: globalThis, clock, maxMs: 1000 }).then((r) => {
+    order.push('settled');
+    return r;
+  });
+  Promise.resolve().then(() => order.push('microtask'));
+  assert.deepEqual(await tasked, { settled: true, settleReason: null });
+  assert.deepEqual(order, ['microtask', 'settled']);
+  // A page whose posted messages never arrive answers at the bound, unsettled.
+  class Silent {
+    constructor() {
+      this.port1 = { close() {} };
+      this.port2 = { postMessage() {} };
+    }
+  }
+  const stuck = await waitForTask({ win: { MessageChannel: Silent }, clock, maxMs: 20 });
+  assert.deepEqual(stuck, { settled: false, settleReason: 'timeout' });
+});

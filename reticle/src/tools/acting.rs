@@ -24,6 +24,7 @@ use crate::verdict::decide::Context;
 use crate::verdict::predicate::Predicate;
 use crate::verdict::{Evaluation, ObservedEvent, Verdict, Window, decide, wait_until};
 use crate::wire::CommandName;
+use crate::wire::args::ActSettle;
 use crate::wire::trace::span;
 
 /// What act and act_sequence say about themselves.
@@ -115,7 +116,14 @@ pub(super) async fn element_ref(
     }
 }
 
-pub(super) fn act_args(element_ref: &str, action: Action, args: Option<ActionArgs>) -> Value {
+/// The `act` command's arguments; `settle` is [`ActSettle::Task`] when the daemon observes
+/// the consequence itself (a judged act), so the page answers after one task, not a quiet spell.
+pub(super) fn act_args(
+    element_ref: &str,
+    action: Action,
+    args: Option<ActionArgs>,
+    settle: ActSettle,
+) -> Value {
     let mut map = Map::new();
     if let Some(a) = args {
         if let Some(v) = a.value {
@@ -131,7 +139,11 @@ pub(super) fn act_args(element_ref: &str, action: Action, args: Option<ActionArg
             map.insert("confirmDangerous".into(), json!(c));
         }
     }
-    json!({ "ref": element_ref, "action": action.as_str(), "args": map })
+    let mut command = json!({ "ref": element_ref, "action": action.as_str(), "args": map });
+    if settle != ActSettle::Quiet {
+        command["settle"] = json!(settle.as_str());
+    }
+    command
 }
 
 /// An act the page took, as a recording keeps it.
@@ -215,7 +227,7 @@ pub(super) async fn resolve_act_judge(
     let acted = command(
         session,
         CommandName::Act,
-        act_args(&r, job.action, job.args.clone()),
+        act_args(&r, job.action, job.args.clone(), ActSettle::Task),
         COMMAND_BOUND,
     )
     .await;

@@ -562,7 +562,7 @@ fn describe_net(m: &NetMatch) -> String {
 }
 
 /// Requests that reported `net.pending` and no `net.request` with the same id.
-fn requests_in_flight(window: &Window) -> usize {
+pub(super) fn requests_in_flight(window: &Window) -> usize {
     let id = |e: &ObservedEvent| e.data.get("id").map(Value::to_string);
     let done: std::collections::HashSet<String> = window
         .of(KnownEventType::NetRequest)

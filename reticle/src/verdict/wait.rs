@@ -1,13 +1,15 @@
 //! Waiting for a predicate: evaluate it now, then again whenever the page reports events (or a
 //! short poll passes, for page reads and quiet time), until it holds, the page goes away for
-//! good, it can no longer hold, or the bound runs out; then evaluate once more. Where the events
-//! come from is the [`Observation`] trait, so this room still never talks to a socket.
+//! good, it can no longer hold (a window contradiction, or a page contradiction the page has
+//! stayed quiet on: see [`contradiction_quiet`]), or the bound runs out; then evaluate once more.
+//! Where the events come from is the [`Observation`] trait, so this room still never talks to a
+//! socket.
 
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::evaluate::{Evaluation, Status, evaluate};
+use super::evaluate::{Evaluation, Status, evaluate, requests_in_flight};
 use super::predicate::Predicate;
 use super::probe::PageProbe;
 use super::window::Window;
@@ -25,6 +27,18 @@ pub const MIN_OVERRUN: Duration = Duration::from_millis(300);
 /// answers cannot stretch a wait further (each read is bounded by it).
 pub fn overrun(bound: Duration) -> Duration {
     (bound / 10).max(MIN_OVERRUN)
+}
+
+/// The least time a page must stay quiet on a contradiction before it is final.
+pub const MIN_CONTRADICTION_QUIET: Duration = Duration::from_millis(500);
+
+/// How long the page must have stayed quiet within a wait (no DOM change, no route change, no
+/// request in flight) while it contradicts a page-read predicate (an element present that should
+/// be absent, a different value or state, a different route) before the `no` is final: a quarter
+/// of the bound, at least [`MIN_CONTRADICTION_QUIET`], never past the bound. A page still moving
+/// could yet come round, so it is waited for until the bound.
+pub fn contradiction_quiet(bound: Duration) -> Duration {
+    (bound / 4).max(MIN_CONTRADICTION_QUIET).min(bound)
 }
 
 /// What a wait observes: a window over the page's events, the live page, and news of either.
@@ -109,10 +123,13 @@ pub async fn wait_until<O: Observation>(
                 timed_out: true,
             };
         };
-        let final_fail = evaluation.status == Status::Fail
-            && evaluation.contradicted
-            && predicate.window_only()
-            && !predicate.mentions_settled();
+        let contradicted = evaluation.status == Status::Fail && evaluation.contradicted;
+        let final_fail = contradicted
+            && if predicate.window_only() {
+                !predicate.mentions_settled()
+            } else {
+                quiet_within(&window, started.elapsed()) >= contradiction_quiet(bound)
+            };
         // A pass that later events could undo (an absence over the window) is only final when
         // the bound has run out.
         let provisional = evaluation.status == Status::Pass && predicate.provisional();
@@ -135,6 +152,15 @@ pub async fn wait_until<O: Observation>(
     }
 }
 
+/// How long the page has been quiet within a wait that has run `elapsed`: no activity event for
+/// that long and no request in flight (a quiet spell from before the wait does not count).
+fn quiet_within(window: &Window, elapsed: Duration) -> Duration {
+    if requests_in_flight(window) > 0 {
+        return Duration::ZERO;
+    }
+    Duration::from_millis(window.quiet_for_ms).min(elapsed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +178,8 @@ mod tests {
         gone_after: Option<usize>,
         changes: usize,
         comes_back: bool,
+        /// The page has done nothing for a long while (else it is always busy).
+        quiet: bool,
     }
 
     impl PageProbe for Script {
@@ -174,7 +202,11 @@ mod tests {
 
     impl Observation for Script {
         fn window(&mut self) -> Window {
-            Window::new(self.events.clone(), 0, 0)
+            Window::new(
+                self.events.clone(),
+                0,
+                if self.quiet { 3_600_000 } else { 0 },
+            )
         }
         async fn changed(&mut self, poll: Duration) {
             self.changes += 1;
@@ -203,6 +235,7 @@ mod tests {
             gone_after: None,
             changes: 0,
             comes_back: false,
+            quiet: false,
         }
     }
 
@@ -343,5 +376,44 @@ mod tests {
         let waited = wait_until(&p, &mut s, Duration::from_secs(60)).await;
         assert!(waited.evaluation.contradicted);
         assert!(!waited.timed_out);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_page_contradiction_is_final_once_the_page_stayed_quiet_on_it() {
+        // An element present that should be absent: observed the opposite.
+        let p = parse(&json!({"kind":"element","testid":"spinner","absent":true})).unwrap();
+        let bound = Duration::from_secs(4);
+        let mut quiet = script(vec![]);
+        quiet.page.elements = 1;
+        quiet.quiet = true;
+        let started = Instant::now();
+        let waited = wait_until(&p, &mut quiet, bound).await;
+        assert!(waited.evaluation.contradicted && !waited.timed_out);
+        let took = started.elapsed();
+        assert!(
+            took >= contradiction_quiet(bound) && took <= contradiction_quiet(bound) + POLL,
+            "{took:?}"
+        );
+
+        // Control: a page still moving may yet come round, so it is waited for to the bound.
+        let mut busy = script(vec![]);
+        busy.page.elements = 1;
+        let waited = wait_until(&p, &mut busy, bound).await;
+        assert!(waited.timed_out && waited.evaluation.status == Status::Fail);
+
+        // Control: evidence that never came is no contradiction, however quiet the page.
+        let present = parse(&json!({"kind":"element","testid":"saved"})).unwrap();
+        let mut empty = script(vec![]);
+        empty.quiet = true;
+        let waited = wait_until(&present, &mut empty, bound).await;
+        assert!(waited.timed_out && !waited.evaluation.contradicted);
+        assert_eq!(
+            contradiction_quiet(Duration::from_millis(200)),
+            Duration::from_millis(200)
+        );
+        assert_eq!(
+            contradiction_quiet(Duration::from_secs(1)),
+            MIN_CONTRADICTION_QUIET
+        );
     }
 }

@@ -50,6 +50,17 @@ argument_words! {
     }
 }
 
+// How long an `act` command lets the page settle before it answers: until the DOM and the
+// network are quiet (`quiet`, the default), or the action's microtasks and one task (`task`),
+// when the daemon observes what follows itself. A published 2.0.0 page ignores the field and
+// waits one animation frame.
+argument_words! {
+    ActSettle {
+        Quiet = "quiet",
+        Task = "task",
+    }
+}
+
 // What a `snapshot` outlines: the page, its controls only, or its status line.
 argument_words! {
     SnapshotMode {
@@ -69,6 +80,10 @@ mod tests {
             let wire = serde_json::to_value(action).unwrap();
             assert_eq!(wire, action.as_str());
             assert_eq!(serde_json::from_value::<ActAction>(wire).unwrap(), *action);
+        }
+        for settle in ActSettle::ALL {
+            let wire = serde_json::to_value(settle).unwrap();
+            assert_eq!(wire, settle.as_str());
         }
         for mode in SnapshotMode::ALL {
             let wire = serde_json::to_value(mode).unwrap();

@@ -2,13 +2,14 @@
 //
 // Owns: validating an action, resolving its ref (a stale ref is a named refusal), the
 // destructive-action guard (`args.confirmDangerous`), dispatching the DOM events for each action,
-// waiting for the page to settle, and reporting the observed effect.
+// waiting for the page to settle (quiet, or one task when the daemon asks `settle: 'task'`
+// because it observes the consequence itself), and reporting the observed effect.
 // Must not: fall back to another element when a ref is stale, act on a disabled control, or let
 // an exception from a page handler escape (it becomes an `ok:false` result).
 
-import { ActAction, ActSettle, CommandLimits } from '../protocol.js';
+import { ActAction, ActSettle, ActSettleMode, CommandLimits } from '../protocol.js';
 import { labelFor, isDisabled, isPasswordField, nameOf, testidOf, textOf, valueOf, hasLayout, isVisible } from '../dom/roles.js';
-import { watchMutations, waitForQuiet } from '../dom/settle.js';
+import { waitForTask, watchMutations, waitForQuiet } from '../dom/settle.js';
 
 const ACTIONS = new Set(Object.values(ActAction));
 const NEEDS_ENABLED = new Set([
@@ -386,6 +387,9 @@ function validateStep(step) {
   if (step.args !== undefined && (typeof step.args !== 'object' || step.args === null || Array.isArray(step.args))) {
     return 'act args must be an object';
   }
+  if (step.settle !== undefined && !Object.values(ActSettleMode).includes(step.settle)) {
+    return `unknown settle '${String(step.settle)}' (known: ${Object.values(ActSettleMode).join(', ')})`;
+  }
   return null;
 }
 
@@ -419,13 +423,17 @@ export async function runAct(ctx, step) {
     return { ok: false, error: `${action} on ref '${ref}' threw in a page handler: ${err && err.message ? err.message : String(err)}` };
   }
   const settleOptions = ctx.settle || {};
-  const settle = await waitForQuiet({
-    clock: ctx.clock,
-    mutations,
-    pendingRequests: ctx.pendingRequests || (() => 0),
-    quietMs: settleOptions.quietMs ?? ActSettle.QUIET_MS,
-    maxMs: settleOptions.maxMs ?? ActSettle.MAX_MS,
-  });
+  // A daemon that observes the consequence itself asks for one task; quiet is the default.
+  const settle =
+    step.settle === ActSettleMode.TASK
+      ? await waitForTask({ win, clock: ctx.clock, maxMs: ActSettle.TASK_MAX_MS })
+      : await waitForQuiet({
+          clock: ctx.clock,
+          mutations,
+          pendingRequests: ctx.pendingRequests || (() => 0),
+          quietMs: settleOptions.quietMs ?? ActSettle.QUIET_MS,
+          maxMs: settleOptions.maxMs ?? ActSettle.MAX_MS,
+        });
   mutations.stop();
   const after = doc.activeElement;
   const focusMoved =

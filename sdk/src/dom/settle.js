@@ -3,7 +3,9 @@
 // Owns: `watchMutations(doc)` (a counter of DOM changes under the document, own UI excluded) and
 // `waitForQuiet({clock, mutations, pendingRequests, quietMs, maxMs})`, which resolves
 // `{settled:true, settleReason:null}` once no DOM change happened for `quietMs` and no request is
-// in flight, or `{settled:false, settleReason:'timeout'}` at `maxMs`.
+// in flight, or `{settled:false, settleReason:'timeout'}` at `maxMs`; and `waitForTask({win, clock,
+// maxMs})`: the action's microtasks, then one task (`settled:true`), or `maxMs` on the SDK clock
+// when no task runs (`settled:false`).
 // Must not: use the page's timers (a frozen page clock would hang it); it uses the SDK clock.
 
 import { OWN_UI_ATTR } from '../protocol.js';
@@ -55,4 +57,35 @@ export function waitForQuiet({ clock, mutations, pendingRequests = () => 0, quie
     }
     clock.setTimeout(tick, Math.min(step, quietMs));
   });
+}
+
+export function waitForTask({ win, clock, maxMs }) {
+  return Promise.resolve().then(
+    () =>
+      new Promise((resolve) => {
+        let done = false;
+        const finish = (settled) => {
+          if (done) return;
+          done = true;
+          resolve({ settled, settleReason: settled ? null : 'timeout' });
+        };
+        const timer = clock.setTimeout(() => finish(false), maxMs);
+        const settledNow = () => {
+          clock.clearTimeout(timer);
+          finish(true);
+        };
+        // A posted message is a task a hidden tab does not throttle, unlike a timer.
+        const Channel = win && typeof win.MessageChannel === 'function' ? win.MessageChannel : null;
+        if (!Channel) {
+          clock.setTimeout(settledNow, 0);
+          return;
+        }
+        const channel = new Channel();
+        channel.port1.onmessage = () => {
+          channel.port1.close();
+          settledNow();
+        };
+        channel.port2.postMessage(null);
+      }),
+  );
 }

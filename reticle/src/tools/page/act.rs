@@ -13,6 +13,7 @@ use crate::tools::surface::args::ActArgs;
 use crate::tools::surface::names::ToolName;
 use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::wire::CommandName;
+use crate::wire::args::ActSettle;
 
 async fn act(call: &Call<'_>, a: ActArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
@@ -22,7 +23,7 @@ async fn act(call: &Call<'_>, a: ActArgs) -> Result<Value, Refusal> {
     let result = ask(
         session,
         CommandName::Act,
-        act_args(&r, a.action, a.args.clone()),
+        act_args(&r, a.action, a.args.clone(), ActSettle::Quiet),
     )
     .await?;
     recording::capture(call, session, whereabouts, taken(a.action, a.args, None));

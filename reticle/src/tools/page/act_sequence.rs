@@ -13,6 +13,7 @@ use crate::tools::surface::args::ActSequenceArgs;
 use crate::tools::surface::names::ToolName;
 use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
 use crate::wire::CommandName;
+use crate::wire::args::ActSettle;
 
 async fn act_sequence(call: &Call<'_>, a: ActSequenceArgs) -> Result<Value, Refusal> {
     let session = call.session()?;
@@ -30,7 +31,7 @@ async fn act_sequence(call: &Call<'_>, a: ActSequenceArgs) -> Result<Value, Refu
                 match command(
                     session,
                     CommandName::Act,
-                    act_args(&r, step.action, step.args.clone()),
+                    act_args(&r, step.action, step.args.clone(), ActSettle::Quiet),
                     per_step,
                 )
                 .await
