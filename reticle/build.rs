@@ -1,7 +1,8 @@
 //! Embeds the browser SDK (`../sdk/reticle.js` and `../sdk/src/**/*.js`) into the binary, so the
-//! SDK the daemon serves always matches the daemon's protocol. Writes `$OUT_DIR/sdk_files.rs`:
-//! `SDK_FILES` (path under `/sdk/`, contents) and `SDK_DIGEST` (a hash of them all, the cache
-//! tag in the served URLs). It reads the SDK; it must not change it.
+//! SDK the daemon serves always matches the daemon's protocol, bundled into one module
+//! (`build/sdk_bundle.rs`) so a page fetches one file. Writes `$OUT_DIR/sdk_files.rs`: `SDK_FILES`
+//! (path under `/sdk/`, contents: the bundle as `reticle.js`) and `SDK_DIGEST` (a hash of every
+//! SDK file, the cache tag in the served URLs). It reads the SDK; it must not change it.
 //!
 //! Also stamps the build: `RETICLE_BUILD_ID` is a hash of this crate's manifest, its sources and
 //! the SDK, equal in `reticle` and `reticle-mcp` exactly when both were built from the same code,
@@ -9,6 +10,9 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+#[path = "build/sdk_bundle.rs"]
+mod sdk_bundle;
 
 fn main() {
     let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
@@ -24,7 +28,6 @@ fn main() {
     files.sort();
     // FNV-1a over each relative path and its contents.
     let mut digest: u64 = FNV_START;
-    let mut table = String::from("pub const SDK_FILES: &[(&str, &str)] = &[\n");
     for file in &files {
         let relative = file
             .strip_prefix(&sdk)
@@ -34,14 +37,18 @@ fn main() {
         let contents = std::fs::read(file).expect("an SDK file reads");
         digest = fnv(digest, relative.bytes().chain(contents));
         println!("cargo:rerun-if-changed={}", file.display());
-        let absolute = file.canonicalize().expect("an SDK file resolves");
-        let _ = writeln!(table, "    ({relative:?}, include_str!({absolute:?})),");
     }
+    let bundle = sdk_bundle::bundle(&sdk, "reticle.js")
+        .unwrap_or_else(|why| panic!("the browser SDK could not be bundled: {why}"));
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let bundled = out.join("reticle-sdk-bundle.js");
+    std::fs::write(&bundled, bundle).expect("OUT_DIR is writable");
+    let mut table = String::from("pub const SDK_FILES: &[(&str, &str)] = &[\n");
+    let _ = writeln!(table, "    (\"reticle.js\", include_str!({bundled:?})),");
     table.push_str("];\n");
     let _ = writeln!(table, "pub const SDK_DIGEST: &str = \"{digest:016x}\";");
     let build_id = source_digest(digest);
     println!("cargo:rustc-env=RETICLE_BUILD_ID={build_id:016x}");
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     std::fs::write(out.join("sdk_files.rs"), table).expect("OUT_DIR is writable");
 }
 

@@ -103,12 +103,19 @@ async fn the_fixture_app_and_its_iframe_connect_and_a_failing_login_is_observed(
         daemon.port(),
         daemon.token()
     ));
-    let _tab = browser.open(&url).await.unwrap();
+    let tab = browser.open(&url).await.unwrap();
     for id in ["fx", "fx-frame"] {
-        poll::until(&format!("session {id}"), BOUND, async || {
-            client.session(id).await.map(|_| ())
-        })
-        .await;
+        let listed = poll::within(BOUND, async || client.session(id).await.map(|_| ())).await;
+        if listed.is_none() {
+            // Say what the page and the daemon saw, so a failure names its cause.
+            let page: Result<Value, _> = tab
+                .eval("({ url: location.href, ready: document.readyState, frames: frames.length })")
+                .await;
+            panic!(
+                "session {id} was not listed within {BOUND:?}; the page: {page:?}; the daemon's status: {}",
+                client.status().await
+            );
+        }
     }
     set_fault(&app, "error").await;
     login(&client, "fx").await;

@@ -1,7 +1,8 @@
 //! The SDK the daemon serves, tested from outside: a page on a loopback origin loads it with
 //! one line (no port or token in the page's code) and shows up in `reticle_sessions` through the
 //! real proxy; a request with a non-loopback `Origin` gets neither the pairing token nor CORS;
-//! the entry is a short-lived redirect to a versioned, long-cached module.
+//! the entry is a short-lived redirect to a versioned, long-cached module: one file, the SDK's
+//! modules bundled at build time, which exports what `sdk/reticle.js` exports.
 
 mod support;
 
@@ -113,14 +114,14 @@ async fn only_a_loopback_origin_gets_the_token_and_cors() {
         "the entry module"
     );
     assert!(
+        !source.contains("from './") && !source.contains("from '../"),
+        "one module that imports no other"
+    );
+    assert!(
         !source.contains(&rig.daemon.token()),
         "the module embeds no token"
     );
-    let core = get(
-        &location.replace("reticle.js", "src/core.js"),
-        Some(FOREIGN_ORIGIN),
-    )
-    .await;
+    let core = get(&location, Some(FOREIGN_ORIGIN)).await;
     // The modules hold no secret, but a foreign page gets nothing from the daemon: every HTTP
     // route refuses a non-loopback Origin (S8).
     assert_eq!(core.status(), 403, "a foreign origin is refused");
@@ -128,6 +129,79 @@ async fn only_a_loopback_origin_gets_the_token_and_cors() {
         core.headers().get(ACCESS_CONTROL_ALLOW_ORIGIN).is_none(),
         "no CORS for a foreign origin"
     );
+    // One file: the modules are inside it, so none is fetched on its own.
+    let module_alone = get(
+        &location.replace("reticle.js", "src/core.js"),
+        Some(LOOPBACK_ORIGIN),
+    )
+    .await;
+    assert_eq!(module_alone.status(), 404, "the SDK is served as one file");
     let stale = get("/sdk/0.0.0-old/reticle.js", Some(LOOPBACK_ORIGIN)).await;
     assert_eq!(stale.status(), 404, "another tag is not this daemon's SDK");
+}
+
+/// The served bundle, loaded as a module by Node, exports exactly what `sdk/reticle.js` does, and
+/// a page built on it works as one built on the modules (every browser gate loads it). Control: the
+/// same check on a copy with one export dropped fails.
+#[tokio::test]
+async fn the_one_served_file_exports_what_the_entry_module_exports() {
+    let rig = ToolRig::start(&[]).await;
+    let client = http();
+    let base = format!("http://127.0.0.1:{}", rig.daemon.port());
+    let entry = client
+        .get(format!("{base}/sdk/reticle.js"))
+        .header(ORIGIN, LOOPBACK_ORIGIN)
+        .send()
+        .await
+        .unwrap();
+    let location = entry.headers()[LOCATION].to_str().unwrap().to_string();
+    let bundle = client
+        .get(format!("{base}{location}"))
+        .header(ORIGIN, LOOPBACK_ORIGIN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let exports_of = |name: &str, source: &str| -> Result<Vec<String>, String> {
+        let file = dir.path().join(name);
+        std::fs::write(&file, source).unwrap();
+        let script = format!(
+            "const m = await import({:?}); console.log(JSON.stringify(Object.keys(m).sort()));",
+            format!("file://{}", file.display())
+        );
+        let out = std::process::Command::new("node")
+            .args(["--input-type=module", "-e", &script])
+            .output()
+            .map_err(|e| format!("node did not start: {e}"))?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+    };
+    let entry_exports = exports_of(
+        "entry.mjs",
+        &format!(
+            "export * from {:?}; export {{ default }} from {:?};",
+            format!("file://{}/../sdk/reticle.js", env!("CARGO_MANIFEST_DIR")),
+            format!("file://{}/../sdk/reticle.js", env!("CARGO_MANIFEST_DIR"))
+        ),
+    )
+    .expect("the entry module loads in node");
+    assert!(
+        entry_exports.contains(&"connect".to_string()),
+        "{entry_exports:?}"
+    );
+    assert_eq!(
+        exports_of("bundle.mjs", &bundle).expect("the bundle loads in node"),
+        entry_exports
+    );
+    let dropped = bundle.replacen("export function signal", "function signal", 1);
+    assert_ne!(
+        exports_of("dropped.mjs", &dropped).expect("the edited bundle loads"),
+        entry_exports,
+        "control: a bundle missing an export is told apart"
+    );
 }

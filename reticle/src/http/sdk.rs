@@ -1,7 +1,7 @@
-//! The daemon serves its own browser SDK, embedded at build time (`build.rs`), so a page's SDK
-//! always speaks the daemon's protocol; `GET /sdk/pairing` hands the token to a loopback page.
-//! Every answer carries CORS for a loopback `Origin` only, behind the HTTP guard (see
-//! `docs/security.md`, "The served SDK").
+//! The daemon serves its own browser SDK, embedded at build time as one bundled module
+//! (`build.rs`), so a page's SDK always speaks the daemon's protocol and loads in one fetch;
+//! `GET /sdk/pairing` hands the token to a loopback page. Every answer carries CORS for a
+//! loopback `Origin` only, behind the HTTP guard (see `docs/security.md`, "The served SDK").
 //!
 //! It serves files and the pairing; it must not route anything else.
 
@@ -140,9 +140,19 @@ mod tests {
     }
 
     #[test]
-    fn the_embedded_sdk_holds_the_entry_and_its_modules() {
-        assert!(SDK_FILES.iter().any(|(name, _)| *name == ENTRY));
-        assert!(SDK_FILES.iter().any(|(name, _)| *name == "src/core.js"));
+    fn the_embedded_sdk_is_one_file_holding_every_module() {
+        assert_eq!(SDK_FILES.len(), 1, "one file");
+        let (name, bundle) = SDK_FILES[0];
+        assert_eq!(name, ENTRY);
+        assert!(
+            bundle.contains("export function connect"),
+            "the entry's exports"
+        );
+        assert!(
+            bundle.contains("// ── src/core.js"),
+            "the modules it imports"
+        );
+        assert!(!bundle.contains("from './"), "no import left to fetch");
         assert!(tag().starts_with(env!("CARGO_PKG_VERSION")));
     }
 }
