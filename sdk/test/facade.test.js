@@ -33,7 +33,7 @@ test('present:true mounts a badge that snapshots, queries and DOM events never s
   assert.ok(win.document.querySelector('[data-reticle-ui]'), 'badge mounted');
   const conn = await waitFor(() => daemon.connections[0]?.frames[0] && daemon.connections[0]);
   const snap = await daemon.command(conn, 'snapshot', {});
-  assert.equal(snap.result.tree, '- button "Real" (ref=e1)');
+  assert.equal(snap.result.tree, 'button "Real" e1');
   const narrate = await daemon.command(conn, 'narrate', { text: 'checking the login' });
   assert.equal(narrate.result.shown, true);
   const presenter = await daemon.command(conn, 'presenter', { state: 'paused', text: 'waiting' });

@@ -1,7 +1,9 @@
 // dom/snapshot.js — the page as an agent reads it: an indented accessibility-ish outline.
 //
 // Owns: `takeSnapshot(ctx, args)` → `{tree, status, nodes, truncated, mode}` and
-// `pageStatus(ctx)`. Lines look like `- button "Sign in" (ref=e4) [disabled] [testid=login]`.
+// `pageStatus(ctx)`. A line is one space per level of nesting, the role, the name in quotes, the
+// ref, then annotations: ` button "Sign in" e4 [disabled] [testid=login]` (kept lean: an agent
+// pays for every byte; the published 2.0.0 SDK writes `- button "Sign in" (ref=e4)`).
 // Modes: `full` (landmarks, headings, text, controls, nested), `interactive` (controls only,
 // flat), `status` (no tree, just route/title/dialogs).
 // Must not: change the page; it only reads (and mints refs for what it shows).
@@ -80,12 +82,12 @@ export function takeSnapshot(ctx, args = {}) {
       truncated = true;
       return false;
     }
-    const parts = [`${'  '.repeat(interactiveOnly ? 0 : depth)}- ${role}`];
+    const parts = [`${' '.repeat(interactiveOnly ? 0 : depth)}${role}`];
     const name = textOverride ?? nameOf(el, role);
     if (name) parts.push(quote(name.length > CLIPPED_TEXT ? `${name.slice(0, CLIPPED_TEXT - 1)}…` : name));
     const testid = testidOf(el);
     const wantsRef = textOverride === undefined && (isInteractiveRole(role) || name || testid || isFocusableGeneric(el));
-    if (wantsRef) parts.push(`(ref=${refs.refFor(el)})`);
+    if (wantsRef) parts.push(refs.refFor(el));
     if (role === 'heading') {
       const level = el.getAttribute('aria-level') || (/^H([1-6])$/.exec(el.tagName) || [])[1];
       if (level) parts.push(`[level=${level}]`);

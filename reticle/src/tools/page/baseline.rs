@@ -39,7 +39,7 @@ async fn outline(session: &Session) -> Result<(String, Vec<String>), Refusal> {
     let mut lines = vec![format!("{ROUTE_LINE}{route}")];
     lines.extend(
         tree.lines()
-            .map(without_ref)
+            .map(outline_line)
             .filter(|l| !l.trim().is_empty()),
     );
     let life = Cursor {
@@ -60,15 +60,56 @@ async fn outline(session: &Session) -> Result<(String, Vec<String>), Refusal> {
     Ok((route, lines))
 }
 
-/// A snapshot line without its ` (ref=eN)`: refs change between page lives, the outline must not.
-fn without_ref(line: &str) -> String {
-    match line.find(" (ref=") {
-        Some(start) => match line[start..].find(')') {
-            Some(end) => format!("{}{}", &line[..start], &line[start + end + 1..]),
-            None => line.to_string(),
-        },
-        None => line.to_string(),
+/// A snapshot line as a baseline keeps it: one space per level, no bullet, no ref (refs change
+/// between page lives, the outline must not). It reads both outlines, ours (` button "Save" e12
+/// [disabled]`) and the published 2.0.0 SDK's (`  - button "Save" (ref=e12) [disabled]`, the form
+/// baselines were saved in before), so a baseline from either compares with either.
+fn outline_line(line: &str) -> String {
+    if line.starts_with(ROUTE_LINE) || line.starts_with(CONSOLE_ERROR_LINE) {
+        return line.to_string();
     }
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    let rest = &line[indent..];
+    let (depth, rest) = match rest.strip_prefix("- ") {
+        Some(rest) => (indent / 2, rest),
+        None => (indent, rest),
+    };
+    format!("{}{}", " ".repeat(depth), without_ref(rest))
+}
+
+/// A line's content without its ref: ` (ref=eN)` anywhere, or the bare `eN` that follows the
+/// role and its quoted name.
+fn without_ref(rest: &str) -> String {
+    if let Some(start) = rest.find(" (ref=")
+        && let Some(end) = rest[start..].find(')')
+    {
+        return format!("{}{}", &rest[..start], &rest[start + end + 1..]);
+    }
+    let role_end = rest.find(' ').unwrap_or(rest.len());
+    let mut at = role_end;
+    if rest[at..].starts_with(" \"") {
+        // Past the quoted name (JSON-quoted: a `\"` inside does not end it).
+        let mut escaped = false;
+        let close = rest[at + 2..].char_indices().find(|&(_, c)| {
+            let ends = c == '"' && !escaped;
+            escaped = c == '\\' && !escaped;
+            ends
+        });
+        match close {
+            Some((i, _)) => at += 2 + i + 1,
+            None => return rest.to_string(),
+        }
+    }
+    let after = &rest[at..];
+    let Some(token) = after.strip_prefix(" e") else {
+        return rest.to_string();
+    };
+    let digits = token.len() - token.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let ends = token[digits..].is_empty() || token[digits..].starts_with(' ');
+    if digits == 0 || !ends {
+        return rest.to_string();
+    }
+    format!("{}{}", &rest[..at], &token[digits..])
 }
 
 /// The path and query of `url`, without connection parameters or parameters naming a secret.
@@ -121,7 +162,7 @@ fn lines_of(document: &Value) -> Vec<String> {
         .map(|lines| {
             lines
                 .iter()
-                .filter_map(|l| l.as_str().map(str::to_string))
+                .filter_map(|l| l.as_str().map(outline_line))
                 .collect()
         })
         .unwrap_or_default()
@@ -274,11 +315,29 @@ mod tests {
 
     #[test]
     fn refs_and_connection_parameters_stay_out_of_an_outline() {
+        // Ours and the published SDK's outline, and a line saved before, read alike.
+        for line in [
+            r#"  button "Save" e12 [disabled]"#,
+            r#"    - button "Save" (ref=e12) [disabled]"#,
+            r#"    - button "Save" [disabled]"#,
+        ] {
+            assert_eq!(
+                outline_line(line),
+                r#"  button "Save" [disabled]"#,
+                "{line}"
+            );
+        }
+        assert_eq!(outline_line("- main"), "main");
+        assert_eq!(outline_line("main"), "main");
+        assert_eq!(outline_line(" textbox e3"), " textbox");
+        // A name holding what looks like a ref, or a word after the name, is kept.
         assert_eq!(
-            without_ref(r#"  - button "Save" (ref=e12) [disabled]"#),
-            r#"  - button "Save" [disabled]"#
+            outline_line(r#"button "Go \" e4 now" e5"#),
+            r#"button "Go \" e4 now""#
         );
-        assert_eq!(without_ref("- main"), "- main");
+        assert_eq!(outline_line(r#"text "Row e7""#), r#"text "Row e7""#);
+        assert_eq!(outline_line("heading e12x"), "heading e12x");
+        assert_eq!(outline_line("route: /e5"), "route: /e5");
         assert_eq!(
             route_of("http://127.0.0.1:5/?reticlePort=9&reticleToken=t&session=s&view=details#x"),
             "/?view=details"

@@ -59,6 +59,12 @@ async fn snapshot(call: &Call<'_>, a: SnapshotArgs) -> Result<Value, Refusal> {
             }
         }
     }
+    if result.get("truncated") == Some(&Value::Bool(true)) {
+        let nodes = result.get("nodes").and_then(Value::as_u64).unwrap_or(0);
+        result["cut"] = json!(format!(
+            "the outline stops at {nodes} nodes, the page SDK's cap; give `scope` (a ref or a CSS selector) or mode `interactive` to see the rest"
+        ));
+    }
     let bytes = serde_json::to_vec(&result).map(|b| b.len()).unwrap_or(0);
     result["cost"] = json!({ "bytes": bytes, "tokens": bytes.div_ceil(4) });
     Ok(result)
@@ -71,13 +77,14 @@ impl Tool for Snapshot {
     const NAME: ToolName = ToolName::Snapshot;
     const TITLE: &'static str = "Page outline";
     const EFFECT: Effect = Effect::Reads;
-    const DESCRIPTION: &'static str = "The page as an outline of roles, names, refs and states, with its cost in bytes and tokens. Reads only.";
+    const DESCRIPTION: &'static str = "The page as an outline, a line per node: role, \"name\", ref (e4), [states]; at most 400 nodes (`cut` says so). With its cost in bytes and tokens. Reads only.";
     const OUTPUT: &'static [&'static str] = &[
         "tree",
         "status",
         "mode",
         "nodes",
         "truncated",
+        "cut",
         "cost",
         "diff",
     ];
