@@ -2,7 +2,7 @@
 
 Starts everything itself: the published `@reticlehq/browser` 2.0.0 (installed from the npm
 registry and bundled with esbuild into a temporary directory), one daemon, a static server for a
-page of N rows (300, 3,000 and 10,000 by default) that loads either the daemon's own SDK or the
+page of N rows (50, 300, 3,000 and 10,000 by default; 50 fits under both SDKs' snapshot cap) that loads either the daemon's own SDK or the
 published bundle, one headless Chromium per SDK with nothing attached to its DevTools, and one
 stand-in agent on a held-open `reticle mcp` proxy. For each size, in turns (ours then published,
 then published then ours, ...), so the machine's drift hits both alike, it measures:
@@ -24,7 +24,7 @@ from bench_daemon import quantile
 
 reticle, daemon_port, app_port = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 30
-sizes = [int(s) for s in sys.argv[5].split(",")] if len(sys.argv) > 5 else [300, 3000, 10000]
+sizes = [int(s) for s in sys.argv[5].split(",")] if len(sys.argv) > 5 else [50, 300, 3000, 10000]
 
 PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Rows</title></head>

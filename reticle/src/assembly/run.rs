@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use axum::serve::ListenerExt;
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -210,6 +211,11 @@ async fn serve(
     let bridge = state.bridge.clone();
     let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
     let draining = shutdown.clone();
+    // Every accepted socket sends at once: a command frame to a page, or an answer to a client,
+    // must not wait on Nagle for the peer's delayed ACK (40 ms on Linux).
+    let listener = listener.tap_io(|stream| {
+        let _ = stream.set_nodelay(true);
+    });
     let server = axum::serve(listener, app)
         .with_graceful_shutdown(async move { draining.cancelled().await });
     let server = tokio::spawn(server.into_future());
