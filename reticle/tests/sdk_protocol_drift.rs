@@ -383,35 +383,32 @@ fn compare(js: &str, limits_rs: &str) -> Result<Vec<String>, String> {
         ));
     }
 
-    let js_actions = texts(&frozen_object(js, "ActAction")?, "ActAction")?;
-    let rust_actions: BTreeSet<String> = ActAction::ALL
-        .iter()
-        .map(|a| a.as_str().to_string())
-        .collect();
-    if js_actions != rust_actions {
-        differences.push(format!(
-            "act actions: sdk {js_actions:?}, daemon {rust_actions:?}"
-        ));
-    }
-    let js_modes = texts(&frozen_object(js, "SnapshotMode")?, "SnapshotMode")?;
-    let rust_modes: BTreeSet<String> = SnapshotMode::ALL
-        .iter()
-        .map(|m| m.as_str().to_string())
-        .collect();
-    if js_modes != rust_modes {
-        differences.push(format!(
-            "snapshot modes: sdk {js_modes:?}, daemon {rust_modes:?}"
-        ));
-    }
-    let js_settles = texts(&frozen_object(js, "ActSettleMode")?, "ActSettleMode")?;
-    let rust_settles: BTreeSet<String> = ActSettle::ALL
-        .iter()
-        .map(|m| m.as_str().to_string())
-        .collect();
-    if js_settles != rust_settles {
-        differences.push(format!(
-            "act settle modes: sdk {js_settles:?}, daemon {rust_settles:?}"
-        ));
+    // The argument words: each JS frozen object against its Rust enum's wire words.
+    for (object, words, what) in [
+        (
+            "ActAction",
+            ActAction::ALL
+                .iter()
+                .map(|a| a.as_str())
+                .collect::<Vec<_>>(),
+            "act actions",
+        ),
+        (
+            "SnapshotMode",
+            SnapshotMode::ALL.iter().map(|m| m.as_str()).collect(),
+            "snapshot modes",
+        ),
+        (
+            "ActSettleMode",
+            ActSettle::ALL.iter().map(|m| m.as_str()).collect(),
+            "act settle modes",
+        ),
+    ] {
+        let in_js = texts(&frozen_object(js, object)?, object)?;
+        let in_rust = owned(&words);
+        if in_js != in_rust {
+            differences.push(format!("{what}: sdk {in_js:?}, daemon {in_rust:?}"));
+        }
     }
 
     let js_codes = frozen_object(js, "CloseCode")?;
