@@ -13,6 +13,7 @@ mod support;
 
 use harness::mcp_client::{ProxyOptions, RawMcp};
 use harness::sse_stream::SseReader;
+use harness::streamable_client::StreamableClient;
 use harness::{OwnedDaemon, poll};
 use nix::sys::signal::Signal;
 use reticle::config::{MCP_STREAM_BACKLOG, env};
@@ -446,4 +447,52 @@ async fn a_proxy_refused_by_a_full_session_cap_names_the_cap() {
         answer.get("result").map(|_| ())
     })
     .await;
+}
+
+/// Streamable HTTP sessions no client closes (the official SDK's `close()` and the conformance
+/// suite never DELETE theirs) never lock an agent out: with the cap full of them, a new agent's
+/// stream takes the place of the least recently used one, whose next request is refused as an
+/// unknown session, while a more recent one goes on (an SSE stream is never given up for them:
+/// `a_proxy_refused_by_a_full_session_cap_names_the_cap`).
+#[tokio::test]
+async fn idle_http_sessions_make_room_for_a_new_agent_least_recent_first() {
+    let daemon = OwnedDaemon::builder()
+        .env(env::MAX_MCP_SESSIONS, "2")
+        .start()
+        .await;
+    let older = StreamableClient::open(daemon.port(), "older")
+        .await
+        .expect("a first session");
+    let newer = StreamableClient::open(daemon.port(), "newer")
+        .await
+        .expect("a second session fills the cap");
+    let ping = async |client: &StreamableClient| {
+        client
+            .request("ping", json!({}))
+            .await
+            .ok()
+            .filter(|answer| answer.get("result").is_some())
+    };
+    assert!(ping(&older).await.is_some());
+    assert!(ping(&newer).await.is_some(), "the newer one was used last");
+
+    let state = tempfile::tempdir().unwrap();
+    let options = ProxyOptions::new(daemon.port(), state.path())
+        .env(env::QUEUE_WAIT_MS, "1500")
+        .env(env::RECONNECT_ATTEMPTS, "1");
+    let mut agent = RawMcp::start(options);
+    agent.initialize().await;
+    let id = agent
+        .request(
+            "tools/call",
+            json!({"name": "reticle_sessions", "arguments": {}}),
+        )
+        .await;
+    let answer = agent
+        .answer(&id, BOUND)
+        .await
+        .expect("the call is answered");
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert!(ping(&older).await.is_none(), "the least recent gave way");
+    assert!(ping(&newer).await.is_some(), "the more recent one goes on");
 }

@@ -194,8 +194,13 @@ impl McpState {
         self.inner.http_sessions.lock().ok()?.get(id).cloned()
     }
 
-    /// Opens `session` unless the session cap is reached (then the refusal to give).
+    /// Opens `session` unless the session cap is reached (then the refusal to give). At the cap
+    /// the least recently used idle Streamable HTTP session gives way first
+    /// ([`streamable::make_room`]): sessions no client closes must not lock an agent out.
     fn register(&self, session: Arc<ProtocolSession>) -> Result<(), String> {
+        if self.session_count() >= self.inner.limits.sessions {
+            streamable::make_room(self);
+        }
         let mut sessions = self
             .inner
             .sessions

@@ -238,6 +238,19 @@ fn open_session(mcp: &McpState) -> Result<Arc<HttpSession>, String> {
     Ok(session)
 }
 
+/// Closes the Streamable HTTP session least recently used that no POST waits on, to make room
+/// under the session cap (clients that never DELETE theirs, such as the official SDK's `close()`,
+/// would otherwise fill it); its next request is refused as an unknown session, so its client
+/// opens a new one. Whether one was closed.
+pub(super) fn make_room(mcp: &McpState) -> bool {
+    let least_recent = lock(&mcp.inner.http_sessions)
+        .iter()
+        .filter(|(_, s)| !s.protocol.answers_awaited())
+        .max_by_key(|(_, s)| s.idle_for())
+        .map(|(id, _)| id.clone());
+    least_recent.is_some_and(|id| close_session(mcp, &id, "least_recent_at_cap"))
+}
+
 /// Closes one session; whether it was open.
 fn close_session(mcp: &McpState, id: &str, why: &str) -> bool {
     let Some(session) = lock(&mcp.inner.http_sessions).remove(id) else {
