@@ -455,6 +455,28 @@ async fn states_and_bodies(run: &mut Run<'_>) {
         ),
     ]);
     run.until_each(kinds).await;
+    // A name held whole by default; `exact: false` asks for a part of it ("Log a console error").
+    for (probe, exact) in [
+        ("assert an element by a part of its name, whole", None),
+        (
+            "assert an element by a part of its name, exact false",
+            Some(false),
+        ),
+    ] {
+        let mut predicate = json!({"kind": "element", "role": "button", "name": "console error"});
+        if let Some(exact) = exact {
+            predicate["exact"] = json!(exact);
+        }
+        run.probe(
+            "act_and_wait",
+            probe,
+            "reticle_assert",
+            json!({ "predicate": predicate }),
+            verdict,
+            None,
+        )
+        .await;
+    }
     run.probe(
         "act_and_wait",
         "act_and_wait until a state that does not follow",
