@@ -1,6 +1,7 @@
 //! Port honesty (H3.1): a squatter on the port makes `serve` fail naming the holder and never
 //! print a started line, `status` says `foreign`, and `doctor` names the obstacle. Control: on a
-//! free port the same commands say `free` and `serve` starts a daemon. H3.8: a port that is an
+//! free port the same commands say `free` and `serve` starts a daemon. `status` without `--json`
+//! also says it in the words a script written for the reference reads. H3.8: a port that is an
 //! outgoing connection's source port is named as such, with its holder, by `serve`, `status`,
 //! `doctor`, `kill` and `stop`; control: once the connection is released, `serve` starts there.
 
@@ -39,6 +40,15 @@ async fn a_squatter_makes_serve_fail_naming_the_holder() {
         serve.said()
     );
 
+    // A script written for the reference reads `status` without `--json`, stdout and stderr
+    // together, for these words.
+    let text = run(state.path(), &["status", "--port", &port_arg]).await;
+    assert!(
+        text.said().contains(r#""presence":"foreign""#)
+            && text.said().contains(r#""running":false"#),
+        "{}",
+        text.said()
+    );
     let status = run(state.path(), &["status", "--port", &port_arg, "--json"]).await;
     let report = status.json();
     assert_eq!(report["presence"], "foreign");
@@ -62,12 +72,22 @@ async fn control_a_free_port_reads_free_and_serve_starts() {
     let status = run(state.path(), &["status", "--port", &port, "--json"]).await;
     assert_eq!(status.json()["presence"], "free");
     assert_eq!(status.json()["running"], false);
+    let text = run(state.path(), &["status", "--port", &port]).await;
+    assert!(
+        text.said().contains(r#""presence":"free""#),
+        "{}",
+        text.said()
+    );
 
     let serve = run(state.path(), &["serve", "--port", &port]).await;
     assert!(serve.ok(), "{serve:?}");
     assert!(serve.stdout.contains("started"), "{}", serve.stdout);
     let status = run(state.path(), &["status", "--port", &port, "--json"]).await;
     assert_eq!(status.json()["presence"], "daemon");
+    let text = run(state.path(), &["status", "--port", &port]).await;
+    for word in [r#""running":true"#, r#""pid":"#, r#""sessionCount":0"#] {
+        assert!(text.said().contains(word), "{word}: {}", text.said());
+    }
     let again = run(state.path(), &["serve", "--port", &port]).await;
     assert!(
         again.ok() && again.stdout.contains("already serving"),

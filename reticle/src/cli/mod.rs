@@ -56,7 +56,9 @@ enum Command {
     ///
     /// Presence comes from a bounded TCP probe and a bounded /status probe, never from the pid
     /// file. The last exit is read from the daemon log: clean, signalled, died_silently
-    /// (heartbeats stopped with no exit line) or unknown.
+    /// (heartbeats stopped with no exit line) or unknown. When stderr is not a terminal, one line
+    /// `reticle_status {...}` goes there too, in the shape scripts written for the reference
+    /// Reticle read (port, running, presence, pid, sessionCount, sessions).
     Status {
         #[command(flatten)]
         port: PortArg,

@@ -1,5 +1,8 @@
 //! `reticle status`: what holds the port, decided by probes (never by the pid file), and how the
-//! last daemon on it ended, read from its log.
+//! last daemon on it ended, read from its log; text for a person, `--json` for ours, and a line a
+//! script written for the reference Reticle reads.
+
+use std::io::IsTerminal;
 
 use serde::Serialize;
 
@@ -80,9 +83,35 @@ pub fn last_exit(files: &PortFiles, running: Option<&str>) -> LastExit {
     )
 }
 
-/// Prints the report; always exits 0 (it reports, it does not judge).
+/// The event name of the one line a script written for the reference Reticle reads.
+pub const SCRIPT_LINE_EVENT: &str = "reticle_status";
+
+/// The report in the shape the reference's `status` line has (`port`, `running`, `presence`,
+/// `pid`, `sessionCount`, `sessions[{sessionId, url, title}]`), our fields beside it.
+pub fn script_line(report: &StatusOutput) -> String {
+    let mut line = serde_json::to_value(report).unwrap_or_default();
+    if let Some(daemon) = &report.daemon {
+        line["pid"] = serde_json::json!(daemon.pid);
+        line["sessionCount"] = serde_json::json!(daemon.session_count);
+        line["sessions"] = daemon
+            .sessions
+            .iter()
+            .map(|s| serde_json::json!({ "sessionId": s.id, "url": s.url, "title": s.title }))
+            .collect();
+    } else {
+        line["sessionCount"] = serde_json::json!(0);
+        line["sessions"] = serde_json::json!([]);
+    }
+    format!("{SCRIPT_LINE_EVENT} {line}")
+}
+
+/// Prints the report; always exits 0 (it reports, it does not judge). Beside the text, when
+/// stderr is not a terminal (a script reads it), one [`script_line`] goes there.
 pub async fn status(port: u16, json: bool) -> Result<(), Exit> {
     let report = gather(port).await;
+    if !json && !std::io::stderr().is_terminal() {
+        eprintln!("{}", script_line(&report));
+    }
     if json {
         println!(
             "{}",
