@@ -480,18 +480,7 @@ async fn idle_http_sessions_make_room_for_a_new_agent_least_recent_first() {
     let options = ProxyOptions::new(daemon.port(), state.path())
         .env(env::QUEUE_WAIT_MS, "1500")
         .env(env::RECONNECT_ATTEMPTS, "1");
-    let mut agent = RawMcp::start(options);
-    agent.initialize().await;
-    let id = agent
-        .request(
-            "tools/call",
-            json!({"name": "reticle_sessions", "arguments": {}}),
-        )
-        .await;
-    let answer = agent
-        .answer(&id, BOUND)
-        .await
-        .expect("the call is answered");
+    let answer = RawMcp::call_once(options, "reticle_sessions", json!({}), BOUND).await;
     assert!(answer.get("result").is_some(), "{answer}");
     assert!(ping(&older).await.is_none(), "the least recent gave way");
     assert!(ping(&newer).await.is_some(), "the more recent one goes on");

@@ -163,18 +163,7 @@ async fn a_daemon_the_proxy_could_not_start_is_named_with_its_reason() {
     let state = tempfile::tempdir().unwrap();
     let port = harness::free_port();
     let options = ProxyOptions::new(port, state.path()).env("RETICLE_HEARTBEAT_MS", "not-a-number");
-    let mut agent = RawMcp::start(options);
-    agent.initialize().await;
-    let id = agent
-        .request(
-            "tools/call",
-            json!({"name": "reticle_sessions", "arguments": {}}),
-        )
-        .await;
-    let answer = agent
-        .answer(&id, cli::cli_bound())
-        .await
-        .expect("the call is answered");
+    let answer = RawMcp::call_once(options, "reticle_sessions", json!({}), cli::cli_bound()).await;
     assert_eq!(answer["error"]["code"], -32001, "{answer}");
     let said = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(said.contains("RETICLE_HEARTBEAT_MS"), "{answer}");

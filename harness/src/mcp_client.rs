@@ -561,6 +561,28 @@ impl RawMcp {
         answer
     }
 
+    /// A fresh proxy on `options`, initialized, that calls `tool` once: the whole JSON-RPC
+    /// answer within `bound` (panics when none comes; a test then names what it waited for).
+    pub async fn call_once(
+        options: ProxyOptions,
+        tool: &str,
+        arguments: Value,
+        bound: Duration,
+    ) -> Value {
+        let mut agent = Self::start(options);
+        agent.initialize().await;
+        let id = agent
+            .request(
+                "tools/call",
+                json!({ "name": tool, "arguments": arguments }),
+            )
+            .await;
+        agent
+            .answer(&id, bound)
+            .await
+            .unwrap_or_else(|| panic!("{tool} was not answered within {bound:?}"))
+    }
+
     /// Waits (bounded) for the first answer carrying `id`.
     pub async fn answer(&self, id: &Value, bound: Duration) -> Option<Value> {
         let deadline = tokio::time::Instant::now() + bound;
