@@ -222,6 +222,27 @@ impl Predicate {
         }
     }
 
+    /// True when every check inside reads the live page (no signal, request, console line or
+    /// quiet time from the window): only then can a quiet page's contradiction be final, since
+    /// a window event still to come (a signal from a timer) could change an `anyOf` or a `not`.
+    pub fn reads_page_only(&self) -> bool {
+        match self {
+            Predicate::Route { .. }
+            | Predicate::State { .. }
+            | Predicate::Element { .. }
+            | Predicate::Text { .. }
+            | Predicate::Animation => true,
+            Predicate::Signal { .. }
+            | Predicate::Net(_)
+            | Predicate::Console { .. }
+            | Predicate::Settled { .. } => false,
+            Predicate::AllOf { predicates } | Predicate::AnyOf { predicates } => {
+                predicates.iter().all(Predicate::reads_page_only)
+            }
+            Predicate::Not { predicate } => predicate.reads_page_only(),
+        }
+    }
+
     /// True when a `net` predicate somewhere inside needs response bodies, which the page's SDK
     /// captures only when asked.
     pub fn needs_bodies(&self) -> bool {

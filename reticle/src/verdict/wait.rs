@@ -1,9 +1,8 @@
 //! Waiting for a predicate: evaluate it now, then again whenever the page reports events (or a
-//! short poll passes, for page reads and quiet time), until it holds, the page goes away for
-//! good, it can no longer hold (a window contradiction, or a page contradiction the page has
-//! stayed quiet on: see [`contradiction_quiet`]), or the bound runs out; then evaluate once more.
-//! Where the events come from is the [`Observation`] trait, so this room still never talks to a
-//! socket.
+//! short poll passes), until it holds, the page goes away for good, it can no longer hold (a
+//! window contradiction, or a page contradiction the page stayed quiet on:
+//! [`contradiction_quiet`]), or the bound runs out; then evaluate once more. Events come from the
+//! [`Observation`] trait, so this room still never talks to a socket.
 
 use std::time::Duration;
 
@@ -128,7 +127,8 @@ pub async fn wait_until<O: Observation>(
             && if predicate.window_only() {
                 !predicate.mentions_settled()
             } else {
-                quiet_within(&window, started.elapsed()) >= contradiction_quiet(bound)
+                predicate.reads_page_only()
+                    && quiet_within(&window, started.elapsed()) >= contradiction_quiet(bound)
             };
         // A pass that later events could undo (an absence over the window) is only final when
         // the bound has run out.
@@ -407,6 +407,16 @@ mod tests {
         empty.quiet = true;
         let waited = wait_until(&present, &mut empty, bound).await;
         assert!(waited.timed_out && !waited.evaluation.contradicted);
+        // Control: a window event still to come could yet make an `anyOf` hold.
+        let either = parse(&json!({"kind":"anyOf","predicates":[
+            {"kind":"element","testid":"spinner","absent":true},
+            {"kind":"signal","name":"saved"}]}))
+        .unwrap();
+        let mut mixed = script(vec![]);
+        mixed.page.elements = 1;
+        mixed.quiet = true;
+        let waited = wait_until(&either, &mut mixed, bound).await;
+        assert!(waited.timed_out, "{waited:?}");
         assert_eq!(
             contradiction_quiet(Duration::from_millis(200)),
             Duration::from_millis(200)
