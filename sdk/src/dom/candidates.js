@@ -8,9 +8,9 @@
 // (`*`). A value a CSS string cannot carry exactly (NUL, a lone surrogate) falls back to `*`.
 // And `createCandidateCache(doc)`: the candidate lists of unscoped queries, per selector. What
 // such a selector selects depends only on the document's tree and its `role` and testid
-// attributes, so a MutationObserver on exactly those drops every list on any change; each lookup
-// first takes the observer's pending records, so a change made earlier in the same task counts
-// as well. A scoped query (its root may sit in a shadow tree, out of the observer's sight) and a
+// attributes, so a MutationObserver on exactly those (watching only while a list is kept) drops
+// every list on any change; each lookup first takes the observer's pending records, so a change
+// made earlier in the same task counts as well. A scoped query (its root may sit in a shadow tree, out of the observer's sight) and a
 // page's own `css` (it may read state no mutation reports, like :checked) are never cached.
 // Must not: decide a match. A list only ever holds a superset: query.js still checks every
 // criterion on every candidate, so narrowing and caching save work and never change an answer.
@@ -49,24 +49,34 @@ export function candidateSelector(criteria) {
 
 export function createCandidateCache(doc) {
   const lists = new Map();
-  const observer = new doc.defaultView.MutationObserver(() => lists.clear());
-  observer.observe(doc, { childList: true, subtree: true, attributes: true, attributeFilter: SELECTOR_ATTRS });
+  // The observer watches only while a list is kept: the first change drops every list and stops
+  // it, so a page busy between queries pays for no records nobody will read.
+  let watching = false;
+  const observer = new doc.defaultView.MutationObserver(() => forget());
+  function forget() {
+    lists.clear();
+    if (watching) observer.disconnect();
+    watching = false;
+  }
   return {
     /** `root.querySelectorAll(selector)` as an array the caller must not change; `selector` from candidateSelector. */
     select(root, selector) {
       if (root !== doc.documentElement) return Array.from(root.querySelectorAll(selector));
-      if (observer.takeRecords().length > 0) lists.clear();
+      if (watching && observer.takeRecords().length > 0) forget();
       let list = lists.get(selector);
       if (!list) {
         if (lists.size >= MAX_CACHED_SELECTORS) lists.clear();
         list = Object.freeze(Array.from(root.querySelectorAll(selector)));
         lists.set(selector, list);
+        if (!watching) {
+          observer.observe(doc, { childList: true, subtree: true, attributes: true, attributeFilter: SELECTOR_ATTRS });
+          watching = true;
+        }
       }
       return list;
     },
     stop() {
-      observer.disconnect();
-      lists.clear();
+      forget();
     },
   };
 }

@@ -23,9 +23,19 @@ function blankWindow() {
   };
 }
 
-function isOwn(node) {
+const OWN_UI_SELECTOR = `[${OWN_UI_ATTR}]`;
+
+/** Whether `node` is in the SDK's own UI; `seen` remembers each element's answer for one batch of
+ *  records (a storm's records share a few targets, and `closest` walks to the root each time). */
+function isOwn(node, seen) {
   const el = node && (node.nodeType === 1 ? node : node.parentElement);
-  return Boolean(el && el.closest && el.closest(`[${OWN_UI_ATTR}]`));
+  if (!el || !el.closest) return false;
+  let own = seen.get(el);
+  if (own === undefined) {
+    own = el.closest(OWN_UI_SELECTOR) !== null;
+    seen.set(el, own);
+  }
+  return own;
 }
 
 export function observeMutations({ win, emit, refs, clock, windowMs = MUTATION_WINDOW_MS }) {
@@ -47,8 +57,8 @@ export function observeMutations({ win, emit, refs, clock, windowMs = MUTATION_W
     }
   }
 
-  function record(m) {
-    if (isOwn(m.target)) return;
+  function record(m, seen) {
+    if (isOwn(m.target, seen)) return;
     if (m.type === 'childList') {
       for (const node of m.addedNodes) {
         if (node.nodeType === 1) {
@@ -106,16 +116,16 @@ export function observeMutations({ win, emit, refs, clock, windowMs = MUTATION_W
   }
 
   const observer = new Observer((records) => {
-    let any = false;
+    const seen = new Map();
+    const before = current.added.count + current.removed.count + current.attr.count + current.text.count;
     for (const m of records) {
       try {
-        const before = current.added.count + current.removed.count + current.attr.count + current.text.count;
-        record(m);
-        if (current.added.count + current.removed.count + current.attr.count + current.text.count > before) any = true;
+        record(m, seen);
       } catch {
         // never break the page's DOM work
       }
     }
+    const any = current.added.count + current.removed.count + current.attr.count + current.text.count > before;
     if (any && timer === null) {
       current.started = clock.now();
       timer = clock.setTimeout(flush, windowMs);
@@ -132,7 +142,8 @@ export function observeMutations({ win, emit, refs, clock, windowMs = MUTATION_W
     },
     stop() {
       try {
-        observer.takeRecords().forEach(record);
+        const seen = new Map();
+        for (const m of observer.takeRecords()) record(m, seen);
       } catch {
         // ignore
       }
