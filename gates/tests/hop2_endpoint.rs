@@ -7,9 +7,12 @@
 //! an answer waiting for room is dropped after its bound, freeing its call's slot (control: the
 //! slot was held meanwhile). A POST that asks for its answer inline (as `reticle mcp` does) gets
 //! it as its own response and the stream does not carry it (control: with the inline wait at
-//! zero, the same POST gets 202 and the answer on the stream).
+//! zero, the same POST gets 202 and the answer on the stream). A call its client cancels is
+//! stopped and never answered: its POST ends 202 with no body (control: the next call is).
 
 mod support;
+
+use std::time::Duration;
 
 use harness::mcp_client::{ProxyOptions, RawMcp};
 use harness::sse_stream::SseReader;
@@ -484,4 +487,55 @@ async fn idle_http_sessions_make_room_for_a_new_agent_least_recent_first() {
     assert!(answer.get("result").is_some(), "{answer}");
     assert!(ping(&older).await.is_none(), "the least recent gave way");
     assert!(ping(&newer).await.is_some(), "the more recent one goes on");
+}
+
+/// MCP: a request its client cancelled is not answered. On Streamable HTTP the POST that carried
+/// it ends with 202 and no body once the call is stopped, and its slot is freed; a call nobody
+/// cancelled (the control) is answered on its POST.
+#[tokio::test]
+async fn a_cancelled_streamable_call_is_stopped_and_its_post_ends_unanswered() {
+    let daemon = OwnedDaemon::builder()
+        .env(env::TEST_CATALOGUE, "+reticle_test_sleep")
+        .start()
+        .await;
+    let client = std::sync::Arc::new(
+        StreamableClient::open(daemon.port(), "canceller")
+            .await
+            .expect("a session"),
+    );
+    let long = json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+                      "params": {"name": "reticle_test_sleep", "arguments": {"ms": 600_000}}});
+    let carrier = tokio::spawn({
+        let client = client.clone();
+        async move { client.post(&long).await }
+    });
+    let port = daemon.port();
+    poll::until("the call running", BOUND, async || {
+        let status = reticle::probe::fetch_status(port, Duration::from_millis(300)).await?;
+        (status.calls_in_flight == 1).then_some(())
+    })
+    .await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 77, "reason": "moved on"}});
+    assert_eq!(client.post(&cancel).await.unwrap().0, 202);
+    let (status, body) = tokio::time::timeout(BOUND, carrier)
+        .await
+        .expect("the carrying POST ends")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (status, body.as_str()),
+        (202, ""),
+        "no answer to a cancelled call"
+    );
+    poll::until("the slot freed", BOUND, async || {
+        let status = reticle::probe::fetch_status(port, Duration::from_millis(300)).await?;
+        (status.calls_in_flight == 0).then_some(())
+    })
+    .await;
+    let short = client
+        .call_tool("reticle_test_sleep", json!({"ms": 1}))
+        .await
+        .unwrap();
+    assert_eq!(short["structuredContent"]["sleptMs"], 1, "{short}");
 }

@@ -66,6 +66,21 @@ impl StreamableClient {
         response.json().await.map_err(|e| e.to_string())
     }
 
+    /// Posts one message as it is: the response's status and body, or why there was none.
+    pub async fn post(&self, message: &Value) -> Result<(u16, String), String> {
+        let response = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header(SESSION_HEADER, &self.session)
+            .body(message.to_string())
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        Ok((status, response.text().await.map_err(|e| e.to_string())?))
+    }
+
     /// A tool call's result (`null` when the answer holds none), or why there was no answer.
     pub async fn call_tool(&self, tool: &str, arguments: Value) -> Result<Value, String> {
         let answer = self

@@ -1,7 +1,8 @@
 //! Answers handed to the POST that carried their request: on SSE, a POST asking with
 //! [`super::INLINE_ANSWER_HEADER`] waits a short bound for its answer (one write instead of a 202
 //! and a stream event), else the answer goes on the stream; Streamable HTTP's POSTs wait here
-//! unbounded. Exactly one path carries each answer: whoever takes the waiter out of the book.
+//! unbounded. Exactly one path carries each answer: whoever takes the waiter out of the book. A
+//! cancelled request has none: its POST is released without one.
 //!
 //! It keeps the book; it must not parse messages or decide which requests may be answered inline.
 
@@ -14,7 +15,26 @@ use tokio::sync::oneshot;
 /// The POSTs waiting for their answers, by their request's id key.
 #[derive(Debug, Default)]
 pub struct WaitingPosts {
-    waiting: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>,
+    waiting: Arc<Mutex<HashMap<String, oneshot::Sender<Delivery>>>>,
+}
+
+/// What reaches a waiting POST.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// Its request's answer, one line.
+    Answer(String),
+    /// Its request was cancelled: no answer will ever come.
+    Withdrawn,
+}
+
+/// How a POST's wait for its answer ended, with no bound on it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Answer(String),
+    /// The request was cancelled and is never answered.
+    Withdrawn,
+    /// The session went away without an answer.
+    Gone,
 }
 
 impl WaitingPosts {
@@ -44,8 +64,18 @@ impl WaitingPosts {
     pub fn hand_over(&self, key: &str, line: String) -> Result<(), String> {
         let waiter = lock(&self.waiting).remove(key);
         match waiter {
-            Some(post) => post.send(line),
+            Some(post) => post
+                .send(Delivery::Answer(line))
+                .map_err(|back| back.into_line().unwrap_or_default()),
             None => Err(line),
+        }
+    }
+
+    /// Releases the POST waiting for request `key`, which will never be answered (its client
+    /// cancelled it); a POST that is not waiting is left alone.
+    pub fn withdraw(&self, key: &str) {
+        if let Some(post) = lock(&self.waiting).remove(key) {
+            let _ = post.send(Delivery::Withdrawn);
         }
     }
 }
@@ -53,14 +83,14 @@ impl WaitingPosts {
 /// One POST's claim on its request's answer; dropping it withdraws the claim.
 #[derive(Debug)]
 pub struct AnswerWaiter {
-    waiting: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>,
+    waiting: Arc<Mutex<HashMap<String, oneshot::Sender<Delivery>>>>,
     key: String,
-    rx: oneshot::Receiver<String>,
+    rx: oneshot::Receiver<Delivery>,
 }
 
 impl AnswerWaiter {
     /// The answer, if it comes within `bound` (zero: only an answer already given); `None`
-    /// means it will go on the stream.
+    /// means it will go on the stream, or never comes (the request was cancelled).
     pub async fn within(mut self, bound: Duration) -> Option<String> {
         let arrived = if bound.is_zero() {
             self.rx.try_recv().ok()
@@ -70,19 +100,32 @@ impl AnswerWaiter {
                 .ok()
                 .and_then(Result::ok)
         };
-        if arrived.is_some() {
-            return arrived;
+        if let Some(delivery) = arrived {
+            return delivery.into_line();
         }
         // Giving up: if the answer took the claim first, it is already on its way here.
         if lock(&self.waiting).remove(&self.key).is_some() {
             return None;
         }
-        (&mut self.rx).await.ok()
+        (&mut self.rx).await.ok().and_then(Delivery::into_line)
     }
 
-    /// The answer, however long it takes; `None` if the session went away without one.
-    pub async fn answer(mut self) -> Option<String> {
-        (&mut self.rx).await.ok()
+    /// How the wait ends, however long it takes.
+    pub async fn answer(mut self) -> Outcome {
+        match (&mut self.rx).await {
+            Ok(Delivery::Answer(line)) => Outcome::Answer(line),
+            Ok(Delivery::Withdrawn) => Outcome::Withdrawn,
+            Err(_) => Outcome::Gone,
+        }
+    }
+}
+
+impl Delivery {
+    fn into_line(self) -> Option<String> {
+        match self {
+            Delivery::Answer(line) => Some(line),
+            Delivery::Withdrawn => None,
+        }
     }
 }
 
@@ -142,6 +185,23 @@ mod tests {
             first.within(Duration::from_secs(60)).await.as_deref(),
             Some("one")
         );
+    }
+
+    #[tokio::test]
+    async fn a_withdrawn_request_releases_its_post_with_no_answer() {
+        let book = WaitingPosts::default();
+        let waiter = book.register("1".into()).unwrap();
+        book.withdraw("1");
+        assert_eq!(waiter.answer().await, Outcome::Withdrawn);
+        let bounded = book.register("2".into()).unwrap();
+        book.withdraw("2");
+        assert_eq!(bounded.within(Duration::from_secs(60)).await, None);
+        // Control: a request still owed an answer gets it.
+        let owed = book.register("3".into()).unwrap();
+        book.withdraw("4");
+        assert_eq!(book.hand_over("3", "line".into()), Ok(()));
+        assert_eq!(owed.answer().await, Outcome::Answer("line".into()));
+        assert!(lock(&book.waiting).is_empty());
     }
 
     #[tokio::test]

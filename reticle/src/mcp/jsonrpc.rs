@@ -16,9 +16,6 @@ pub const METHOD_NOT_FOUND: i32 = -32601;
 pub const INVALID_PARAMS: i32 = -32602;
 /// Something broke inside the server while handling the call.
 pub const INTERNAL_ERROR: i32 = -32603;
-/// The client cancelled the request (`notifications/cancelled`) before it finished; the same
-/// code LSP uses. Sent so that a relay counting answers still sees exactly one per request.
-pub const REQUEST_CANCELLED: i32 = -32800;
 /// The link to the daemon was lost or never established: nothing failed inside the call itself.
 /// Only the proxy produces this code; the message says whether the call ran and what to do.
 pub const TRANSPORT_LOST: i32 = -32001;

@@ -1,7 +1,8 @@
 //! One protocol session: a fresh one per stream, initialized by its own `initialize`. It answers
 //! `initialize`, `ping`, `tools/list` and `tools/call` per JSON-RPC 2.0, refuses anything else
-//! before `initialize`, and gives every request exactly one answer (a cancelled call's is
-//! -32800). Every call runs as the session's agent, the lease holder it is checked as.
+//! before `initialize`, and gives every request one answer, except a call its client cancelled
+//! (stopped, never answered). Every call runs as the session's agent, the lease holder it is
+//! checked as.
 //!
 //! It must not know the transport: answers go to the POST ([`super::inline`]) or the stream.
 
@@ -17,9 +18,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use super::inline::{AnswerWaiter, WaitingPosts};
-use super::jsonrpc::{
-    self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, REQUEST_CANCELLED,
-};
+use super::jsonrpc::{self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND};
 use super::{McpState, protocol};
 use crate::tools::lease_book::LeaseHolder;
 use crate::tools::{Catalogue, ToolContext, run_tool};
@@ -28,7 +27,7 @@ use crate::wire::trace::CLIENT_ID_META;
 /// One client's protocol session. Protocol methods are answered before the POST that carried
 /// them returns, so a client waiting on each POST knows its `initialize` was handled. A tool
 /// call's first poll runs on its POST's task; a call that waits moves to its own task, which
-/// `notifications/cancelled` naming it stops (answered once with -32800). A call reusing a
+/// `notifications/cancelled` naming it stops (and never answers, as MCP asks). A call reusing a
 /// running call's id, or past the daemon's call cap, is refused -32600. Answers are encoded once
 /// (`tools/list` is pre-encoded; structured content is written from its text block), and a
 /// call's root span carries its JSON-RPC id (the agent's own, when forwarded in `_meta`).
@@ -352,14 +351,14 @@ impl ProtocolSession {
         let task = tokio::spawn(call).abort_handle();
         if self.hand_to_task(&key, &task) == Handed::CancelledMeanwhile {
             task.abort();
-            self.answer_cancelled(id, mcp).await;
+            self.stopped_unanswered(id, mcp);
         }
         Ok(())
     }
 
     /// Books call `key`, whose first poll has just ended waiting, as running on `task`; unless
     /// a cancellation came during that poll, when the call is taken off the books for the
-    /// caller to stop and answer as cancelled.
+    /// caller to stop, unanswered.
     fn hand_to_task(&self, key: &str, task: &AbortHandle) -> Handed {
         let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
         match running.get_mut(key) {
@@ -406,7 +405,7 @@ impl ProtocolSession {
             .is_some()
     }
 
-    /// Stops the call `id` names, if it is still running, and answers it as cancelled; a call
+    /// Stops the call `id` names, if it is still running, and leaves it unanswered; a call
     /// already answered (or unknown) is left alone, as the protocol asks.
     async fn cancel(&self, id: &Value, mcp: &McpState) {
         let handle = {
@@ -427,18 +426,17 @@ impl ProtocolSession {
             }
         };
         handle.abort();
-        self.answer_cancelled(id, mcp).await;
+        self.stopped_unanswered(id, mcp);
     }
 
-    /// Answers call `id` as stopped by its client's cancellation.
-    async fn answer_cancelled(&self, id: &Value, mcp: &McpState) {
+    /// Call `id`, stopped by its client's cancellation: logged, and the POST waiting for its
+    /// answer released with none (the client has stopped waiting; MCP says not to answer).
+    fn stopped_unanswered(&self, id: &Value, mcp: &McpState) {
         mcp.log(
             "mcp_call_cancelled",
-            json!({ "session": self.id, "id": id }),
+            json!({ "session": self.id, "id": id, "answered": false }),
         );
-        let reason = "the client cancelled this call, so it was stopped where it stood; anything it had already done in the page stays done";
-        let line = jsonrpc::error_response(id, REQUEST_CANCELLED, reason, None).to_string();
-        self.answer(id, line).await;
+        self.waiting_posts.withdraw(&jsonrpc::id_key(id));
     }
 }
 
@@ -713,6 +711,19 @@ mod tests {
             rx.try_recv().is_err(),
             "a finished call is not answered twice"
         );
+        // A call waiting on its task, cancelled: stopped, its POST released with no answer,
+        // nothing on the stream (MCP: a cancelled request is not answered).
+        let claim = session.claim_answer(&json!(4)).expect("a claim");
+        session.book_call("4", &mcp).expect("booked");
+        let task = tokio::spawn(std::future::pending::<()>()).abort_handle();
+        assert_eq!(session.hand_to_task("4", &task), Handed::Running);
+        session.cancel(&json!(4), &mcp).await;
+        assert_eq!(
+            claim.answer().await,
+            super::super::inline::Outcome::Withdrawn
+        );
+        assert!(rx.try_recv().is_err(), "a cancelled call is not answered");
+        assert!(!session.running.lock().unwrap().contains_key("4"));
         idle.abort();
     }
 

@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use super::inline::Outcome;
 use super::jsonrpc::{self, Kind};
 use super::protocol::SUPPORTED_VERSIONS;
 use super::session::ProtocolSession;
@@ -154,11 +155,16 @@ pub async fn mcp_streamable_post(
         return json_answer(StatusCode::OK, answer.to_string());
     };
     protocol.handle(message, &mcp, &ctx).await;
-    let Some(line) = claim.answer().await else {
-        return refusal(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the daemon could not deliver this request's answer (its session was closed); send initialize again",
-        );
+    let line = match claim.answer().await {
+        Outcome::Answer(line) => line,
+        // The client cancelled it: the protocol says not to answer, so the POST carries nothing.
+        Outcome::Withdrawn => return StatusCode::ACCEPTED.into_response(),
+        Outcome::Gone => {
+            return refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the daemon could not deliver this request's answer (its session was closed); send initialize again",
+            );
+        }
     };
     let mut response = json_answer(StatusCode::OK, line);
     if opened && !protocol.initialized() {

@@ -38,8 +38,10 @@ pub const STALE_MESSAGE: &str = "mcp_stale_message";
 pub const DAEMON_GARBAGE: &str = "mcp_daemon_garbage";
 /// The daemon answered with an id the proxy never gave out.
 pub const UNMATCHED_ANSWER: &str = "mcp_unmatched_answer";
-/// A second answer to a call already answered was dropped.
+/// A second answer to a call already answered (or cancelled) was dropped.
 pub const LATE_ANSWER_DROPPED: &str = "mcp_late_answer_dropped";
+/// The agent cancelled a call: it left the book unanswered (forwarded when the daemon had it).
+pub const CALL_CANCELLED: &str = "mcp_call_cancelled";
 /// A worker process started.
 pub const LINK_PROCESS_STARTED: &str = "mcp_link_process_started";
 /// A worker process ended.

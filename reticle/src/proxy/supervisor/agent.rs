@@ -121,20 +121,28 @@ impl Supervisor {
                 }
             }
             "notifications/cancelled" => {
+                // MCP: a cancelled request is never answered. The call leaves the book here, so
+                // no answer (the daemon's, or -32001 at a loss or at exit) reaches the agent.
                 let target = object
                     .get("params")
                     .and_then(|p| p.get("requestId"))
                     .cloned()
                     .and_then(|id| self.book.seq_of(&id));
+                let Some(seq) = target else { return };
                 let epoch = self.epoch();
-                if let Some(seq) = target
-                    && epoch.is_some()
-                    && matches!(self.book.get(seq).map(|c| c.state), Some(CallState::Sent { epoch: e, .. }) if Some(e) == epoch)
-                {
+                let at_daemon = epoch.is_some()
+                    && matches!(self.book.get(seq).map(|c| c.state), Some(CallState::Sent { epoch: e, .. }) if Some(e) == epoch);
+                if at_daemon {
                     if let Some(Value::Object(params)) = object.get_mut("params") {
                         params.insert("requestId".into(), json!(seq));
                     }
                     self.forward_uncounted(object, "notification");
+                }
+                if let Some(call) = self.book.take(seq) {
+                    self.log.event(
+                        events::CALL_CANCELLED,
+                        json!({ "seq": seq, "id": call.client_id, "forwarded": at_daemon }),
+                    );
                 }
             }
             _ => self.forward_uncounted(object, "notification"),

@@ -327,6 +327,57 @@ async fn a_call_is_answered_exactly_once_and_a_second_answer_is_dropped() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_cancelled_call_is_forwarded_and_never_answered_even_when_the_daemon_answers() {
+    let mut rig = Rig::start();
+    let (epoch, calls) = calls_on_a_session(&mut rig, &[json!("slow"), json!("kept")]);
+    rig.agent(
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": { "requestId": "slow" } }),
+    );
+    let forwarded = rig.posts(1);
+    assert_eq!(forwarded.len(), 1, "{forwarded:?}");
+    assert_eq!(
+        forwarded[0].1["params"]["requestId"],
+        json!(calls[0]),
+        "under the proxy's id"
+    );
+    // An older daemon still answers a cancelled call: the agent never sees it.
+    rig.daemon_answers(
+        1,
+        epoch,
+        calls[0],
+        json!({ "error": { "code": -32800, "message": "x" } }),
+    );
+    // Control: the call not cancelled is answered.
+    rig.daemon_answers(1, epoch, calls[1], json!({ "result": {} }));
+    let answers = rig.written();
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["id"], "kept");
+    assert_eq!(rig.logged(events::CALL_CANCELLED)[0]["forwarded"], true);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_queued_call_is_never_sent_nor_answered_at_its_deadline() {
+    let mut rig = Rig::start();
+    rig.initialize();
+    rig.written();
+    rig.request(json!(1), "tools/call");
+    rig.request(json!(2), "tools/call");
+    rig.agent(
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": { "requestId": 1 } }),
+    );
+    tokio::time::advance(settings().queue_wait + Duration::from_millis(1)).await;
+    rig.poll();
+    // Control: the other queued call is answered -32001 (did not run) at its deadline.
+    let answers = rig.written();
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["id"], 2);
+    assert_eq!(lost(&answers[0]).ran, Ran::No);
+    assert_eq!(rig.logged(events::CALL_CANCELLED)[0]["forwarded"], false);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_refused_replay_holds_calls_until_their_deadline_then_answers_that_they_did_not_run() {
     let mut rig = Rig::start();
     rig.initialize();
