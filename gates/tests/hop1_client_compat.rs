@@ -17,6 +17,9 @@
 //! cross-origin POST to it is refused 403 and opens no session (the same POST without the
 //! foreign `Origin` opens one, so the refusal is the page check's).
 //!
+//! (d) JSON-RPC ids echoed as the text they were sent as (`1e3`, `-0`, a huge integer), through
+//! the proxy and from `/mcp`.
+//!
 //! Negative controls: handshakes no compatible client sends (no params, a numeric version, no
 //! client info), a line that is not JSON, and a tool call before any `initialize` are each
 //! refused with a JSON-RPC error, never a hang or a dead proxy, and the same proxy then serves a
@@ -28,7 +31,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use harness::fixture_app::repo_root;
-use harness::{OwnedDaemon, ProxyOptions, RawMcp, binaries, marker};
+use harness::{OwnedDaemon, ProxyOptions, RawMcp, binaries, marker, poll};
 use reticle::config::env;
 use reticle::mcp::protocol::SUPPORTED_VERSIONS;
 use serde_json::{Value, json};
@@ -610,4 +613,55 @@ async fn an_unknown_protocol_version_header_is_refused_400() {
     // Control: a revision it speaks opens a session.
     let served = post("2025-06-18").await.unwrap();
     assert_eq!(served.status(), 200);
+}
+
+/// JSON-RPC ids come back exactly as they were sent, through the proxy and from the daemon's
+/// Streamable HTTP endpoint alike: a number serde would write back differently (`1e3` as
+/// `1000.0`, `-0`, a huge integer as a float, `2.50`) is echoed as its own text, for a request
+/// answered (ping, a tool call) and for one refused. Control: plain ids as they always were.
+#[tokio::test]
+async fn every_id_is_echoed_as_the_text_it_was_sent_as() {
+    let (daemon, options) = owned_daemon().await;
+    let exotic = ["1e3", "-0", "123456789012345678901234567890", "2.50", "12"];
+    let echoed =
+        |line: &str, id: &str| line.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"#));
+
+    let mut raw = RawMcp::start(options);
+    raw.initialize().await;
+    for (n, id) in exotic.iter().enumerate() {
+        let (method, params) = if n % 2 == 0 {
+            ("ping", json!({}))
+        } else {
+            (
+                "tools/call",
+                json!({"name": "reticle_sessions", "arguments": {}}),
+            )
+        };
+        let line =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+        raw.write_line(&line).await;
+    }
+    raw.write_line(r#"{"jsonrpc":"2.0","id":7e1,"method":"no/such/method"}"#)
+        .await;
+    let all_answered = || {
+        let lines = raw.raw_lines();
+        exotic
+            .iter()
+            .chain(["7e1"].iter())
+            .all(|id| lines.iter().any(|l| echoed(l, id)))
+    };
+    poll::until("every id echoed by the proxy", STEP_BOUND, async || {
+        all_answered().then_some(())
+    })
+    .await;
+
+    let client = harness::streamable_client::StreamableClient::open(daemon.port(), "ids")
+        .await
+        .expect("a session");
+    for id in exotic {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        let (status, answer) = client.post_text(body).await.unwrap();
+        assert_eq!(status, 200, "{answer}");
+        assert!(echoed(&answer, id), "{id}: {answer}");
+    }
 }

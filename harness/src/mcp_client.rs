@@ -446,6 +446,8 @@ pub struct RawMcp {
     child: Child,
     stdin: Option<ChildStdin>,
     received: Arc<std::sync::Mutex<Vec<Value>>>,
+    /// Every line read from stdout, as its text.
+    lines: Arc<std::sync::Mutex<Vec<String>>>,
     arrived: Arc<Notify>,
     reader: Option<tokio::task::JoinHandle<()>>,
     history: History,
@@ -460,15 +462,18 @@ impl RawMcp {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
         let received = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let texts = Arc::new(std::sync::Mutex::new(Vec::new()));
         let arrived = Arc::new(Notify::new());
         let history = History::new();
         let reader = {
             let received = received.clone();
+            let texts = texts.clone();
             let arrived = arrived.clone();
             let history = history.clone();
             tokio::spawn(async move {
                 let mut lines = tokio::io::BufReader::new(stdout).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
+                    texts.lock().unwrap().push(line.clone());
                     let value: Value = serde_json::from_str(&line).unwrap_or(Value::String(line));
                     let kind = if let Some(error) = value.get("error") {
                         let code = error["code"].as_i64().unwrap_or(0) as i32;
@@ -490,6 +495,7 @@ impl RawMcp {
             child,
             stdin,
             received,
+            lines: texts,
             arrived,
             reader: Some(reader),
             history,
@@ -617,6 +623,11 @@ impl RawMcp {
             .iter()
             .filter(|v| is_answer_to(v, id))
             .count()
+    }
+
+    /// Every line read from stdout so far, as its text (what a parse would re-encode).
+    pub fn raw_lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
     }
 
     /// Everything read from stdout so far.

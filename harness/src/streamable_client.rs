@@ -68,12 +68,17 @@ impl StreamableClient {
 
     /// Posts one message as it is: the response's status and body, or why there was none.
     pub async fn post(&self, message: &Value) -> Result<(u16, String), String> {
+        self.post_text(message.to_string()).await
+    }
+
+    /// Posts `body` byte for byte (a message a `Value` would re-encode, a batch, garbage).
+    pub async fn post_text(&self, body: String) -> Result<(u16, String), String> {
         let response = self
             .client
             .post(&self.url)
             .header("content-type", "application/json")
             .header(SESSION_HEADER, &self.session)
-            .body(message.to_string())
+            .body(body)
             .send()
             .await
             .map_err(|e| e.to_string())?;

@@ -112,6 +112,21 @@ pub struct Message {
 }
 
 impl Message {
+    /// The id of a request or a response.
+    pub fn id(&self) -> Option<&Value> {
+        match &self.kind {
+            Kind::Request { id, .. } | Kind::Response { id } => Some(id),
+            Kind::Notification { .. } => None,
+        }
+    }
+
+    fn set_id(&mut self, new: Value) {
+        if let Kind::Request { id, .. } | Kind::Response { id } = &mut self.kind {
+            *id = new.clone();
+        }
+        self.object.insert("id".into(), new);
+    }
+
     /// The `params` member, if present.
     pub fn params(&self) -> Option<&Value> {
         self.object.get("params")
@@ -147,14 +162,71 @@ impl Invalid {
     }
 }
 
-/// Classifies one message. Batches are refused: MCP removed them.
+/// Classifies one message. Batches are refused: MCP removed them. A number id keeps the text
+/// it was sent as (see [`as_sent`]).
 pub fn parse(text: &str) -> Result<Message, Invalid> {
     let value: Value = serde_json::from_str(text).map_err(|err| Invalid {
         code: PARSE_ERROR,
         id: Value::Null,
         reason: format!("parse error: the message is not JSON ({err})"),
     })?;
-    classify(value)
+    match classify(value) {
+        Ok(mut message) => {
+            if let Some(exact) = exact_number_id(text, message.id()) {
+                message.set_id(exact);
+            }
+            Ok(message)
+        }
+        Err(mut invalid) => {
+            if let Some(exact) = exact_number_id(text, Some(&invalid.id)) {
+                invalid.id = exact;
+            }
+            Err(invalid)
+        }
+    }
+}
+
+/// Marks an id that stands in for a number id whose text serde would write back differently
+/// (`1e3` as `1000.0`, `-0` as `-0.0`, a huge integer as a float): the mark and the text as
+/// sent. Inside, such an id is this string (so it keys and logs as itself); [`as_sent`] writes
+/// it back as the number it was.
+const SENT_AS: &str = "\u{0}sent-as:";
+
+/// The stand-in for `id`, when it is a number whose text in `text` re-encodes differently.
+fn exact_number_id(text: &str, id: Option<&Value>) -> Option<Value> {
+    #[derive(Deserialize)]
+    struct IdOnly<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let written = match id? {
+        Value::Number(number) => number.to_string(),
+        _ => return None,
+    };
+    let sent = serde_json::from_str::<IdOnly>(text).ok()?.id?.get();
+    (sent != written).then(|| Value::String(format!("{SENT_AS}{sent}")))
+}
+
+/// An answer line with its id written as the client sent it: an answer's id is its second
+/// member (every answer here is built `{"jsonrpc":"2.0","id":..}`), so only that place is read.
+pub fn as_sent(line: String) -> String {
+    const HEAD: &str = r#"{"jsonrpc":"2.0","id":""#;
+    const MARK: &str = r"\u0000sent-as:";
+    let Some(rest) = line.strip_prefix(HEAD).and_then(|r| r.strip_prefix(MARK)) else {
+        return line;
+    };
+    let Some(end) = rest.find('"') else {
+        return line;
+    };
+    let number = &rest[..end];
+    if number.is_empty()
+        || !number
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
+    {
+        return line;
+    }
+    format!("{}{number}{}", &HEAD[..HEAD.len() - 1], &rest[end + 1..])
 }
 
 /// Classifies a parsed JSON value.
@@ -383,6 +455,43 @@ mod tests {
         assert_eq!(answer["error"]["code"], INVALID_REQUEST);
         let unreadable = parse("nope").unwrap_err();
         assert_eq!(unreadable.response()["id"], Value::Null);
+    }
+
+    #[test]
+    fn a_number_id_is_answered_with_the_text_it_was_sent_as() {
+        for sent in [
+            "1e3",
+            "-0",
+            "123456789012345678901234567890",
+            "1.50",
+            "7E+2",
+        ] {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":{sent},"method":"ping"}}"#);
+            let message = parse(&text).unwrap();
+            let id = message.id().unwrap().clone();
+            let lines = [
+                result_line(&id, "{}"),
+                error_response(&id, INVALID_PARAMS, "no", None).to_string(),
+                result_response(&id, json!({})).to_string(),
+            ];
+            for line in lines {
+                let line = as_sent(line);
+                let at = line.find(r#""id":"#).unwrap() + 5;
+                assert_eq!(&line[at..at + sent.len()], sent, "{line}");
+                assert!(serde_json::from_str::<Value>(&line).is_ok(), "{line}");
+            }
+            // Two ids serde reads as one number stay two requests.
+            assert_ne!(id_key(&id), id_key(&json!(1000.0)));
+        }
+        // Controls: ids that re-encode as sent are left as they are, and the mark counts only
+        // where an answer's id stands (a result may hold the same text anywhere else).
+        let plain = parse(r#"{"jsonrpc":"2.0","id":12,"method":"ping"}"#).unwrap();
+        assert_eq!(plain.id(), Some(&json!(12)));
+        let inside = r#"{"jsonrpc":"2.0","id":3,"result":{"t":"\u0000sent-as:1e3"}}"#;
+        assert_eq!(as_sent(inside.to_string()), inside);
+        // A request refused for its shape keeps its id as sent too.
+        let refused = parse(r#"{"jsonrpc":"1.0","id":1e3,"method":"ping"}"#).unwrap_err();
+        assert!(as_sent(refused.response().to_string()).contains(r#""id":1e3,"#));
     }
 
     #[test]

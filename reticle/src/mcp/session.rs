@@ -141,6 +141,7 @@ impl ProtocolSession {
     /// Hands the answer to request `id` to the POST waiting for it, if one is; else puts it on
     /// the stream, as [`Self::send`] does.
     async fn answer(&self, id: &Value, line: String) {
+        let line = jsonrpc::as_sent(line);
         if let Err(line) = self.waiting_posts.hand_over(&jsonrpc::id_key(id), line) {
             self.put(line).await;
         }

@@ -214,7 +214,7 @@ fn json_answer(status: StatusCode, line: String) -> Response {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
-        line,
+        jsonrpc::as_sent(line),
     )
         .into_response()
 }

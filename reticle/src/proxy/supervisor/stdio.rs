@@ -95,7 +95,8 @@ impl AgentOut {
 
     /// Writes one message, encoded as a line of JSON (no newline). Written here when nothing is
     /// queued before it and stdout takes it without waiting; the rest goes to the writer thread.
-    pub(super) fn write_line(&self, mut line: String) {
+    pub(super) fn write_line(&self, line: String) {
+        let mut line = crate::mcp::jsonrpc::as_sent(line);
         line.push('\n');
         if let Some(direct) = &self.direct
             && self.queued.load(Ordering::Acquire) == 0
