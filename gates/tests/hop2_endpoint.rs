@@ -8,7 +8,8 @@
 //! slot was held meanwhile). A POST that asks for its answer inline (as `reticle mcp` does) gets
 //! it as its own response and the stream does not carry it (control: with the inline wait at
 //! zero, the same POST gets 202 and the answer on the stream). A call its client cancels is
-//! stopped and never answered: its POST ends 202 with no body (control: the next call is).
+//! stopped and never answered: its POST ends 202 with no body (control: the next call is). A
+//! batch is answered as one array on a 2025-03-26 session and refused on a later one.
 
 mod support;
 
@@ -538,4 +539,55 @@ async fn a_cancelled_streamable_call_is_stopped_and_its_post_ends_unanswered() {
         .await
         .unwrap();
     assert_eq!(short["structuredContent"]["sleptMs"], 1, "{short}");
+}
+
+/// Protocol 2025-03-26 requires JSON-RPC batches (MCP removed them after): on a session that
+/// agreed to it, a batch's requests are answered together in one array, in order, with their
+/// ids as sent; notifications in it get nothing; a batch of notifications only gets 202; an
+/// empty batch, and an `initialize` inside one, are refused -32600. Control: a session on
+/// 2025-06-18 is refused the same batch, naming its revision.
+#[tokio::test]
+async fn a_batch_is_answered_as_one_array_on_2025_03_26_and_refused_after() {
+    let daemon = OwnedDaemon::start().await;
+    let older = StreamableClient::open_on(daemon.port(), "batcher", "2025-03-26")
+        .await
+        .expect("a 2025-03-26 session");
+    let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},
+        {"jsonrpc":"2.0","method":"notifications/initialized"},
+        {"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"reticle_sessions","arguments":{}}},
+        {"jsonrpc":"2.0","id":1e3,"method":"ping"},
+        {"jsonrpc":"2.0","id":9,"method":"initialize","params":{}}]"#;
+    let (status, body) = older.post_text(batch.into()).await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#""id":1e3,"#), "ids as sent: {body}");
+    let answers: Vec<Value> = serde_json::from_str(&body).expect("one array");
+    let ids: Vec<Value> = answers.iter().map(|a| a["id"].clone()).collect();
+    assert_eq!(
+        ids,
+        [json!(1), json!("b"), json!(1000.0), json!(9)],
+        "{body}"
+    );
+    assert!(
+        answers[1]["result"]["structuredContent"]["sessions"].is_array(),
+        "{body}"
+    );
+    assert_eq!(answers[3]["error"]["code"], -32600, "{body}");
+
+    let notes = r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
+    assert_eq!(
+        older.post_text(notes.into()).await.unwrap(),
+        (202, String::new())
+    );
+    let (_, empty) = older.post_text("[]".into()).await.unwrap();
+    let empty: Value = serde_json::from_str(&empty).unwrap();
+    assert_eq!(empty["error"]["code"], -32600, "{empty}");
+
+    let newer = StreamableClient::open(daemon.port(), "single")
+        .await
+        .expect("a 2025-06-18 session");
+    let (_, refused) = newer.post_text(batch.into()).await.unwrap();
+    let refused: Value = serde_json::from_str(&refused).unwrap();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let said = refused["error"]["message"].as_str().unwrap();
+    assert!(said.contains("2025-06-18"), "{said}");
 }

@@ -20,6 +20,11 @@ impl StreamableClient {
     /// Opens a session on the daemon at `port` as `client_name`; `None` when nothing answered
     /// with a session (no daemon, or a binary without the endpoint).
     pub async fn open(port: u16, client_name: &str) -> Option<Self> {
+        Self::open_on(port, client_name, "2025-06-18").await
+    }
+
+    /// [`Self::open`], agreeing to protocol `revision`.
+    pub async fn open_on(port: u16, client_name: &str, revision: &str) -> Option<Self> {
         let url = format!("http://127.0.0.1:{port}{STREAMABLE_PATH}");
         let client = reqwest::Client::builder()
             .no_proxy()
@@ -27,7 +32,7 @@ impl StreamableClient {
             .build()
             .ok()?;
         let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+            "params": {"protocolVersion": revision, "capabilities": {},
                        "clientInfo": {"name": client_name, "version": "1"}}});
         let response = client
             .post(&url)

@@ -1,10 +1,9 @@
 //! Answers handed to the POST that carried their request: on SSE, a POST asking with
 //! [`super::INLINE_ANSWER_HEADER`] waits a short bound for its answer (one write instead of a 202
 //! and a stream event), else the answer goes on the stream; Streamable HTTP's POSTs wait here
-//! unbounded. Exactly one path carries each answer: whoever takes the waiter out of the book. A
-//! cancelled request has none: its POST is released without one.
-//!
-//! It keeps the book; it must not parse messages or decide which requests may be answered inline.
+//! unbounded. One path carries each answer (whoever takes the waiter out of the book); a
+//! cancelled request has none. It keeps the book; it must not parse messages or decide which
+//! requests may be answered inline.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

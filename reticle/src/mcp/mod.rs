@@ -4,6 +4,8 @@
 //! sessions over Streamable HTTP at `/mcp`. This room speaks MCP; it must not run tools itself
 //! (that is [`crate::tools::run_tool`]).
 
+// JSON-RPC batches on Streamable HTTP, for the revisions that have them.
+pub mod batch;
 // The POSTs waiting for their own answers, and which of them gets each answer.
 pub mod inline;
 // JSON-RPC 2.0 classification, codes and error objects (shared with the proxy).

@@ -1,9 +1,7 @@
 //! One protocol session: a fresh one per stream, initialized by its own `initialize`. It answers
 //! `initialize`, `ping`, `tools/list` and `tools/call` per JSON-RPC 2.0, refuses anything else
 //! before `initialize`, and gives every request one answer, except a call its client cancelled
-//! (stopped, never answered). Every call runs as the session's agent, the lease holder it is
-//! checked as.
-//!
+//! (stopped, never answered). Every call runs as the session's agent, its lease holder.
 //! It must not know the transport: answers go to the POST ([`super::inline`]) or the stream.
 
 use std::collections::HashMap;
@@ -124,6 +122,11 @@ impl ProtocolSession {
             id: self.agent.clone(),
             client: self.client.lock().ok().and_then(|c| c.clone()),
         }
+    }
+
+    /// The protocol revision `initialize` agreed to; `None` until then.
+    pub fn negotiated(&self) -> Option<&'static str> {
+        self.negotiated.lock().ok().and_then(|n| *n)
     }
 
     /// Whether `initialize` has been answered.

@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use super::batch;
 use super::inline::Outcome;
 use super::jsonrpc::{self, Kind};
 use super::protocol::SUPPORTED_VERSIONS;
@@ -83,8 +84,9 @@ fn unsupported_version(headers: &HeaderMap) -> Option<Response> {
     })
 }
 
-/// `POST /mcp`: one JSON-RPC message. A request is answered in this POST's own response as
-/// `application/json`; a notification or response gets 202. `initialize`, sent without
+/// `POST /mcp`: one JSON-RPC message (or, on a session of 2025-03-26 or before, a batch:
+/// [`batch`]). A request is answered in this POST's own response as `application/json`; a
+/// notification or response gets 202. `initialize`, sent without
 /// [`SESSION_HEADER`], opens a session and names it there; a [`VERSION_HEADER`] naming a
 /// revision Reticle does not speak is refused 400.
 pub async fn mcp_streamable_post(
@@ -94,14 +96,28 @@ pub async fn mcp_streamable_post(
     body: Bytes,
 ) -> Response {
     let _agent = ctx.activity.attach(Holder::Agent);
-    let message = match std::str::from_utf8(&body)
-        .map_err(|_| jsonrpc::Invalid {
-            code: jsonrpc::PARSE_ERROR,
-            id: Value::Null,
-            reason: "parse error: the message is not UTF-8".into(),
-        })
-        .and_then(jsonrpc::parse)
+    let text = match std::str::from_utf8(&body) {
+        Ok(text) => text,
+        Err(_) => {
+            let invalid = jsonrpc::Invalid {
+                code: jsonrpc::PARSE_ERROR,
+                id: Value::Null,
+                reason: "parse error: the message is not UTF-8".into(),
+            };
+            return json_answer(StatusCode::BAD_REQUEST, invalid.response().to_string());
+        }
+    };
+    let named = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+    if batch::is_batch(text)
+        && let Some(session) = named.and_then(|id| mcp.http_session(id))
     {
+        if let Some(refused) = unsupported_version(&headers) {
+            return refused;
+        }
+        *lock(&session.last_request) = Instant::now();
+        return batch::answer(&session.protocol, text, &mcp, &ctx).await;
+    }
+    let message = match jsonrpc::parse(text) {
         Ok(message) => message,
         Err(invalid) => {
             return json_answer(StatusCode::BAD_REQUEST, invalid.response().to_string());
@@ -110,7 +126,6 @@ pub async fn mcp_streamable_post(
     if let Some(refused) = unsupported_version(&headers) {
         return refused;
     }
-    let named = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
     let (session, opened) = match named {
         Some(id) => match mcp.http_session(id) {
             Some(session) => (session, false),
@@ -207,7 +222,7 @@ pub async fn mcp_streamable_get() -> Response {
     response
 }
 
-fn json_answer(status: StatusCode, line: String) -> Response {
+pub(super) fn json_answer(status: StatusCode, line: String) -> Response {
     (
         status,
         [(
