@@ -1,5 +1,6 @@
 //! The proxy under repeated and concurrent faults: ten daemon kills in a row with every call
-//! answered; twenty concurrent calls across a kill, each answered exactly once; a stream that
+//! answered; twenty concurrent calls across a kill, each answered exactly once (and the host
+//! told, by `notifications/message`, of the link lost, back and a new daemon); a stream that
 //! flaps without end never makes the proxy exit; a call the client cancels is stopped, its slot
 //! freed, and never answered (MCP says not to), not even at the proxy's exit.
 
@@ -125,6 +126,21 @@ async fn twenty_concurrent_calls_across_a_kill_are_each_answered_exactly_once() 
     raw.wait_exit(BOUND)
         .await
         .expect("the proxy exits when stdin closes");
+    // The host was told (MCP logging): the link lost, back, and a new daemon serving.
+    let told: Vec<String> = raw
+        .received()
+        .iter()
+        .filter(|line| line["method"] == "notifications/message")
+        .map(|line| {
+            line["params"]["data"]["event"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    for event in ["link_lost", "link_restored", "daemon_restarted"] {
+        assert!(told.iter().any(|e| e == event), "{event} in {told:?}");
+    }
     // The whole of stdout, to its end: each id exactly once.
     let mut counts: HashMap<String, usize> = HashMap::new();
     for answer in raw.received() {

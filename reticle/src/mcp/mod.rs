@@ -12,6 +12,8 @@ pub mod inline;
 pub mod jsonrpc;
 // The caps on open sessions and running calls, and how their refusals read.
 pub mod limits;
+// The logging capability's levels and the messages a host shows (shared with the proxy).
+pub mod logging;
 // The handshake: versions, server identity, instructions (shared with the proxy).
 pub mod protocol;
 // One protocol session: what each method answers.
@@ -153,15 +155,24 @@ impl McpState {
         }
     }
 
-    /// Swaps the catalogue and tells every open session with `notifications/tools/list_changed`.
-    pub async fn replace_catalogue(&self, catalogue: Catalogue) {
+    /// Swaps the catalogue and tells every open session with `notifications/tools/list_changed`,
+    /// and a `notifications/message` saying `why` (for a host to show).
+    pub async fn replace_catalogue(&self, catalogue: Catalogue, why: &str) {
+        let summary = catalogue.summary();
         match self.inner.catalogue.write() {
             Ok(mut c) => *c = Arc::new(catalogue),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(catalogue),
         }
         let line = jsonrpc::notification("notifications/tools/list_changed").to_string();
+        let note = logging::message(
+            logging::Level::Info,
+            "catalogue_changed",
+            &format!("Reticle's tool list changed: {why}; the client lists its tools again"),
+            json!({ "why": why, "version": summary.version, "hash": summary.hash }),
+        );
         for session in self.sessions() {
             session.send(line.clone()).await;
+            session.send_log(&note).await;
         }
     }
 

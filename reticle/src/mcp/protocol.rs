@@ -74,6 +74,8 @@ pub fn initialize_result(requested: Option<&str>) -> Value {
     tools.list_changed = Some(true);
     let mut capabilities = ServerCapabilities::default();
     capabilities.tools = Some(tools);
+    // `logging/setLevel` and `notifications/message` ([`super::logging`]).
+    capabilities.logging = Some(Default::default());
     let result = InitializeResult::new(capabilities)
         .with_protocol_version(version)
         .with_server_info(Implementation::new(SERVER_NAME, crate::VERSION))
@@ -98,6 +100,7 @@ mod tests {
     fn the_result_names_reticle_and_says_what_a_verdict_is() {
         let result = initialize_result(Some("2025-03-26"));
         assert_eq!(result["protocolVersion"], "2025-03-26");
+        assert_eq!(result["capabilities"]["logging"], json!({}));
         assert_eq!(result["serverInfo"]["name"], SERVER_NAME);
         assert_eq!(result["capabilities"]["tools"]["listChanged"], true);
         let text = result["instructions"].as_str().unwrap();

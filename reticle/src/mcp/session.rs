@@ -17,6 +17,7 @@ use tokio::task::AbortHandle;
 
 use super::inline::{AnswerWaiter, WaitingPosts};
 use super::jsonrpc::{self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND};
+use super::logging::{self, Level};
 use super::{McpState, protocol};
 use crate::tools::lease_book::LeaseHolder;
 use crate::tools::{Catalogue, ToolContext, run_tool};
@@ -49,6 +50,8 @@ pub struct ProtocolSession {
     running: Mutex<HashMap<String, Running>>,
     /// The POSTs waiting to carry their own request's answer.
     waiting_posts: WaitingPosts,
+    /// The least severe `notifications/message` the client wants (`logging/setLevel`).
+    log_level: Mutex<Level>,
 }
 
 /// A JSON-RPC error answer: its code and message.
@@ -83,6 +86,7 @@ impl ProtocolSession {
             negotiated: Mutex::new(None),
             running: Mutex::new(HashMap::new()),
             waiting_posts: WaitingPosts::default(),
+            log_level: Mutex::new(Level::DEFAULT),
         }
     }
 
@@ -139,6 +143,15 @@ impl ProtocolSession {
     /// reading).
     pub async fn send(&self, line: String) {
         self.put(line).await;
+    }
+
+    /// Puts `note`, a `notifications/message`, on the stream when its level is one the client
+    /// asked for (none before `initialize`).
+    pub async fn send_log(&self, note: &Value) {
+        let wanted = *self.log_level.lock().unwrap_or_else(|p| p.into_inner());
+        if self.initialized() && logging::level_of(note).is_some_and(|level| level >= wanted) {
+            self.put(note.to_string()).await;
+        }
     }
 
     /// Hands the answer to request `id` to the POST waiting for it, if one is; else puts it on
@@ -269,6 +282,12 @@ impl ProtocolSession {
                 }
                 Err(refusal) => Err(refusal),
             },
+            "logging/setLevel" => logging::read_set_level(params)
+                .map(|level| {
+                    *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = level;
+                    json!({})
+                })
+                .map_err(|reason| (INVALID_PARAMS, reason)),
             "tools/call" => match read_call(params) {
                 Ok(call) => match self.start_call(&id, call, mcp, ctx.clone()).await {
                     Ok(()) => return,
@@ -279,7 +298,7 @@ impl ProtocolSession {
             _ => Err((
                 METHOD_NOT_FOUND,
                 format!(
-                    "method not found: '{method}'; this server answers initialize, ping, tools/list and tools/call"
+                    "method not found: '{method}'; this server answers initialize, ping, tools/list, tools/call and logging/setLevel"
                 ),
             )),
         };
@@ -869,10 +888,37 @@ mod tests {
         assert_eq!(names[0], "reticle_sessions");
         mcp.replace_catalogue(
             Catalogue::with_edits("+reticle_test_echo", crate::tools::Surface::Default).unwrap(),
+            "a test edit",
         )
         .await;
         let note: Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
         assert_eq!(note["method"], "notifications/tools/list_changed");
         assert!(note.get("id").is_none());
+        let said: Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
+        assert_eq!(said["params"]["level"], "info", "{said}");
+        assert_eq!(said["params"]["data"]["event"], "catalogue_changed");
+        assert_eq!(said["params"]["data"]["why"], "a test edit");
+
+        // A client that asked for warnings and worse is not told at info.
+        let quiet =
+            r#"{"jsonrpc":"2.0","id":10,"method":"logging/setLevel","params":{"level":"warning"}}"#;
+        assert_eq!(
+            ask(&session, &mut rx, &mcp, &ctx, quiet).await["result"],
+            json!({})
+        );
+        mcp.replace_catalogue(Catalogue::standard(), "back to the standard catalogue")
+            .await;
+        let note: Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
+        assert_eq!(note["method"], "notifications/tools/list_changed");
+        assert!(
+            rx.try_recv().is_err(),
+            "no info message below the level asked"
+        );
+        let wrong =
+            r#"{"jsonrpc":"2.0","id":11,"method":"logging/setLevel","params":{"level":"loud"}}"#;
+        assert_eq!(
+            ask(&session, &mut rx, &mcp, &ctx, wrong).await["error"]["code"],
+            -32602
+        );
     }
 }

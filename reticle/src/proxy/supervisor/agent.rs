@@ -1,7 +1,7 @@
 //! The agent's side of the actor: each stdin line is classified and either answered here at once
-//! (`initialize`, `ping` while disconnected, a duplicate id, garbage), booked as a call owed an
-//! answer, or forwarded; stdin closing starts the drain that ends the proxy. It must not talk to
-//! the worker except through the sending half ([`super::outbound`]).
+//! (`initialize`, `logging/setLevel`, `ping` while disconnected, a duplicate id, garbage), booked
+//! as a call owed an answer, or forwarded; stdin closing starts the drain that ends the proxy. It
+//! must not talk to the worker except through the sending half ([`super::outbound`]).
 
 use std::process::ExitCode;
 
@@ -59,6 +59,7 @@ impl Supervisor {
         }
         match method.as_str() {
             "initialize" => return self.on_initialize(id, object),
+            "logging/setLevel" => return self.on_set_level(&id, &object),
             "ping" if !self.connected() => {
                 let answer = jsonrpc::result_response(&id, json!({}));
                 return self.answer_locally(&id, "ping", answer);
@@ -108,6 +109,7 @@ impl Supervisor {
         }
         let answer = jsonrpc::result_response(&id, protocol::initialize_result(asked.as_deref()));
         self.answer_locally(&id, "initialize", answer);
+        self.host.opened();
         if self.replay.initialize_received(object) {
             self.replay_handshake();
         }

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use super::Supervisor;
 use crate::mcp::jsonrpc;
+use crate::mcp::logging::Level;
 use crate::probe::PresenceKind;
 use crate::proxy::calls::{CallState, LinkLoss};
 use crate::proxy::events;
@@ -222,6 +223,7 @@ impl Supervisor {
             json!({ "session": session, "daemonInstance": instance, "spawnedPid": spawned, "catalogue": catalogue }),
         );
         if let Some(outage) = self.link.outage.take() {
+            let outage_ms = outage.since.elapsed().as_millis() as u64;
             self.log.event(
                 events::CONNECTION_LOST,
                 json!({
@@ -229,8 +231,28 @@ impl Supervisor {
                     "reason": outage.reason,
                     "attempts": attempts,
                     "callsLost": outage.calls_lost,
-                    "outageMs": outage.since.elapsed().as_millis() as u64,
+                    "outageMs": outage_ms,
                 }),
+            );
+            let port = self.port;
+            self.tell_host(
+                Level::Notice,
+                "link_restored",
+                &format!(
+                    "Reticle's link to its daemon on port {port} is back after {outage_ms} ms"
+                ),
+                json!({ "port": port, "outageMs": outage_ms, "attempts": attempts }),
+            );
+        }
+        if let Some(before) = self.host.daemon_seen(&instance) {
+            let port = self.port;
+            self.tell_host(
+                Level::Warning,
+                "daemon_restarted",
+                &format!(
+                    "a new Reticle daemon is serving on port {port}: pages reconnect by themselves, but leases, recordings and waits held by the one before are gone"
+                ),
+                json!({ "port": port, "instance": instance, "before": before }),
             );
         }
         // A different catalogue is announced before anything from the new session.
@@ -239,6 +261,21 @@ impl Supervisor {
             self.log.event(
                 events::TOOLS_LIST_CHANGED,
                 json!({ "from": before, "to": catalogue, "note": "told the agent before anything from the new daemon session" }),
+            );
+            let (from, to) = (
+                before.version.clone(),
+                catalogue
+                    .as_ref()
+                    .map(|c| c.version.clone())
+                    .unwrap_or_default(),
+            );
+            self.tell_host(
+                Level::Info,
+                "catalogue_changed",
+                &format!(
+                    "Reticle's tool list changed: the daemon now serving has another catalogue (version {from} to {to}); the client lists its tools again"
+                ),
+                json!({ "why": "another daemon catalogue", "from": before, "to": catalogue }),
             );
         }
         if self.replay.session_opened() {
@@ -309,6 +346,15 @@ impl Supervisor {
                     "callsLost": 0,
                 }),
             );
+            let (port, attempts) = (self.port, self.link.failures);
+            self.tell_host(
+                Level::Warning,
+                "link_down",
+                &format!(
+                    "Reticle could not reach its daemon on port {port} after {attempts} attempts ({obstacle}); the next call tries again"
+                ),
+                json!({ "port": port, "attempts": attempts, "obstacle": obstacle }),
+            );
             self.link.failures = 0;
             return self.go_dormant("reconnect budget spent; the next call tries again");
         }
@@ -350,6 +396,17 @@ impl Supervisor {
         self.log.event(
             events::CONNECTION_LOST,
             json!({ "stage": "lost", "reason": reason, "detail": detail, "attempts": 0, "callsLost": lost.len(), "requeued": unsent.len() }),
+        );
+        let port = self.port;
+        self.tell_host(
+            Level::Warning,
+            "link_lost",
+            &format!(
+                "Reticle lost its link to its daemon on port {port} ({reason}); {} call(s) in flight were answered -32001 and {} wait to be sent; reconnecting",
+                lost.len(),
+                unsent.len()
+            ),
+            json!({ "port": port, "reason": reason, "callsLost": lost.len(), "requeued": unsent.len() }),
         );
         self.link.outage = Some(Outage {
             reason: reason.to_string(),

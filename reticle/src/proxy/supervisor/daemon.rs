@@ -169,7 +169,12 @@ impl Supervisor {
             {
                 self.catalogue.forget_tools();
             }
-            return self.emit(Value::Object(object));
+            let object = Value::Object(object);
+            // The daemon's messages reach the host at the level the agent set here.
+            if crate::mcp::logging::level_of(&object).is_some_and(|level| !self.host.wants(level)) {
+                return;
+            }
+            return self.emit(object);
         }
         let Some(seq) = object.get("id").and_then(Value::as_u64) else {
             self.log

@@ -12,6 +12,8 @@ mod catalogue;
 mod connection;
 // What the worker reports, and its death.
 mod daemon;
+// What the agent's host hears (MCP logging): its level and the messages.
+mod host;
 // The proxy log.
 mod log;
 // Calls and the replayed handshake to the daemon, answers to the agent.
@@ -34,6 +36,7 @@ use tokio::time::Instant;
 
 use self::catalogue::Catalogue;
 use self::connection::{Connection, LinkState};
+use self::host::HostLog;
 use self::log::ProxyLog;
 use self::stdio::AgentOut;
 use self::workers::{ProcessLauncher, Workers};
@@ -102,6 +105,8 @@ struct Supervisor {
     next_seq: u64,
     replay: HandshakeReplay,
     catalogue: Catalogue,
+    /// What the agent's host asked to hear, and what it was last told about.
+    host: HostLog,
     /// The request being handled, so a panic can still answer it.
     in_hand: Option<(Value, Option<u64>)>,
     drain_until: Option<Instant>,
@@ -122,6 +127,7 @@ impl Supervisor {
             next_seq: 1,
             replay: HandshakeReplay::default(),
             catalogue: Catalogue::default(),
+            host: HostLog::default(),
             in_hand: None,
             drain_until: None,
             finished: None,

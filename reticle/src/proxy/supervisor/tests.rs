@@ -58,6 +58,8 @@ struct Rig {
     out: std::sync::mpsc::Receiver<String>,
     launches: Arc<Mutex<Launches>>,
     log_path: PathBuf,
+    /// The `notifications/message` lines written so far, kept apart from the answers.
+    told: Vec<Value>,
     _dir: tempfile::TempDir,
 }
 
@@ -93,6 +95,7 @@ impl Rig {
             out,
             launches,
             log_path,
+            told: Vec::new(),
             _dir: dir,
         };
         rig.poll();
@@ -135,11 +138,33 @@ impl Rig {
         self.send(Input::Worker { generation, report });
     }
 
-    /// Every line written to the agent since the last look.
+    /// Every line written to the agent since the last look, but what was said to its host
+    /// (`notifications/message`, kept for [`Self::told_host`]).
     fn written(&mut self) -> Vec<Value> {
-        self.out
+        let lines: Vec<Value> = self
+            .out
             .try_iter()
             .map(|line| serde_json::from_str(&line).unwrap())
+            .collect();
+        let (told, rest) = lines
+            .into_iter()
+            .partition(|line: &Value| line["method"] == "notifications/message");
+        self.told.extend(told);
+        rest
+    }
+
+    /// The events of every `notifications/message` written so far, in order.
+    fn told_host(&mut self) -> Vec<(String, String)> {
+        self.written();
+        self.told
+            .iter()
+            .map(|line| {
+                let params = &line["params"];
+                (
+                    params["level"].as_str().unwrap().to_string(),
+                    params["data"]["event"].as_str().unwrap().to_string(),
+                )
+            })
             .collect()
     }
 
@@ -459,6 +484,68 @@ async fn a_drop_answers_posted_calls_and_requeues_unposted_ones_for_the_next_ses
     );
     rig.daemon_answers(1, next, resent[0].0, json!({ "result": {} }));
     assert_eq!(rig.written()[0]["id"], "unposted");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_host_hears_the_link_lost_and_back_and_a_new_daemon_at_the_level_it_set() {
+    let mut rig = Rig::start();
+    assert!(rig.told_host().is_empty(), "nothing before initialize");
+    let (epoch, _) = calls_on_a_session(&mut rig, &[]);
+    let drop_session = |rig: &mut Rig, epoch| {
+        rig.report(
+            1,
+            Report::Dropped {
+                epoch,
+                reason: "sse_ended".into(),
+                detail: String::new(),
+            },
+        );
+    };
+    drop_session(&mut rig, epoch);
+    assert_eq!(rig.told_host(), [("warning".into(), "link_lost".into())]);
+    // Back, on a daemon with another instance: the link is back and a new daemon serves.
+    tokio::time::advance(Duration::from_secs(5)).await;
+    rig.poll();
+    let (next, _) = rig.connect_command(1);
+    let other = Report::Connected {
+        epoch: next,
+        session: "s2".into(),
+        instance: "another".into(),
+        catalogue: None,
+        spawned: None,
+    };
+    rig.report(1, other);
+    let told = rig.told_host();
+    assert_eq!(
+        told[1..],
+        [
+            ("notice".into(), "link_restored".into()),
+            ("warning".into(), "daemon_restarted".into())
+        ]
+    );
+    // At `error`, a lost link (a warning) is not said; the level is answered here, not sent on.
+    rig.agent(
+        json!({ "jsonrpc": "2.0", "id": "lvl", "method": "logging/setLevel",
+                      "params": { "level": "error" } }),
+    );
+    let answers = rig.written();
+    assert_eq!(answers[0]["id"], "lvl");
+    assert_eq!(answers[0]["result"], json!({}));
+    let posts = rig.posts(1);
+    assert!(
+        posts
+            .iter()
+            .all(|(_, body)| body["method"] != "logging/setLevel"),
+        "{posts:?}"
+    );
+    drop_session(&mut rig, next);
+    assert_eq!(rig.told_host().len(), 3, "nothing more at level error");
+    // A level no one has is refused -32602.
+    rig.agent(
+        json!({ "jsonrpc": "2.0", "id": "bad", "method": "logging/setLevel",
+                      "params": { "level": "loud" } }),
+    );
+    assert_eq!(rig.written()[0]["error"]["code"], -32602);
 }
 
 #[tokio::test(start_paused = true)]
