@@ -2,7 +2,8 @@
 //! answered; twenty concurrent calls across a kill, each answered exactly once (and the host
 //! told, by `notifications/message`, of the link lost, back and a new daemon); a stream that
 //! flaps without end never makes the proxy exit; a call the client cancels is stopped, its slot
-//! freed, and never answered (MCP says not to), not even at the proxy's exit.
+//! freed, and never answered (MCP says not to), not even at the proxy's exit; a long call that
+//! asked for progress is reported (`notifications/progress`) before its answer.
 
 mod support;
 
@@ -278,4 +279,63 @@ async fn a_cancelled_call_is_stopped_its_slot_freed_and_never_answered() {
     assert!(exit.success(), "{exit:?}");
     assert_eq!(raw.answers_for(&long), 0, "{:?}", raw.received());
     assert_eq!(raw.answers_for(&short), 1);
+}
+
+/// A call whose client asked for progress (`_meta.progressToken`) and runs past a second is
+/// reported through the proxy with `notifications/progress`, its token as sent, each with more
+/// progress than the last, before its answer. Control: the same call without a token, none.
+#[tokio::test]
+async fn a_long_call_that_asked_for_progress_is_reported_before_its_answer() {
+    let (state, port) = (tempfile::tempdir().unwrap(), free_port());
+    let _reap = ReapPort(port);
+    let (mut raw, _evidence) = sleepy_link(port, &state).await;
+    let asked = raw
+        .request(
+            "tools/call",
+            json!({"name": "reticle_test_sleep", "arguments": {"ms": 2_600},
+                   "_meta": {"progressToken": "p-1"}}),
+        )
+        .await;
+    let answer = raw.answer(&asked, BOUND).await.expect("answered");
+    assert!(answer.get("result").is_some(), "{answer}");
+    let lines = raw.received();
+    let answered_at = lines.iter().position(|l| l["id"] == asked).unwrap();
+    let progress: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["method"] == "notifications/progress")
+        .collect();
+    assert!(progress.len() >= 2, "two seconds past the first: {lines:?}");
+    assert!(
+        progress
+            .iter()
+            .all(|p| p["params"]["progressToken"] == "p-1")
+    );
+    let values: Vec<f64> = progress
+        .iter()
+        .map(|p| p["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+    let last_progress = lines
+        .iter()
+        .rposition(|l| l["method"] == "notifications/progress")
+        .unwrap();
+    assert!(last_progress < answered_at, "progress before the answer");
+
+    let unasked = raw
+        .request(
+            "tools/call",
+            json!({"name": "reticle_test_sleep", "arguments": {"ms": 1_500}}),
+        )
+        .await;
+    raw.answer(&unasked, BOUND).await.expect("answered");
+    let after: usize = raw
+        .received()
+        .iter()
+        .filter(|l| l["method"] == "notifications/progress")
+        .count();
+    assert_eq!(
+        after,
+        progress.len(),
+        "no progress for a call that did not ask"
+    );
 }

@@ -54,6 +54,7 @@ impl FromRef<AppState> for ToolContext {
             host: state.tools.clone(),
             caller: None,
             project: None,
+            progress: Default::default(),
         }
     }
 }

@@ -20,6 +20,7 @@ use super::jsonrpc::{self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METH
 use super::logging::{self, Level};
 use super::{McpState, protocol};
 use crate::tools::lease_book::LeaseHolder;
+use crate::tools::progress::{self, Progress};
 use crate::tools::{Catalogue, ToolContext, run_tool};
 use crate::wire::trace::CLIENT_ID_META;
 
@@ -333,13 +334,21 @@ impl ProtocolSession {
         let key = id.to_string();
         let counted = self.book_call(&key, mcp)?;
         let catalogue = mcp.catalogue();
-        let ctx = ctx.in_project(self.project()).called_by(self.holder());
+        let progress = progress_asked(&call)
+            .map(|token| Progress::new(token, self.outbound.clone()))
+            .unwrap_or_default();
+        let ctx = ctx
+            .in_project(self.project())
+            .called_by(self.holder())
+            .reporting_to(progress.clone());
         let (call_id, call_key) = (id.clone(), key.clone());
         let mut call = Box::pin(async move {
             let _counted = counted;
             let rpc_id = forwarded_client_id(&call).unwrap_or_else(|| call_key.clone());
             let arguments = call.arguments.unwrap_or_default();
+            let tool = crate::tools::clip_name(&call.name);
             let run = run_tool(&ctx, &catalogue, &call.name, arguments, Some(&rpc_id));
+            let run = progress::beating(&progress, &tool, run);
             let answer = match AssertUnwindSafe(run).catch_unwind().await {
                 Ok(Ok(result)) => encode_call_result(result).map_err(|e| {
                     (
@@ -555,6 +564,12 @@ fn list_tools(params: Option<&Value>, mcp: &McpState) -> Result<Arc<Catalogue>, 
         ));
     }
     Ok(mcp.catalogue())
+}
+
+/// The `progressToken` a call's `_meta` carries, when its client asked for progress.
+fn progress_asked(call: &CallToolRequestParams) -> Option<Value> {
+    let token = call.meta.as_ref()?.get("progressToken")?;
+    (token.is_string() || token.is_number()).then(|| token.clone())
 }
 
 /// The agent's own request id that `reticle mcp` forwarded in the call's `_meta`, as JSON text.

@@ -35,6 +35,8 @@ pub struct ToolContext {
     /// names the directory it was started in): its calls read and write there, never in the
     /// project the daemon was started for. `None`: the daemon's ([`ToolHost::workspace`]).
     pub project: Option<Workspace>,
+    /// Where this call's progress goes, when its client asked (`_meta.progressToken`).
+    pub progress: crate::tools::progress::Progress,
 }
 
 impl ToolContext {
@@ -66,6 +68,7 @@ impl ToolContext {
             )),
             caller: None,
             project: None,
+            progress: Default::default(),
         }
     }
 
@@ -83,6 +86,14 @@ impl ToolContext {
             .map(|dir| self.host.workspace.for_project(dir));
         Self {
             project,
+            ..self.clone()
+        }
+    }
+
+    /// This context for a call whose progress goes to `progress`.
+    pub fn reporting_to(&self, progress: crate::tools::progress::Progress) -> Self {
+        Self {
+            progress,
             ..self.clone()
         }
     }

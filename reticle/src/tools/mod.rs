@@ -14,6 +14,8 @@ pub mod chokepoint;
 pub mod commands;
 pub mod context;
 pub mod lease_book;
+/// Leaf: a call's `notifications/progress`, for a client that asked.
+pub mod progress;
 pub mod refusal;
 /// Every tool, one line each, and the catalogues built over them.
 pub mod registry;

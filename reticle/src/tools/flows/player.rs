@@ -270,8 +270,15 @@ pub(super) async fn replay(
     };
     let mut ran = Vec::new();
     let mut failed: Option<(usize, Verified, Value)> = None;
+    let total = steps.len() as u64;
     for (i, step) in steps.into_iter().enumerate() {
         let (verified, step_record, events) = run_step(call, &page, i + 1, step).await;
+        let said = format!(
+            "{} {}",
+            step_record["action"].as_str().unwrap_or("step"),
+            step_record["verified"].as_str().unwrap_or("")
+        );
+        call.ctx.progress.step(i as u64 + 1, total, &said);
         ran.push(step_record.clone());
         if verified != Verified::Yes {
             failed = Some((i + 1, verified, events));

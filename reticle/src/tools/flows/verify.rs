@@ -54,7 +54,10 @@ async fn verify(call: &Call<'_>, a: VerifyArgs) -> Result<Value, Refusal> {
     let mut flaky = Vec::new();
     let mut answer = json!({ "ok": true, "action": "flows" });
     let mut page = Arc::clone(session);
-    for name in &names {
+    for (index, name) in names.iter().enumerate() {
+        call.ctx
+            .progress
+            .part(index as u64, names.len() as u64, name);
         let planned = load_flow(workspace, name)
             .map_err(Refusal::from)
             .and_then(|flow| steps_to_run(&flow, &secrets, confirm).map(|steps| (flow, steps)));
