@@ -42,6 +42,20 @@ ensure_sdk_deps() {
   fi
 }
 
+# The official MCP conformance suite and the Node 22 it runs on (the npm package `node`), for
+# gates/tests/hop2_conformance.rs: installed in gates/conformance from its lock file, again when
+# the lock file is newer than what npm last installed.
+ensure_conformance_deps() {
+  local root="$1"
+  local dir="$root/gates/conformance"
+  [ -f "$dir/package.json" ] || return 0
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] \
+    || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    echo "setup: installing the MCP conformance suite and Node 22 (npm ci in gates/conformance)" >&2
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
 # Says how much disk the run has where it writes (the build under target/, the tests' temporary
 # dirs), and warns when that is less than a clean run takes: about 5.1 GB under target/ and 0.4
 # GB of temporary dirs (the app-wiring tests install real Vite and Next.js apps). A warning, not

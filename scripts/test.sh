@@ -7,6 +7,7 @@ cd "$root"
 . scripts/setup.sh
 ensure_build_deps
 ensure_sdk_deps "$root"
+ensure_conformance_deps "$root"
 # The browser gates drive Debian's Chromium.
 ensure_chromium
 report_disk_space "$root"

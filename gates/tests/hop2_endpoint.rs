@@ -591,3 +591,46 @@ async fn a_batch_is_answered_as_one_array_on_2025_03_26_and_refused_after() {
     let said = refused["error"]["message"].as_str().unwrap();
     assert!(said.contains("2025-06-18"), "{said}");
 }
+
+/// One rule for sessions no client closes: an open Streamable HTTP session counts against the
+/// session cap (`/status` lists it open) but not as activity, so a daemon whose only client is
+/// such a session still idles out (the suite and the official SDK never DELETE theirs). Control:
+/// while a POST is being served the daemon counts an agent (the attachment is the request's).
+#[tokio::test]
+async fn an_open_http_session_counts_for_the_cap_but_not_as_activity() {
+    let mut daemon = OwnedDaemon::builder()
+        .env("RETICLE_IDLE_SHUTDOWN_MS", "1500")
+        .env("RETICLE_HEARTBEAT_MS", "30")
+        .env(env::TEST_CATALOGUE, "+reticle_test_sleep")
+        .start()
+        .await;
+    let client = std::sync::Arc::new(
+        StreamableClient::open(daemon.port(), "holder")
+            .await
+            .expect("a session"),
+    );
+    let held = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .call_tool("reticle_test_sleep", json!({"ms": 1_000}))
+                .await
+        }
+    });
+    let status = poll::until("the call counted as an agent", BOUND, async || {
+        let status = daemon.status().await?;
+        (status.agent_count == 1).then_some(status)
+    })
+    .await;
+    assert_eq!(status.mcp_sessions.map(|m| m.open), Some(1));
+    held.await.unwrap().expect("the call answered");
+    // Idle from here: the session stays open, and the daemon ends at its idle bound.
+    poll::until(
+        "idle shutdown with the session still open",
+        BOUND,
+        async || daemon.has_exited().then_some(()),
+    )
+    .await;
+    let text = std::fs::read_to_string(daemon.log_path()).unwrap();
+    assert!(text.contains("daemon_idle"), "{text}");
+}
