@@ -49,6 +49,11 @@ fn main() {
     let _ = writeln!(table, "pub const SDK_DIGEST: &str = \"{digest:016x}\";");
     let build_id = source_digest(digest);
     println!("cargo:rustc-env=RETICLE_BUILD_ID={build_id:016x}");
+    let contract = wire_contract(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/wire/fixtures"));
+    println!(
+        "cargo:rustc-env=RETICLE_WIRE_CONTRACT={:012x}",
+        contract >> 16
+    );
     std::fs::write(out.join("sdk_files.rs"), table).expect("OUT_DIR is writable");
 }
 
@@ -75,6 +80,54 @@ fn source_digest(sdk_digest: u64) -> u64 {
         digest = fnv(digest, relative.bytes().chain(contents));
     }
     digest
+}
+
+/// The wire contract's fingerprint: FNV-1a over the field names of the golden protocol 1
+/// messages (every key of each, in name order, file by file), so it moves exactly when a field
+/// is added, renamed or dropped, and not when a fixture's values change.
+fn wire_contract(fixtures: &Path) -> u64 {
+    let mut digest = FNV_START;
+    for name in [
+        "command.json",
+        "command_result.json",
+        "event.json",
+        "hello.json",
+    ] {
+        let file = fixtures.join(name);
+        println!("cargo:rerun-if-changed={}", file.display());
+        let text = std::fs::read_to_string(&file).expect("a golden fixture reads");
+        let mut keys = json_keys(&text);
+        keys.sort();
+        keys.dedup();
+        let line = format!("{name}:{};", keys.join(","));
+        digest = fnv(digest, line.bytes());
+    }
+    digest
+}
+
+/// Every object key in `json` (a string followed by `:`), as written.
+fn json_keys(json: &str) -> Vec<String> {
+    let (mut keys, mut chars) = (Vec::new(), json.chars().peekable());
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            continue;
+        }
+        let mut text = String::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => text.extend(chars.next()),
+                '"' => break,
+                c => text.push(c),
+            }
+        }
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.peek() == Some(&':') {
+            keys.push(text);
+        }
+    }
+    keys
 }
 
 /// FNV-1a's offset basis.

@@ -1,7 +1,8 @@
 //! Version skew (H4.1) and newer SDKs: a hello for another protocol version is closed 1008 with
 //! a reason naming both versions, and the refused page shows in `/status` and `reticle status`;
 //! a newer SDK speaking protocol 1 with extra fields and event types it invented is accepted,
-//! its extra keys stripped and its unknown events stored and counted, never dropped.
+//! its extra keys stripped and its unknown events stored and counted, never dropped. A peer or
+//! page on another wire contract is told to the agent (`version_skew`, `versionSkew`) with its fix.
 
 use std::time::Duration;
 
@@ -70,4 +71,106 @@ async fn a_newer_protocol_1_sdk_is_accepted_with_its_extras_stripped_and_unknown
         page.next(Duration::from_millis(50)).await.is_none(),
         "still open"
     );
+}
+
+/// Opens `GET /mcp/sse` announcing a peer on `version` and `contract` (as the reference's proxy
+/// does, and ours), waits for the stream's first bytes, and drops it.
+async fn announce_peer(port: u16, version: &str, contract: &str) {
+    let url =
+        format!("http://127.0.0.1:{port}/mcp/sse?peerVersion={version}&peerContract={contract}");
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let mut response = client.get(url).send().await.expect("the stream opens");
+    assert_eq!(response.status(), 200);
+    let first = tokio::time::timeout(BOUND, response.chunk()).await;
+    assert!(matches!(first, Ok(Ok(Some(_)))), "the stream speaks first");
+}
+
+/// Version skew, told where an agent looks: `/status` names this build's wire contract; a peer
+/// announcing another contract on its stream reaches the agent on its next tool result, once, as
+/// `version_skew` (pair `daemon`, naming `reticle stop`); a page whose SDK speaks another
+/// contract is listed with `versionSkew` naming the version and the fix. Controls: a peer on the
+/// daemon's own contract and a page with none (the published 2.0.0 names neither) say nothing.
+#[tokio::test]
+async fn a_peer_or_page_on_another_contract_is_told_to_the_agent_with_its_fix() {
+    let daemon = OwnedDaemon::start().await;
+    let port = daemon.port();
+    let status: serde_json::Value = reqwest::get(format!("http://127.0.0.1:{port}/status"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let contract = status["contract"].as_str().expect("a contract").to_string();
+    assert_eq!(contract, reticle::wire::CONTRACT);
+    let version = status["version"].as_str().unwrap().to_string();
+
+    let options = harness::ProxyOptions::new(port, daemon.state_dir());
+    let mut agent = harness::RawMcp::start(options);
+    agent.initialize().await;
+    let mut sessions = async || {
+        let id = agent
+            .request(
+                "tools/call",
+                json!({"name": "reticle_sessions", "arguments": {}}),
+            )
+            .await;
+        let answer = agent.answer(&id, BOUND).await.expect("answered");
+        answer["result"]["structuredContent"].clone()
+    };
+    announce_peer(port, &version, &contract).await;
+    assert!(
+        sessions().await.get("version_skew").is_none(),
+        "the same contract says nothing"
+    );
+
+    announce_peer(port, "0.0.1", "deadbeefdead").await;
+    let told = sessions().await;
+    let skew = &told["version_skew"];
+    assert_eq!(skew["pair"], "daemon", "{told}");
+    let action = skew["action"].as_str().unwrap();
+    assert!(
+        action.contains("0.0.1") && action.contains("reticle stop"),
+        "{action}"
+    );
+    assert!(sessions().await.get("version_skew").is_none(), "told once");
+
+    let token = daemon.token();
+    let mut stale = harness::wire_page::hello("stale-sdk", Some(&token));
+    stale["sdkVersion"] = json!("0.0.1");
+    stale["contract"] = json!("deadbeefdead");
+    let mut current = harness::wire_page::hello("current-sdk", Some(&token));
+    current["sdkVersion"] = json!(version);
+    current["contract"] = json!(contract);
+    let published = harness::wire_page::hello("published-sdk", Some(&token));
+    let mut pages = Vec::new();
+    for hello in [&stale, &current, &published] {
+        let page = WirePage::open(port, ORIGIN).await.unwrap();
+        page.send_json(hello).await;
+        pages.push(page);
+    }
+    let listed = poll::until("three pages listed", BOUND, async || {
+        let answer = sessions().await;
+        (answer["count"] == 3).then_some(answer)
+    })
+    .await;
+    let entry = |id: &str| {
+        listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["sessionId"] == id)
+            .cloned()
+            .unwrap()
+    };
+    let said = entry("stale-sdk")["versionSkew"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(said.contains("the page is 0.0.1"), "{said}");
+    assert!(
+        said.contains("@reticlehq/") && said.contains("restart"),
+        "{said}"
+    );
+    assert!(entry("current-sdk").get("versionSkew").is_none());
+    assert!(entry("published-sdk").get("versionSkew").is_none());
 }

@@ -1,6 +1,6 @@
 //! Drift between the two spellings of protocol 1: the daemon's (`reticle::wire`) and the browser
 //! SDK's (`sdk/src/protocol.js`). Reads protocol.js's exported constants as text and compares
-//! the protocol version, socket path, message kinds, event types, command names, act actions,
+//! the protocol version, wire contract, socket path, message kinds, event types, command names, act actions,
 //! act settle modes, snapshot modes, close codes and limits with the Rust vocabulary. Where the two differ by
 //! design the difference is written out below, with its reason; any other difference fails. A
 //! control runs the same comparison on edited copies of protocol.js and requires each edit to be
@@ -246,6 +246,7 @@ fn rust_message_kinds() -> BTreeSet<String> {
             token: None,
             has_capabilities: None,
             sdk_version: None,
+            contract: None,
         }),
         Message::Command(Command {
             id: "c".into(),
@@ -318,6 +319,14 @@ fn compare(js: &str, limits_rs: &str) -> Result<Vec<String>, String> {
         differences.push(format!(
             "protocol version: sdk {version}, daemon {}",
             limits::PROTOCOL_VERSION
+        ));
+    }
+
+    let contract = scalar(js, "WIRE_CONTRACT")?;
+    if contract != JsValue::Text(reticle::wire::CONTRACT.to_string()) {
+        differences.push(format!(
+            "wire contract: sdk {contract:?}, daemon {:?} (the fingerprint of the golden messages' field names: give protocol.js the daemon's)",
+            reticle::wire::CONTRACT
         ));
     }
 
@@ -518,6 +527,10 @@ fn control_every_kind_of_edit_to_protocol_js_is_caught() {
         (
             "export const PROTOCOL_VERSION = 1;",
             "export const PROTOCOL_VERSION = 2;",
+        ),
+        (
+            "export const WIRE_CONTRACT = '",
+            "export const WIRE_CONTRACT = '0",
         ),
         (
             "COMMAND_RESULT: 'command_result',",

@@ -38,6 +38,7 @@ import {
   PROTOCOL_VERSION,
   SDK_VERSION,
   Transport,
+  WIRE_CONTRACT,
   WS_PATH,
 } from './protocol.js';
 import { clip, encodeFrame, redactUrl, toWireValue } from './serialize.js';
@@ -152,6 +153,7 @@ export function createReticle({ win = globalThis, WebSocketImpl, clock, random =
     if (session.token !== undefined) hello.token = session.token;
     hello.hasCapabilities = stores.size > 0;
     hello.sdkVersion = SDK_VERSION;
+    hello.contract = WIRE_CONTRACT;
     return hello;
   }
 

@@ -8,6 +8,10 @@
 export const PROTOCOL_VERSION = 1;
 export const SDK_NAME = 'reticle-rs-sdk';
 export const SDK_VERSION = '0.1.0';
+// The wire contract this SDK speaks: the daemon's fingerprint of the golden messages' field
+// names (reticle::wire::CONTRACT, computed from reticle/src/wire/fixtures). The drift test
+// fails until it is copied here when a field is added, renamed or dropped.
+export const WIRE_CONTRACT = '808677dfc55c';
 
 export const DEFAULT_PORT = 4400;
 export const WS_PATH = '/reticle';

@@ -41,7 +41,7 @@ const eventsOf = (daemon, type) => daemon.events().filter((e) => e.type === type
 test('hello: protocol 1, session id persisted per tab, token, redacted url, title', async (t) => {
   const { win, conn, status } = await connected(t, { options: { session: undefined } });
   const hello = conn.frames[0];
-  assert.deepEqual(Object.keys(hello), ['kind', 'protocolVersion', 'sessionId', 'url', 'title', 'adapters', 'token', 'hasCapabilities', 'sdkVersion']);
+  assert.deepEqual(Object.keys(hello), ['kind', 'protocolVersion', 'sessionId', 'url', 'title', 'adapters', 'token', 'hasCapabilities', 'sdkVersion', 'contract']);
   assert.equal(hello.kind, 'hello');
   assert.equal(hello.protocolVersion, 1);
   assert.equal(hello.sessionId, status.sessionId);

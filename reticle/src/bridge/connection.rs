@@ -282,15 +282,7 @@ async fn read(
             }
             Ok(Message::CommandResult(result)) => session.settle(result),
             Ok(Message::Hello(hello)) if hello.session_id == session.page_id() => {
-                session.refresh(Identity {
-                    url: hello.url,
-                    title: hello.title,
-                    project_id: hello.project_id,
-                    adapters: hello.adapters,
-                    sdk_version: hello.sdk_version,
-                    hidden: false,
-                    focused: None,
-                });
+                session.refresh(Identity::from_hello(&hello));
             }
             Ok(Message::Hello(_)) => return End::Refuse(CloseReason::SecondHello),
             Ok(Message::Command(_)) => return End::Refuse(CloseReason::WrongDirection),

@@ -500,15 +500,7 @@ impl Bridge {
         link: &SocketLink,
         replaceable: Option<Replaceable>,
     ) -> Result<Admission, CloseReason> {
-        let identity = Identity {
-            url: hello.url.clone(),
-            title: hello.title.clone(),
-            project_id: hello.project_id.clone(),
-            adapters: hello.adapters.clone(),
-            sdk_version: hello.sdk_version.clone(),
-            hidden: false,
-            focused: None,
-        };
+        let identity = Identity::from_hello(hello);
         let mut sessions = lock(&self.inner.sessions);
         if let Some(existing) = sessions.get(key) {
             let carrier = existing.link_id();

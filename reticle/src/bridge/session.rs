@@ -177,11 +177,37 @@ pub struct Identity {
     pub adapters: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sdk_version: Option<String>,
+    /// When the page's SDK is on another build or wire contract than the daemon: what differs
+    /// and what fixes it ([`crate::wire::skew`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_skew: Option<String>,
     /// From `page.health`: the page's tab is hidden.
     pub hidden: bool,
     /// From `page.health`: the page's document has focus (unknown until the first report).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub focused: Option<bool>,
+}
+
+impl Identity {
+    /// The page as its hello describes it (not hidden, focus unknown until it reports).
+    pub fn from_hello(hello: &crate::wire::Hello) -> Self {
+        let skew = crate::wire::skew::describe(
+            crate::wire::skew::Pair::Sdk,
+            "the page",
+            hello.sdk_version.as_deref(),
+            hello.contract.as_deref(),
+        );
+        Self {
+            url: hello.url.clone(),
+            title: hello.title.clone(),
+            project_id: hello.project_id.clone(),
+            adapters: hello.adapters.clone(),
+            sdk_version: hello.sdk_version.clone(),
+            version_skew: skew,
+            hidden: false,
+            focused: None,
+        }
+    }
 }
 
 /// Counters a session keeps about its own stream.

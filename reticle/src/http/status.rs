@@ -13,6 +13,7 @@ pub async fn status_show(State(state): State<AppState>) -> Json<StatusReport> {
     Json(StatusReport {
         running: true,
         version: info.version.clone(),
+        contract: crate::wire::CONTRACT.to_string(),
         instance: info.instance.clone(),
         pid: info.pid,
         port: info.port,

@@ -44,6 +44,11 @@ pub const AGENT_PARAM: &str = "agent";
 /// (where its `reticle mcp` was started, or `RETICLE_PROJECT_DIR`): the stream's tool calls
 /// read and write that project's workspace, not the one the daemon was started for.
 pub const PROJECT_PARAM: &str = "project";
+/// The query parameters of [`SSE_PATH`] by which the process opening the stream (an agent's
+/// `reticle mcp`) says its build and wire contract (the reference's names), so the daemon can
+/// tell the agent when they disagree with its own.
+pub const PEER_VERSION_PARAM: &str = "peerVersion";
+pub const PEER_CONTRACT_PARAM: &str = "peerContract";
 /// The longest project directory a stream may name, in bytes.
 pub const MAX_PROJECT_DIR_BYTES: usize = 4096;
 
@@ -120,6 +125,9 @@ struct Inner {
     shutdown: CancellationToken,
     /// The caps on open sessions and running calls.
     limits: McpLimits,
+    /// A version skew found with a peer and not yet told: the next tool result carries it
+    /// (`version_skew`), once, whichever agent makes the call.
+    pending_skew: Mutex<Option<serde_json::Value>>,
 }
 
 impl McpState {
@@ -138,8 +146,32 @@ impl McpState {
                 in_flight: AtomicUsize::new(0),
                 shutdown,
                 limits,
+                pending_skew: Mutex::new(None),
             }),
         }
+    }
+
+    /// Notes a skew with a peer (`pair` and the sentence saying it) for the next tool result.
+    pub fn note_skew(&self, pair: crate::wire::skew::Pair, sentence: String) {
+        self.log(
+            "version_skew",
+            json!({ "pair": pair.as_str(), "skew": sentence }),
+        );
+        *self
+            .inner
+            .pending_skew
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) =
+            Some(json!({ "pair": pair.as_str(), "action": sentence }));
+    }
+
+    /// The skew not yet told, taken (a tool result carries it once).
+    pub fn take_skew(&self) -> Option<serde_json::Value> {
+        self.inner
+            .pending_skew
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 
     /// Cancelled when the daemon begins to shut down.

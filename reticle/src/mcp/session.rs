@@ -342,6 +342,7 @@ impl ProtocolSession {
             .called_by(self.holder())
             .reporting_to(progress.clone());
         let (call_id, call_key) = (id.clone(), key.clone());
+        let daemon = mcp.clone();
         let mut call = Box::pin(async move {
             let _counted = counted;
             let rpc_id = forwarded_client_id(&call).unwrap_or_else(|| call_key.clone());
@@ -350,7 +351,7 @@ impl ProtocolSession {
             let run = run_tool(&ctx, &catalogue, &call.name, arguments, Some(&rpc_id));
             let run = progress::beating(&progress, &tool, run);
             let answer = match AssertUnwindSafe(run).catch_unwind().await {
-                Ok(Ok(result)) => encode_call_result(result).map_err(|e| {
+                Ok(Ok(result)) => encode_call_result(told_skew(result, &daemon)).map_err(|e| {
                     (
                         INTERNAL_ERROR,
                         format!("the result could not be encoded: {e}"),
@@ -506,6 +507,22 @@ fn call_answer_line(id: &Value, answer: Result<String, (i32, String, Option<Valu
         Ok(result) => jsonrpc::result_line(id, &result),
         Err((code, reason, data)) => jsonrpc::error_response(id, code, &reason, data).to_string(),
     }
+}
+
+/// `result` carrying the version skew not yet told, as `version_skew` (a result with no
+/// structured object leaves it for the next).
+fn told_skew(mut result: CallToolResult, mcp: &McpState) -> CallToolResult {
+    let Some(Value::Object(structured)) = result.structured_content.as_mut() else {
+        return result;
+    };
+    let Some(skew) = mcp.take_skew() else {
+        return result;
+    };
+    structured.insert("version_skew".into(), skew);
+    if let Ok(text) = serde_json::to_string(&*structured) {
+        result.content = vec![rmcp::model::ContentBlock::text(text)];
+    }
+    result
 }
 
 /// A tool result as JSON text, its structured content encoded once: a result built by rmcp's

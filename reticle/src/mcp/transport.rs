@@ -22,11 +22,13 @@ use tokio_util::sync::CancellationToken;
 use super::session::ProtocolSession;
 use super::{
     AGENT_PARAM, ENDPOINT_EVENT, INLINE_ANSWER, INLINE_ANSWER_HEADER, MAX_PROJECT_DIR_BYTES,
-    MESSAGE_EVENT, MESSAGE_PATH, McpState, PROJECT_PARAM, SESSION_EVENT, SHUTDOWN_EVENT,
+    MESSAGE_EVENT, MESSAGE_PATH, McpState, PEER_CONTRACT_PARAM, PEER_VERSION_PARAM, PROJECT_PARAM,
+    SESSION_EVENT, SHUTDOWN_EVENT,
 };
 use crate::daemon::activity::{Attachment, Holder};
 use crate::plane::refusal;
 use crate::tools::{ToolContext, ToolHost};
+use crate::wire::skew;
 
 /// How often an idle stream carries a keep-alive comment (the proxy treats a long silence as a
 /// dead stream).
@@ -76,6 +78,18 @@ pub async fn mcp_sse_open(
         Some(Ok(dir)) => Some(dir),
         Some(Err(why)) => return refusal(StatusCode::BAD_REQUEST, &why),
     };
+    let peer = |name: &str| query.get(name).map(|v| crate::wire::messages::clip(v, 64));
+    let (peer_version, peer_contract) = (peer(PEER_VERSION_PARAM), peer(PEER_CONTRACT_PARAM));
+    if (peer_version.is_some() || peer_contract.is_some())
+        && let Some(sentence) = skew::describe(
+            skew::Pair::Daemon,
+            "the agent's reticle mcp",
+            peer_version.as_deref(),
+            peer_contract.as_deref(),
+        )
+    {
+        mcp.note_skew(skew::Pair::Daemon, sentence);
+    }
     let id = uuid::Uuid::new_v4().to_string();
     let (tx, rx) = mpsc::channel(crate::config::MCP_STREAM_BACKLOG);
     let session = ProtocolSession::new(id.clone(), tx)

@@ -54,6 +54,10 @@ pub struct Hello {
     /// The SDK's own version, when it says (ours does; the published 2.0.0 does not).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sdk_version: Option<String>,
+    /// The wire contract the SDK speaks ([`crate::wire::CONTRACT`]), when it says (ours does;
+    /// the published 2.0.0 does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract: Option<String>,
 }
 
 /// A string that never appears in `Debug` output.
@@ -256,6 +260,9 @@ impl Message {
                 if let Some(version) = &hello.sdk_version {
                     within("sdkVersion", version, 0, MAX_ID_CHARS)?;
                 }
+                if let Some(contract) = &hello.contract {
+                    within("contract", contract, 0, MAX_ID_CHARS)?;
+                }
                 Ok(())
             }
             Message::Command(command) => {
@@ -322,8 +329,12 @@ mod tests {
         });
         let message = decode(&newer.to_string()).unwrap();
         let encoded: Value = serde_json::from_str(&message.encode()).unwrap();
-        assert!(encoded.get("contract").is_none());
+        assert!(encoded.get("redactKeys").is_none());
         assert_eq!(encoded["sdkVersion"], "3.0.0");
+        assert_eq!(
+            encoded["contract"], "abc",
+            "the contract is read (version skew)"
+        );
 
         let event = json!({"kind":"event","event":{"t":2,"type":"page.health","sessionId":"s1",
             "documentId":"d1","editEpoch":3,"seq":7,"data":{"hidden":false}}});

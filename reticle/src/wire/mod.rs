@@ -11,6 +11,8 @@ pub mod limits;
 // Protocol 1's four message kinds, decoding and checking.
 pub mod messages;
 pub mod session_param;
+// Version skew: how a peer on another build or wire contract is described, and what fixes it.
+pub mod skew;
 // A store path in the dotted form every protocol 1 page reads.
 pub mod state_path;
 // The `/status` report.
@@ -19,6 +21,11 @@ pub mod status;
 pub mod trace;
 // Protocol 1's command names and event types.
 pub mod vocabulary;
+
+/// This build's wire contract: a fingerprint of the golden messages' field names (`fixtures/`,
+/// computed by build.rs), the same in the SDK's `WIRE_CONTRACT` (checked by the drift test). Two
+/// builds with one contract read each other's messages; the version alone says nothing of that.
+pub const CONTRACT: &str = env!("RETICLE_WIRE_CONTRACT");
 
 pub use close::CloseReason;
 pub use messages::{Command, CommandResult, DecodeError, Event, EventMessage, Hello, Message};

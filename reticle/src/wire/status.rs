@@ -14,6 +14,10 @@ pub struct StatusReport {
     pub running: bool,
     /// The daemon's product version.
     pub version: String,
+    /// The daemon's wire contract ([`crate::wire::CONTRACT`]); empty from a daemon older than
+    /// this field.
+    #[serde(default)]
+    pub contract: String,
     /// The id of this daemon life.
     pub instance: String,
     /// The daemon's process id.

@@ -43,6 +43,9 @@ async fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
             if let Some(project) = identity.project_id {
                 entry["projectId"] = json!(project);
             }
+            if let Some(skew) = identity.version_skew {
+                entry["versionSkew"] = json!(skew);
+            }
             if let Some(warning) = warning {
                 entry["warning"] = json!(warning);
             }
