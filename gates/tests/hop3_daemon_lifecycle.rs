@@ -475,3 +475,50 @@ async fn doctor_names_a_version_mismatch() {
         "{version}"
     );
 }
+
+/// `RETICLE_IDLE_ATTACHED_MS` (the reference's name): a daemon whose agents stay attached but
+/// make no call, with no page or lease, ends at that bound, its agent's stream still open (the
+/// plain idle bound, ten minutes here, would have kept it); the proxy lives on, and the agent's
+/// next call is answered by a fresh daemon it starts.
+#[tokio::test]
+async fn an_attached_but_unused_daemon_ends_and_the_next_call_starts_another() {
+    let (state, port) = (tempfile::tempdir().unwrap(), free_port());
+    let _reap = harness::ReapPort(port);
+    let options = harness::ProxyOptions::new(port, state.path())
+        .env(reticle::config::env::IDLE_ATTACHED_MS, "1500")
+        .env(reticle::config::env::IDLE_SHUTDOWN_MS, "600000");
+    let mut agent = harness::RawMcp::start(options);
+    agent.initialize().await;
+    let instance = async |agent: &mut harness::RawMcp| {
+        let id = agent
+            .request(
+                "tools/call",
+                serde_json::json!({"name": "reticle_sessions", "arguments": {}}),
+            )
+            .await;
+        let answer = agent
+            .answer(&id, Duration::from_secs(30))
+            .await
+            .expect("answered");
+        answer["result"]["structuredContent"]["daemon"]["instance"].clone()
+    };
+    let first = instance(&mut agent).await;
+    assert!(first.is_string(), "{first}");
+    poll::until(
+        "the unused daemon ends, its agent attached",
+        Duration::from_secs(30),
+        async || {
+            reticle::probe::fetch_status(port, Duration::from_millis(300))
+                .await
+                .is_none()
+                .then_some(())
+        },
+    )
+    .await;
+    assert!(pid_alive(agent.pid()), "the proxy lives on");
+    let second = instance(&mut agent).await;
+    assert!(
+        second.is_string() && second != first,
+        "{first} then {second}"
+    );
+}

@@ -32,6 +32,9 @@ pub mod env {
     pub const IDLE_SHUTDOWN_MS: &str = "RETICLE_IDLE_SHUTDOWN_MS";
     /// How often the idle watch looks (default: a tenth of the bound, 20 ms to 1 s).
     pub const IDLE_CHECK_MS: &str = "RETICLE_IDLE_CHECK_MS";
+    /// How long a daemon with agents attached but no call, page or lease may go on before it
+    /// ends (unset or 0: it waits for its agents to go; the next call starts a daemon again).
+    pub const IDLE_ATTACHED_MS: &str = "RETICLE_IDLE_ATTACHED_MS";
     pub const SERVE_TIMEOUT_MS: &str = "RETICLE_SERVE_TIMEOUT_MS";
     pub const INSTANCE_ID: &str = "RETICLE_INSTANCE_ID";
     pub const TOKEN: &str = "RETICLE_TOKEN";

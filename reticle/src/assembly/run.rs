@@ -83,7 +83,11 @@ pub async fn run(settings: Settings, router: RouterOver) -> Result<ExitReason, S
         router,
         &log,
         &activity,
-        (settings.idle_shutdown, settings.idle_check),
+        (
+            settings.idle_shutdown,
+            settings.idle_attached,
+            settings.idle_check,
+        ),
     )
     .await;
     heartbeat.abort();
@@ -205,7 +209,7 @@ async fn serve(
     router: RouterOver,
     log: &Arc<DaemonLog>,
     activity: &Activity,
-    (idle_bound, idle_check): (Duration, Duration),
+    (idle_bound, attached_bound, idle_check): (Duration, Duration, Duration),
 ) -> ExitReason {
     let shutdown = state.shutdown.clone();
     let bridge = state.bridge.clone();
@@ -221,9 +225,13 @@ async fn serve(
     let server = tokio::spawn(server.into_future());
     let reason = tokio::select! {
         name = signals.next(log) => ExitReason::Signal(name),
-        idle = idle::idle_for(activity, idle_bound, idle_check) => {
-            log.event(events::IDLE, json!({ "idleMs": idle.as_millis() as u64, "boundMs": idle_bound.as_millis() as u64 }));
-            ExitReason::Idle(idle)
+        quiet = idle::until_quiet(activity, idle_bound, attached_bound, idle_check) => {
+            let (why, bound) = match quiet {
+                idle::Quiet::Idle(_) => ("nothing attached", idle_bound),
+                idle::Quiet::Unused(_) => ("agents attached, no call, page or lease", attached_bound),
+            };
+            log.event(events::IDLE, json!({ "idleMs": quiet.lasted().as_millis() as u64, "boundMs": bound.as_millis() as u64, "why": why }));
+            ExitReason::Idle(quiet.lasted())
         }
     };
     shutdown.cancel();

@@ -1,6 +1,7 @@
-//! What keeps a daemon from being idle: attached agents (MCP streams), browser sessions and
-//! leases. Each attachment is a guard that detaches on drop, so no exit path can leak a count.
-//! This module counts; it must not decide when to shut down (that is [`super::idle`]).
+//! What keeps a daemon from being idle: attached agents (MCP streams), browser sessions, leases
+//! and running tool calls, each a guard that detaches on drop, so no exit path can leak a count;
+//! and when it was last used (a call, a page, a lease: an attached agent alone is no use). This
+//! module counts; it must not decide when to shut down (that is [`super::idle`]).
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -18,6 +19,8 @@ pub enum Holder {
     Session,
     /// A lease on a session.
     Lease,
+    /// A tool call running.
+    Call,
 }
 
 /// Shared counters of attached holders and the moment the daemon last went quiet.
@@ -31,7 +34,10 @@ struct Inner {
     agents: AtomicUsize,
     sessions: AtomicUsize,
     leases: AtomicUsize,
+    calls: AtomicUsize,
     quiet_since: Mutex<Instant>,
+    /// The last use: a call, a page or a lease attached or let go.
+    used_since: Mutex<Instant>,
 }
 
 /// Detaches its holder when dropped.
@@ -55,7 +61,9 @@ impl Activity {
                 agents: AtomicUsize::new(0),
                 sessions: AtomicUsize::new(0),
                 leases: AtomicUsize::new(0),
+                calls: AtomicUsize::new(0),
                 quiet_since: Mutex::new(Instant::now()),
+                used_since: Mutex::new(Instant::now()),
             }),
         }
     }
@@ -65,6 +73,16 @@ impl Activity {
             Holder::Agent => &self.inner.agents,
             Holder::Session => &self.inner.sessions,
             Holder::Lease => &self.inner.leases,
+            Holder::Call => &self.inner.calls,
+        }
+    }
+
+    /// Notes a use (the clock of [`Self::unused_for`]); an agent's attachment is not one.
+    fn used(&self, holder: Holder) {
+        if holder != Holder::Agent
+            && let Ok(mut since) = self.inner.used_since.lock()
+        {
+            *since = Instant::now();
         }
     }
 
@@ -72,6 +90,7 @@ impl Activity {
     pub fn attach(&self, holder: Holder) -> Attachment {
         self.counter(holder).fetch_add(1, Ordering::SeqCst);
         self.touch();
+        self.used(holder);
         Attachment {
             activity: self.clone(),
             holder,
@@ -92,13 +111,25 @@ impl Activity {
 
     /// How long the daemon has been idle: `None` while anything is attached.
     pub fn idle_for(&self) -> Option<Duration> {
-        let busy = [Holder::Agent, Holder::Session, Holder::Lease]
+        let busy = [Holder::Agent, Holder::Session, Holder::Lease, Holder::Call]
             .iter()
             .any(|h| self.count(*h) > 0);
         if busy {
             return None;
         }
         self.inner.quiet_since.lock().ok().map(|s| s.elapsed())
+    }
+
+    /// How long the daemon has gone unused, agents attached or not: `None` while a page, a
+    /// lease or a running call holds it.
+    pub fn unused_for(&self) -> Option<Duration> {
+        let used = [Holder::Session, Holder::Lease, Holder::Call]
+            .iter()
+            .any(|h| self.count(*h) > 0);
+        if used {
+            return None;
+        }
+        self.inner.used_since.lock().ok().map(|s| s.elapsed())
     }
 }
 
@@ -108,6 +139,7 @@ impl Drop for Attachment {
             .counter(self.holder)
             .fetch_sub(1, Ordering::SeqCst);
         self.activity.touch();
+        self.activity.used(self.holder);
     }
 }
 
@@ -119,7 +151,7 @@ mod tests {
     fn any_attachment_means_not_idle_and_dropping_restores_idle() {
         let activity = Activity::new();
         assert!(activity.idle_for().is_some());
-        for holder in [Holder::Agent, Holder::Session, Holder::Lease] {
+        for holder in [Holder::Agent, Holder::Session, Holder::Lease, Holder::Call] {
             let guard = activity.attach(holder);
             assert_eq!(
                 activity.idle_for(),

@@ -19,6 +19,8 @@ pub struct Settings {
     pub idle_shutdown: Duration,
     /// How often the idle watch looks ([`super::idle::check_every`] unless set).
     pub idle_check: Duration,
+    /// How long agents may stay attached with no use before the daemon ends (zero: no bound).
+    pub idle_attached: Duration,
     /// The runtime's worker threads ([`super::runtime`]).
     pub workers: usize,
 }
@@ -29,8 +31,13 @@ impl Settings {
         let instance = instance_from_env();
         let idle_shutdown =
             config::millis_from_env(env::IDLE_SHUTDOWN_MS, config::DEFAULT_IDLE_SHUTDOWN)?;
+        let idle_attached = config::millis_from_env(env::IDLE_ATTACHED_MS, Duration::ZERO)?;
+        let shortest = match idle_attached.is_zero() {
+            true => idle_shutdown,
+            false => idle_shutdown.min(idle_attached),
+        };
         let idle_check =
-            config::period_from_env(env::IDLE_CHECK_MS, super::idle::check_every(idle_shutdown))?;
+            config::period_from_env(env::IDLE_CHECK_MS, super::idle::check_every(shortest))?;
         let host = match config::env_text(env::HOST)? {
             Some(raw) => reachable_host(&raw).ok_or(ConfigError::BadHost { value: raw })?,
             None => IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -43,6 +50,7 @@ impl Settings {
             heartbeat: config::period_from_env(env::HEARTBEAT_MS, config::DEFAULT_HEARTBEAT)?,
             idle_shutdown,
             idle_check,
+            idle_attached,
             workers: super::runtime::workers_from_env()?,
         })
     }

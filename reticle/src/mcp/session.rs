@@ -343,8 +343,9 @@ impl ProtocolSession {
             .reporting_to(progress.clone());
         let (call_id, call_key) = (id.clone(), key.clone());
         let daemon = mcp.clone();
+        let using = ctx.activity.attach(crate::daemon::activity::Holder::Call);
         let mut call = Box::pin(async move {
-            let _counted = counted;
+            let (_counted, _using) = (counted, using);
             let rpc_id = forwarded_client_id(&call).unwrap_or_else(|| call_key.clone());
             let arguments = call.arguments.unwrap_or_default();
             let tool = crate::tools::clip_name(&call.name);
