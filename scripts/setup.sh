@@ -28,32 +28,29 @@ ensure_chromium() {
   fi
 }
 
-# The npm dev dependencies of sdk/ (jsdom for its unit tests, the official MCP SDK for the client
-# gate), once sdk/package.json exists. Installed again when the lock file is newer than what
-# npm last installed (node_modules/.package-lock.json), so a pulled dependency arrives too.
-ensure_sdk_deps() {
-  local root="$1"
-  local sdk="$root/sdk"
-  [ -f "$sdk/package.json" ] || return 0
-  if [ ! -f "$sdk/node_modules/.package-lock.json" ] \
-    || [ "$sdk/package-lock.json" -nt "$sdk/node_modules/.package-lock.json" ]; then
-    echo "setup: installing sdk/ dev dependencies (npm ci)" >&2
-    (cd "$sdk" && npm ci --no-audit --no-fund --loglevel=error)
-  fi
-}
-
-# The official MCP conformance suite and the Node 22 it runs on (the npm package `node`), for
-# gates/tests/hop2_conformance.rs: installed in gates/conformance from its lock file, again when
-# the lock file is newer than what npm last installed.
-ensure_conformance_deps() {
-  local root="$1"
-  local dir="$root/gates/conformance"
+# `npm ci` in `dir` (saying `what` it installs) when its package.json exists and npm has not
+# installed its lock file yet, or the lock file is newer than what npm last installed
+# (node_modules/.package-lock.json), so a pulled dependency arrives too.
+npm_ci_when_stale() {
+  local dir="$1" what="$2"
   [ -f "$dir/package.json" ] || return 0
   if [ ! -f "$dir/node_modules/.package-lock.json" ] \
     || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
-    echo "setup: installing the MCP conformance suite and Node 22 (npm ci in gates/conformance)" >&2
+    echo "setup: installing $what (npm ci in $dir)" >&2
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   fi
+}
+
+# The npm dev dependencies of sdk/ (jsdom for its unit tests, the official MCP SDK for the client
+# gate).
+ensure_sdk_deps() {
+  npm_ci_when_stale "$1/sdk" "sdk/ dev dependencies"
+}
+
+# The official MCP conformance suite and the Node 22 it runs on (the npm package `node`), for
+# gates/tests/hop2_conformance.rs.
+ensure_conformance_deps() {
+  npm_ci_when_stale "$1/gates/conformance" "the MCP conformance suite and Node 22"
 }
 
 # Says how much disk the run has where it writes (the build under target/, the tests' temporary

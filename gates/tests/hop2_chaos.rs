@@ -481,9 +481,10 @@ async fn the_stream_cut_inside_the_replayed_initialize_into_a_new_daemon_leaves_
 #[tokio::test]
 async fn the_replayed_initialize_post_cut_on_its_way_to_a_new_daemon_leaves_no_call_stranded() {
     // A GET (the stream, `/status`) fits in 128 bytes plus the stream's project query (the
-    // proxy names its project, as this process would); a POST carrying `initialize` does not.
+    // proxy names its project, as this process would) and the build it announces; a POST
+    // carrying `initialize` does not.
     let project = reticle::mcp::project_query(reticle::mcp::own_project_dir().as_deref());
-    let bytes = 128 + project.len() as u64;
+    let bytes = 128 + project.len() as u64 + reticle::mcp::peer_query().len() as u64;
     let (history, judgement) =
         restart_into(ToxicSpec::new(LimitData { bytes }).upstream(), false).await;
     assert_meets(

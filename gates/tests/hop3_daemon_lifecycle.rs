@@ -1,7 +1,8 @@
 //! Daemon lifecycle (H3.2, H3.5, H3.7 and the CLI promises): a stopped process is never
 //! "running"; two racing daemons leave exactly one; a daemon started through a shell survives its
 //! process group being SIGTERMed; `kill` ends the listener and spares clients; stale records from
-//! a killed predecessor are noticed and never fatal; `/status` refuses a non-loopback Host.
+//! a killed predecessor are noticed and never fatal; `/status` refuses a non-loopback Host; with
+//! `RETICLE_IDLE_ATTACHED_MS`, an attached but unused daemon ends and the next call starts one.
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};

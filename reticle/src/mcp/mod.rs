@@ -49,6 +49,16 @@ pub const PROJECT_PARAM: &str = "project";
 /// tell the agent when they disagree with its own.
 pub const PEER_VERSION_PARAM: &str = "peerVersion";
 pub const PEER_CONTRACT_PARAM: &str = "peerContract";
+
+/// The part of a stream's query by which this build announces itself (`&peerVersion=..&
+/// peerContract=..`), appended by `reticle mcp` to every [`SSE_PATH`] it opens.
+pub fn peer_query() -> String {
+    format!(
+        "&{PEER_VERSION_PARAM}={}&{PEER_CONTRACT_PARAM}={}",
+        crate::VERSION,
+        crate::wire::CONTRACT
+    )
+}
 /// The longest project directory a stream may name, in bytes.
 pub const MAX_PROJECT_DIR_BYTES: usize = 4096;
 

@@ -31,8 +31,7 @@ use crate::daemon::spawn::{SpawnedFor, spawn_detached};
 use crate::http_get::{self, Connection, Response};
 use crate::mcp::{
     AGENT_PARAM, ENDPOINT_EVENT, INLINE_ANSWER, INLINE_ANSWER_HEADER, MESSAGE_EVENT, MESSAGE_PATH,
-    PEER_CONTRACT_PARAM, PEER_VERSION_PARAM, SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH,
-    own_project_dir, project_query,
+    SESSION_EVENT, SHUTDOWN_EVENT, SSE_PATH, own_project_dir, peer_query, project_query,
 };
 use crate::plane::quoting_refusal;
 use crate::probe::obstacles::{
@@ -455,11 +454,7 @@ async fn open_stream(port: u16, agent: &str, spawned: Option<u32>) -> Result<Est
             project_query(own_project_dir().as_deref())
         };
     // This build and its wire contract, so the daemon can tell the agent when they disagree.
-    let path = format!(
-        "{SSE_PATH}?{AGENT_PARAM}={agent}{project}&{PEER_VERSION_PARAM}={}&{PEER_CONTRACT_PARAM}={}",
-        crate::VERSION,
-        crate::wire::CONTRACT
-    );
+    let path = format!("{SSE_PATH}?{AGENT_PARAM}={agent}{project}{}", peer_query());
     let handshake = async {
         let mut response = http_get::get(addr, &path, Connection::Open)
             .await
