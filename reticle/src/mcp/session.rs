@@ -584,10 +584,11 @@ fn list_tools(params: Option<&Value>, mcp: &McpState) -> Result<Arc<Catalogue>, 
     Ok(mcp.catalogue())
 }
 
-/// The `progressToken` a call's `_meta` carries, when its client asked for progress.
+/// The `progressToken` a call's `_meta` carries (as rmcp reads it: a string or a number), when
+/// its client asked for progress.
 fn progress_asked(call: &CallToolRequestParams) -> Option<Value> {
-    let token = call.meta.as_ref()?.get("progressToken")?;
-    (token.is_string() || token.is_number()).then(|| token.clone())
+    let token = call.meta.as_ref()?.get_progress_token()?;
+    serde_json::to_value(token).ok()
 }
 
 /// The agent's own request id that `reticle mcp` forwarded in the call's `_meta`, as JSON text.
