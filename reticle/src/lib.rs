@@ -11,8 +11,12 @@ pub mod assembly;
 pub mod auth;
 // The WebSocket bridge pages connect to, their sessions, and the API that drives them.
 pub mod bridge;
+// The Chromium Reticle launches (under a keeper that ties it to its launcher) or attaches to.
+pub mod chromium;
 // The `reticle` command line.
 pub mod cli;
+// The browser the daemon drives: tabs it opened, the SDK it injects into a page without one.
+pub mod drive;
 // The environment and port vocabulary, resolved once and imported everywhere.
 pub mod config;
 // The long-lived process: settings, state dir, port lock, pid file, log, heartbeat, idle

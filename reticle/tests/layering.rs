@@ -32,16 +32,21 @@ const RANKS: &[(&str, &[&str])] = &[
     // The process: settings, state dir, lock, log, activity, heartbeat, signals.
     ("daemon", &["config", "wire", "store"]),
     ("trace", &["config", "wire", "daemon"]),
+    // The Chromium launcher and its keeper, shared by `reticle verify` and the driven browser.
+    ("chromium", &["config", "store"]),
     // Client-side truth about a port, shared by the CLI and the proxy.
     ("probe", &["config", "wire", "daemon", "http_get"]),
     // The rooms that serve, each taking only the state it needs: the tools drive the bridge, the
     // MCP endpoint runs tools.
     ("bridge", &["config", "wire", "auth", "daemon", "plane"]),
+    // The tabs the daemon drives in a Chromium of its own or one it attached to.
+    ("drive", &["config", "wire", "plane", "chromium"]),
     // (`plane` for what is loopback: `reticle_sessions` probes only a loopback dev server.)
     (
         "tools",
         &[
             "config", "wire", "store", "verdict", "flow", "plane", "daemon", "bridge", "wiring",
+            "drive",
         ],
     ),
     ("mcp", &["config", "wire", "daemon", "plane", "tools"]),
@@ -73,7 +78,7 @@ const RANKS: &[(&str, &[&str])] = &[
         "cli",
         &[
             "config", "wire", "store", "flow", "plane", "auth", "daemon", "trace", "probe",
-            "bridge", "tools", "mcp", "proxy", "assembly", "http", "wiring",
+            "bridge", "tools", "mcp", "proxy", "assembly", "http", "wiring", "chromium",
         ],
     ),
 ];

@@ -224,6 +224,9 @@ pub fn main() -> ExitCode {
     // (the daemon, the MCP proxy) ignore it again, so a closed pipe or socket is an error they
     // handle, never their death.
     set_sigpipe(SigHandler::SigDfl);
+    if crate::chromium::keeper::asked() {
+        return crate::chromium::keeper::keep();
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return parse_failure(err),

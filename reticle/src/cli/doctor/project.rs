@@ -8,8 +8,8 @@
 use std::path::Path;
 
 use super::Finding;
+use crate::chromium::chromium_path;
 use crate::cli::init::{COMMAND, find_executable, plan_ignore};
-use crate::cli::verify::chromium_path;
 use crate::config::env;
 use crate::store::workspace::{DIR_NAME, Folder, Workspace};
 use crate::wiring::{Wiring, depends_on_published_sdk, wiring};

@@ -5,16 +5,12 @@
 //! Exit codes are [`VerifyCode`]: a died browser or a run where nothing ran is never a pass.
 //! It orchestrates; it must not replay a step or judge one.
 
-mod browser;
 mod client;
 mod diagnose;
 mod lease;
 mod reach;
 mod report;
 mod select;
-
-/// Where `reticle doctor` looks for the browser verify launches.
-pub(super) use browser::chromium_path;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -28,6 +24,7 @@ use tokio::sync::watch;
 
 use super::exit::{Exit, VerifyCode};
 use super::serve::{Serving, ensure};
+use crate::chromium::{Chromium as JobBrowser, LaunchSpec};
 use crate::config::env;
 use crate::daemon::log::now_rfc3339;
 use crate::flow::runs::{Run, RunKind, RunVerdict, failure_text};
@@ -37,7 +34,6 @@ use crate::probe::fetch_status;
 use crate::store::workspace::Workspace;
 use crate::tools::ToolName;
 use crate::wire::session_param::with_session;
-use browser::JobBrowser;
 use client::ToolClient;
 use report::{Outputs, Progress, table};
 
@@ -317,7 +313,7 @@ async fn run_suite(
     // Chromiums never start on the same cores at once and the first step comes as soon as alone.
     let (links, first_browser) = futures_util::future::join(
         futures_util::future::join_all(agents.iter().map(|agent| ToolClient::connect(port, agent))),
-        JobBrowser::launch(1, &first_urls[0]),
+        JobBrowser::launch(job_spec(1, &first_urls[0])),
     )
     .await;
     let clients = links
@@ -464,6 +460,16 @@ fn summary(code: VerifyCode, broken: Option<&str>, because: &str, records: &[Val
     format!("{head} ({because})\n  {}", flows.join("\n  "))
 }
 
+/// What job `number` launches: a headless Chromium whose profile names the job, opening
+/// `first_url` first.
+fn job_spec(number: usize, first_url: &str) -> LaunchSpec<'_> {
+    LaunchSpec {
+        label: format!("reticle-verify-{number}"),
+        headless: true,
+        first_url,
+    }
+}
+
 /// Says which browser a job runs (its pid: what a person, or a test, kills it by).
 fn announce(number: usize, browser: &JobBrowser) {
     eprintln!(
@@ -490,7 +496,7 @@ async fn run_job(
             if shared.stopped() {
                 return;
             }
-            match JobBrowser::launch(number, &first_url).await {
+            match JobBrowser::launch(job_spec(number, &first_url)).await {
                 Ok(browser) => {
                     announce(number, &browser);
                     browser

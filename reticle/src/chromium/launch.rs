@@ -1,9 +1,9 @@
-//! The browser `reticle verify` launches itself: Debian's Chromium (or `RETICLE_CHROMIUM`),
-//! headless over DevTools, one process per job with a fresh `--user-data-dir`, each flow in a
-//! context of its own. A browser whose connection ends or whose process exits before it is
-//! closed has died and says so; every DevTools await here is bounded and ends early on death.
+//! A Chromium over DevTools: launched (Debian's, or `RETICLE_CHROMIUM`, with a fresh
+//! `--user-data-dir`, under a [`super::keeper`]) or attached to one a person started. A browser
+//! whose connection ends or whose process exits before it is closed has died and says so; every
+//! DevTools await here is bounded and ends early on death.
 //!
-//! It launches and opens pages; it must not talk to the daemon.
+//! It launches, attaches and opens pages; it must not talk to the daemon.
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -49,17 +49,29 @@ pub fn chromium_path() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_CHROMIUM))
 }
 
-/// One job's Chromium.
-pub struct JobBrowser {
+/// What to launch: whose browser (the profile's name says it), how, and its first page.
+pub struct LaunchSpec<'a> {
+    /// The profile directory's prefix, e.g. `reticle-verify-3` (a marker a sweep can find).
+    pub label: String,
+    /// Headless (the default everywhere), or a window a person can watch.
+    pub headless: bool,
+    /// The start-up tab's URL (an http(s) URL: callers refuse any other).
+    pub first_url: &'a str,
+}
+
+/// One Chromium, launched or attached.
+pub struct Chromium {
     inner: chromiumoxide::Browser,
-    process: tokio::process::Child,
+    /// The keeper of a launched browser; `None` for an attached one (never closed by us).
+    process: Option<tokio::process::Child>,
     handler: tokio::task::JoinHandle<()>,
     /// Watches the process and ends when it exited.
     watcher: tokio::task::JoinHandle<()>,
     /// Turns true when the DevTools connection ended or the process exited: the browser is gone.
     gone: watch::Receiver<bool>,
     pid: Option<u32>,
-    profile: PathBuf,
+    /// A launched browser's profile, removed with it; `None` when attached.
+    profile: Option<PathBuf>,
 }
 
 /// Where a flow's page lives, and so how it is put away.
@@ -76,10 +88,10 @@ const DEVTOOLS_LISTENING: &str = "DevTools listening on ";
 /// How many of Chromium's last stderr lines a failed launch quotes.
 const STDERR_QUOTED: usize = 5;
 
-impl JobBrowser {
-    /// Launches Chromium with a fresh profile for job `job`, its start-up tab opening
-    /// `first_url` (an http(s) URL: `reticle verify` refuses any other).
-    pub async fn launch(job: usize, first_url: &str) -> Result<Self, String> {
+impl Chromium {
+    /// Launches Chromium as `spec` says, with a fresh profile, under a keeper (this process's
+    /// own executable), so it ends with this process however this process ends.
+    pub async fn launch(spec: LaunchSpec<'_>) -> Result<Self, String> {
         let binary = chromium_path();
         if !binary.exists() {
             return Err(format!(
@@ -88,17 +100,18 @@ impl JobBrowser {
                 env::CHROMIUM
             ));
         }
-        let profile = std::env::temp_dir().join(format!(
-            "reticle-verify-{}-{job}",
-            uuid::Uuid::new_v4().simple()
-        ));
+        let keeper = std::env::current_exe().map_err(|e| {
+            format!("Reticle could not find its own executable to keep Chromium: {e}")
+        })?;
+        let profile =
+            std::env::temp_dir().join(format!("{}-{}", spec.label, uuid::Uuid::new_v4().simple()));
         // Chromium's own temporary files (its singleton socket's directory) go inside the
         // profile, so they leave with it even when the browser is killed.
         std::fs::create_dir_all(&profile)
             .map_err(|e| format!("its profile {} could not be made: {e}", profile.display()))?;
-        let mut process = tokio::process::Command::new(&binary)
-            .args(chromium_args(&profile, first_url))
-            .env("TMPDIR", &profile)
+        let args = chromium_args(&profile, spec.headless, spec.first_url);
+        let mut process = tokio::process::Command::new(&keeper)
+            .args(super::keeper::arguments(&profile, &binary, &args))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -108,7 +121,7 @@ impl JobBrowser {
                 let _ = std::fs::remove_dir_all(&profile);
                 format!("Chromium ({}) did not start: {e}", binary.display())
             })?;
-        let pid = process.id();
+        let keeper_pid = process.id();
         let endpoint = tokio::time::timeout(LAUNCH_BOUND, devtools_endpoint(&mut process))
             .await
             .unwrap_or_else(|_| {
@@ -117,8 +130,10 @@ impl JobBrowser {
                     LAUNCH_BOUND.as_secs()
                 ))
             });
+        let mut pid = None;
         let connected = match endpoint {
-            Ok(endpoint) => {
+            Ok((endpoint, chromium_pid)) => {
+                pid = chromium_pid;
                 let config = HandlerConfig {
                     request_timeout: LAUNCH_BOUND,
                     ..HandlerConfig::default()
@@ -129,7 +144,7 @@ impl JobBrowser {
             }
             Err(why) => Err(why),
         };
-        let (inner, mut handler) = match connected {
+        let (inner, handler) = match connected {
             Ok(connected) => connected,
             Err(why) => {
                 let _ = process.kill().await;
@@ -140,30 +155,62 @@ impl JobBrowser {
                 ));
             }
         };
-        let (mark_gone, gone) = watch::channel(false);
-        let disconnected = mark_gone.clone();
-        let handler = tokio::spawn(async move {
-            while handler.next().await.is_some() {}
-            disconnected.send_replace(true);
-        });
-        let watcher = tokio::spawn(async move {
-            while pid.is_none_or(running) {
-                tokio::time::sleep(EXIT_POLL).await;
-            }
-            mark_gone.send_replace(true);
-        });
+        let (handler, watcher, gone) = watch_life(handler, keeper_pid);
         Ok(Self {
             inner,
-            process,
+            process: Some(process),
             handler,
             watcher,
             gone,
             pid,
-            profile,
+            profile: Some(profile),
         })
     }
 
-    /// The browser process id, when known.
+    /// Attaches to a Chromium a person started with `--remote-debugging-port`, at `endpoint`
+    /// (`http://127.0.0.1:9222`, or its `ws://` browser URL). Closing it later only disconnects.
+    pub async fn attach(endpoint: &str) -> Result<Self, String> {
+        let config = HandlerConfig {
+            request_timeout: LAUNCH_BOUND,
+            ..HandlerConfig::default()
+        };
+        let connected = tokio::time::timeout(
+            LAUNCH_BOUND,
+            chromiumoxide::Browser::connect_with_config(endpoint, config),
+        )
+        .await
+        .map_err(|_| {
+            format!(
+                "no DevTools endpoint answered at {endpoint} within {} s",
+                LAUNCH_BOUND.as_secs()
+            )
+        })?;
+        let (inner, handler) = connected.map_err(|e| {
+            format!("no Chromium DevTools endpoint at {endpoint} ({e}); start Chromium with --remote-debugging-port=9222, then attach to http://127.0.0.1:9222")
+        })?;
+        let (handler, watcher, gone) = watch_life(handler, None);
+        Ok(Self {
+            inner,
+            process: None,
+            handler,
+            watcher,
+            gone,
+            pid: None,
+            profile: None,
+        })
+    }
+
+    /// Whether this browser was launched here (else attached).
+    pub fn launched(&self) -> bool {
+        self.process.is_some()
+    }
+
+    /// The DevTools connection, for the callers that drive pages themselves.
+    pub fn devtools(&self) -> &chromiumoxide::Browser {
+        &self.inner
+    }
+
+    /// Chromium's own process id, when launched here.
     pub fn pid(&self) -> Option<u32> {
         self.pid
     }
@@ -222,8 +269,23 @@ impl JobBrowser {
         Ok(FlowPage::StartUp(tab))
     }
 
+    /// The DevTools page of tab `tab`, bounded and ended early by the browser's death.
+    pub async fn page(&self, tab: &TargetId) -> Result<chromiumoxide::Page, String> {
+        self.answer(CLOSE_BOUND, async {
+            self.inner
+                .get_page(tab.clone())
+                .await
+                .map_err(|e| format!("Chromium has no such tab: {e}"))
+        })
+        .await
+    }
+
     /// Creates the tab `target` describes and waits (bounded) until it has parsed `url`.
-    async fn open_tab(&self, target: CreateTargetParams, url: &str) -> Result<TargetId, String> {
+    pub async fn open_tab(
+        &self,
+        target: CreateTargetParams,
+        url: &str,
+    ) -> Result<TargetId, String> {
         let created = self
             .answer(LAUNCH_BOUND, async {
                 self.inner
@@ -315,9 +377,13 @@ impl JobBrowser {
             .await;
     }
 
-    /// Closes the browser (killing it when it does not close), reaps it, dead or not, and
-    /// removes its profile.
+    /// Closes a launched browser (killing it when it does not close), reaps it, dead or not,
+    /// and removes its profile; an attached one is only disconnected.
     pub async fn close(mut self) {
+        let Some(mut process) = self.process.take() else {
+            self.handler.abort();
+            return;
+        };
         if !self.died() {
             let mut gone = self.gone.clone();
             tokio::select! {
@@ -325,25 +391,57 @@ impl JobBrowser {
                 _ = gone.wait_for(|gone| *gone) => {}
             }
         }
-        if tokio::time::timeout(CLOSE_BOUND, self.process.wait())
+        if tokio::time::timeout(CLOSE_BOUND, process.wait())
             .await
             .is_err()
         {
-            let _ = tokio::time::timeout(CLOSE_BOUND, self.process.kill()).await;
+            let _ = tokio::time::timeout(CLOSE_BOUND, process.kill()).await;
         }
-        // Its helper processes may still write into the profile for a moment.
-        let profile = self.profile.clone();
-        let _ = tokio::task::spawn_blocking(move || {
-            crate::store::remove_dir_released(&profile, CLOSE_BOUND)
-        })
-        .await;
+        // The keeper removed the profile as it ended; a keeper that was killed could not.
+        if let Some(profile) = self.profile.clone() {
+            let _ = tokio::task::spawn_blocking(move || {
+                crate::store::remove_dir_released(&profile, CLOSE_BOUND)
+            })
+            .await;
+        }
     }
 }
 
-/// Chromium's arguments for one job: headless, the product's flags, the fresh profile, a
-/// DevTools port of the kernel's choosing, and the first URL last.
-fn chromium_args(profile: &std::path::Path, first_url: &str) -> Vec<String> {
-    let mut args = vec!["--headless".to_string()];
+/// Drains the DevTools handler and watches the keeper `pid` (when there is one): the receiver
+/// turns true when either ends.
+fn watch_life(
+    mut handler: chromiumoxide::Handler,
+    pid: Option<u32>,
+) -> (
+    tokio::task::JoinHandle<()>,
+    tokio::task::JoinHandle<()>,
+    watch::Receiver<bool>,
+) {
+    let (mark_gone, gone) = watch::channel(false);
+    let disconnected = mark_gone.clone();
+    let handler = tokio::spawn(async move {
+        while handler.next().await.is_some() {}
+        disconnected.send_replace(true);
+    });
+    let watcher = tokio::spawn(async move {
+        let Some(pid) = pid else {
+            return std::future::pending().await;
+        };
+        while running(pid) {
+            tokio::time::sleep(EXIT_POLL).await;
+        }
+        mark_gone.send_replace(true);
+    });
+    (handler, watcher, gone)
+}
+
+/// Chromium's arguments: headless unless asked otherwise, the product's flags, the fresh
+/// profile, a DevTools port of the kernel's choosing, and the first URL last.
+fn chromium_args(profile: &std::path::Path, headless: bool, first_url: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    if headless {
+        args.push("--headless".to_string());
+    }
     args.extend(crate::config::CHROMIUM_FLAGS.iter().map(|f| f.to_string()));
     args.push(format!("--user-data-dir={}", profile.display()));
     args.push("--remote-debugging-port=0".to_string());
@@ -351,19 +449,27 @@ fn chromium_args(profile: &std::path::Path, first_url: &str) -> Vec<String> {
     args
 }
 
-/// Reads Chromium's stderr until it names its DevTools endpoint, then keeps draining it (a full
-/// pipe would stall the browser). A process that ends first is quoted by its last lines.
-async fn devtools_endpoint(process: &mut tokio::process::Child) -> Result<String, String> {
+/// Reads the keeper's stderr (Chromium's pid, then Chromium's own lines) until it names its
+/// DevTools endpoint, then keeps draining it (a full pipe would stall the browser). A process
+/// that ends first is quoted by its last lines.
+async fn devtools_endpoint(
+    process: &mut tokio::process::Child,
+) -> Result<(String, Option<u32>), String> {
     let Some(stderr) = process.stderr.take() else {
         return Err("its stderr could not be read".into());
     };
     let mut lines = BufReader::new(stderr).lines();
     let mut last = std::collections::VecDeque::new();
+    let mut pid = None;
     while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(said) = line.strip_prefix(super::keeper::PID_LINE) {
+            pid = said.trim().parse().ok();
+            continue;
+        }
         if let Some(endpoint) = line.split(DEVTOOLS_LISTENING).nth(1) {
             let endpoint = endpoint.trim().to_string();
             tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-            return Ok(endpoint);
+            return Ok((endpoint, pid));
         }
         if last.len() == STDERR_QUOTED {
             last.pop_front();
@@ -391,10 +497,12 @@ fn running(pid: u32) -> bool {
     )
 }
 
-impl Drop for JobBrowser {
+impl Drop for Chromium {
     fn drop(&mut self) {
         self.handler.abort();
         self.watcher.abort();
-        let _ = std::fs::remove_dir_all(&self.profile);
+        if let Some(profile) = &self.profile {
+            let _ = std::fs::remove_dir_all(profile);
+        }
     }
 }
