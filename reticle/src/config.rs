@@ -104,6 +104,9 @@ pub mod env {
     /// context instead of a fresh one (the negative control of flow isolation).
     pub const TEST_STAND_IN_VERIFY_SHARES_CONTEXT: &str =
         "RETICLE_TEST_STAND_IN_VERIFY_SHARES_CONTEXT";
+    /// Test only, a stand-in: a launched Chromium is started without its keeper, so it outlives
+    /// a killed launcher (the negative control of the no-orphan row).
+    pub const TEST_STAND_IN_CHROMIUM_UNKEPT: &str = "RETICLE_TEST_STAND_IN_CHROMIUM_UNKEPT";
     /// Test only, a stand-in: the workspace writes its files in place (truncate, then write)
     /// instead of atomically (the negative control of the durability row).
     pub const TEST_STAND_IN_WRITE_IN_PLACE: &str = "RETICLE_TEST_STAND_IN_WRITE_IN_PLACE";

@@ -110,8 +110,16 @@ impl Chromium {
         std::fs::create_dir_all(&profile)
             .map_err(|e| format!("its profile {} could not be made: {e}", profile.display()))?;
         let args = chromium_args(&profile, spec.headless, spec.first_url);
-        let mut process = tokio::process::Command::new(&keeper)
-            .args(super::keeper::arguments(&profile, &binary, &args))
+        let mut command = if crate::config::switch_on(env::TEST_STAND_IN_CHROMIUM_UNKEPT) {
+            let mut unkept = tokio::process::Command::new(&binary);
+            unkept.args(&args);
+            unkept
+        } else {
+            let mut kept = tokio::process::Command::new(&keeper);
+            kept.args(super::keeper::arguments(&profile, &binary, &args));
+            kept
+        };
+        let mut process = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -299,6 +307,39 @@ impl Chromium {
             .await
             .map_err(|why| format!("{url} did not load: {why}"))?;
         Ok(tab)
+    }
+
+    /// Opens a blank tab in the start-up context and answers its id at once (a tab to prepare
+    /// before it is sent anywhere: [`Self::go`]).
+    pub async fn blank_tab(&self) -> Result<TargetId, String> {
+        let page = self
+            .answer(CLOSE_BOUND, async {
+                self.inner
+                    .new_page("about:blank")
+                    .await
+                    .map_err(|e| format!("Chromium could not open a tab: {e}"))
+            })
+            .await?;
+        Ok(page.target_id().clone())
+    }
+
+    /// Sends tab `tab` to `url` and waits until it has parsed it, within `bound` (a page busy
+    /// in a loop never parses) and ended early by the browser's death.
+    pub async fn go(&self, tab: &TargetId, url: &str, bound: Duration) -> Result<(), String> {
+        self.answer(bound, async {
+            let page = self
+                .inner
+                .get_page(tab.clone())
+                .await
+                .map_err(|e| format!("Chromium has no such tab: {e}"))?;
+            page.execute(NavigateParams::new(url))
+                .await
+                .map_err(|e| format!("Chromium could not open {url}: {e}"))?;
+            self.until_parsed(tab.clone()).await;
+            Ok(())
+        })
+        .await
+        .map_err(|why| format!("{url} did not load: {why}"))
     }
 
     /// [`Self::until_parsed`], bounded and ended early by the browser's death.

@@ -1,65 +1,90 @@
-//! The zero-install script: it imports the daemon's served SDK and connects it under the driven
-//! tab's session id, once per document (a page that already holds a Reticle SDK is left alone).
-//! It builds and runs the script; it must not decide whether a page needs it.
+//! The zero-install script, run before a driven tab's own scripts in every document: it notes
+//! whether the page opens a socket to the daemon itself (an app wired with either SDK), and once
+//! the page has loaded, imports the daemon's served SDK and connects it under the tab's session
+//! id only when the page did not. It builds the script and reads its outcome; it must not open
+//! tabs or decide bounds for the caller.
 
 use chromiumoxide::Page;
-use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 
-/// What injecting into the document already there came to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Injected {
-    /// The SDK loaded in the current document.
-    Loaded,
-    /// The current document refused it (its CSP); it was loaded again, CSP bypassed.
-    ReloadedPastCsp(String),
-}
+use super::SdkSource;
 
-/// How long the page gets to import the SDK, or to load again.
-const INJECT_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+/// The global the script keeps its outcome in (`pending`, `app`, `injected`, or why it failed).
+pub const OUTCOME: &str = "__reticleDrive";
 
-/// The global a document sets once the script ran, so it runs once per document.
-const ONCE: &str = "__reticleInjected";
+/// How long after the page's `load` an app gets to open its own socket to the daemon before the
+/// SDK is injected (an app's SDK connects from its module scripts, which ran before `load`).
+const APP_GRACE_MS: u64 = 25;
 
-/// The script for the daemon on `port` and session `session`; it resolves to `"loaded"` or to
-/// the import's error message.
+/// The script for the daemon on `port` and session `session`.
 pub fn source(port: u16, session: &str) -> String {
     let session = serde_json::to_string(session).unwrap_or_else(|_| "\"\"".into());
     format!(
-        "(() => {{ if (globalThis.{ONCE}) return globalThis.{ONCE}; \
-         globalThis.{ONCE} = import('http://127.0.0.1:{port}/sdk/reticle.js')\
-         .then((sdk) => {{ sdk.connect({{ session: {session} }}); return 'loaded'; }}, \
-         (e) => {{ globalThis.{ONCE} = undefined; return String(e && e.message || e); }}); \
-         return globalThis.{ONCE}; }})()"
+        r#"(() => {{
+  const g = globalThis;
+  if (g.{OUTCOME} || g.top !== g) return;
+  g.{OUTCOME} = 'pending';
+  const later = g.setTimeout.bind(g);
+  const Native = g.WebSocket;
+  let wired = false;
+  if (typeof Native === 'function') {{
+    g.WebSocket = new Proxy(Native, {{
+      construct(target, args, newTarget) {{
+        try {{
+          const to = new URL(String(args[0]), g.location.href);
+          if (to.port === '{port}' && to.pathname.startsWith('/reticle')) wired = true;
+        }} catch (e) {{}}
+        return Reflect.construct(target, args, newTarget === g.WebSocket ? target : newTarget);
+      }},
+    }});
+  }}
+  const decide = () => {{
+    if (wired || g[Symbol.for('reticle-rs.sdk.instance')]) {{ g.{OUTCOME} = 'app'; return; }}
+    g.{OUTCOME} = 'injecting';
+    import('http://127.0.0.1:{port}/sdk/reticle.js').then(
+      (sdk) => {{ const said = sdk.connect({{ session: {session} }}); g.{OUTCOME} = said && said.alreadyConnected ? 'app' : 'injected'; }},
+      (e) => {{ g.{OUTCOME} = 'failed: ' + String((e && e.message) || e); }});
+  }};
+  const loaded = () => later(decide, {APP_GRACE_MS});
+  if (g.document.readyState === 'complete') loaded();
+  else g.addEventListener('load', loaded, {{ once: true }});
+}})();"#
     )
 }
 
-/// Runs `source` in `page`'s current document; a refusal by the page's CSP reloads the page
-/// (CSP is bypassed by then, and the script runs before the new document's own).
-pub async fn into_current(page: &Page, source: &str) -> Result<Injected, String> {
-    let params = EvaluateParams::builder()
-        .expression(source)
-        .await_promise(true)
-        .build()
-        .map_err(|e| format!("the SDK could not be injected: {e}"))?;
-    let said = tokio::time::timeout(INJECT_BOUND, page.evaluate_expression(params))
-        .await
-        .map_err(|_| format!("the page did not run the injected SDK within {} s (a page busy in a loop never does)", INJECT_BOUND.as_secs()))?
-        .map_err(|e| format!("the page did not run the injected SDK: {e}"))?
-        .into_value::<String>()
-        .unwrap_or_default();
-    if said == "loaded" {
-        return Ok(Injected::Loaded);
-    }
-    tokio::time::timeout(INJECT_BOUND, page.reload())
+/// What the script in `page`'s current document says, bounded by `bound`: where the SDK came
+/// from, or why it could not be had.
+pub async fn outcome(page: &Page, bound: std::time::Duration) -> Result<SdkSource, String> {
+    let read = tokio::time::timeout(bound, page.evaluate(format!("String(globalThis.{OUTCOME})")))
         .await
         .map_err(|_| {
             format!(
-                "the page refused the SDK ({said}) and did not load again within {} s",
-                INJECT_BOUND.as_secs()
+                "the page did not answer DevTools within {} ms: it is busy (an endless loop in its scripts never lets it answer)",
+                bound.as_millis()
             )
         })?
-        .map_err(|e| {
-            format!("the page refused the SDK ({said}) and could not be loaded again: {e}")
-        })?;
-    Ok(Injected::ReloadedPastCsp(said))
+        .map_err(|e| format!("the page could not be read over DevTools: {e}"))?;
+    let said = read.into_value::<String>().unwrap_or_default();
+    match said.as_str() {
+        "app" => Ok(SdkSource::App),
+        "injected" => Ok(SdkSource::Injected),
+        "pending" | "injecting" => Ok(SdkSource::Pending),
+        "undefined" => Err("the page never ran Reticle's start-up script".into()),
+        failed => Err(format!(
+            "the daemon's SDK could not be loaded into the page ({})",
+            failed.trim_start_matches("failed: ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_names_the_daemon_and_quotes_the_session() {
+        let script = source(4411, "drive-\"x");
+        assert!(script.contains("http://127.0.0.1:4411/sdk/reticle.js"));
+        assert!(script.contains(r#"session: "drive-\"x""#));
+        assert!(script.contains("to.port === '4411'"));
+    }
 }

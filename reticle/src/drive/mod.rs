@@ -1,7 +1,7 @@
 //! The browser the daemon drives: tabs Reticle opened itself, in a Chromium it launched (one per
 //! daemon, relaunched when it died) or one a person started and it attached to, each tab known by
-//! the session id its URL asks for. It opens tabs, injects the served SDK into a page that has
-//! none, and hands out a tab's DevTools page; it must not read sessions or answer a tool.
+//! the session id its URL asks for. It opens tabs prepared for zero install (`inject`) and hands
+//! out a tab's DevTools page; it must not read sessions or answer a tool.
 
 mod inject;
 mod refuse;
@@ -13,12 +13,13 @@ use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, SetBypassCspParams,
 };
-use chromiumoxide::cdp::browser_protocol::target::{CreateTargetParams, TargetId};
+use chromiumoxide::cdp::browser_protocol::target::TargetId;
+use std::time::Duration;
 use tokio::sync::Mutex;
 
-use crate::chromium::{Chromium, FlowPage, LaunchSpec};
+use crate::chromium::{Chromium, LaunchSpec};
 use crate::wire::session_param::with_session;
-pub use inject::Injected;
+pub use inject::outcome;
 pub use refuse::{loopback_endpoint, loopback_url};
 
 /// How a driven tab's browser came to be.
@@ -86,6 +87,15 @@ impl DrivenTab {
         self.browser.died()
     }
 
+    /// Whether its browser dies within `bound` (a browser just killed takes a moment to be
+    /// seen gone: its keeper and its DevTools link end after it).
+    pub async fn died_within(&self, bound: Duration) -> bool {
+        self.browser.died()
+            || tokio::time::timeout(bound, self.browser.death())
+                .await
+                .is_ok()
+    }
+
     /// Its DevTools page.
     pub async fn page(&self) -> Result<Page, String> {
         self.browser.page(&self.target).await.map_err(|why| {
@@ -123,54 +133,65 @@ struct Held {
     tabs: HashMap<String, DrivenTab>,
 }
 
+/// How long a driven tab's page gets to load (parse its document).
+pub const LOAD_BOUND: Duration = Duration::from_secs(10);
+
+/// How long each DevTools request made to prepare a tab gets.
+const PREPARE_BOUND: Duration = Duration::from_secs(5);
+
+/// A tab opened: what it is, and whether its browser had to be launched again to open it.
+pub struct Opened {
+    pub tab: DrivenTab,
+    pub relaunched: bool,
+}
+
 impl Drives {
     /// Opens `url` for session `session` as `want` says: a tab of the launched browser
     /// (launching it, or launching it again when it died), or of the browser at an endpoint.
-    pub async fn open(&self, want: Want, url: &str, session: &str) -> Result<DrivenTab, String> {
+    /// The tab is prepared before it loads anything: the page's CSP bypassed and the
+    /// zero-install script of the daemon on `port` set to run first in every document.
+    pub async fn open(
+        &self,
+        want: Want,
+        url: &str,
+        session: &str,
+        port: u16,
+    ) -> Result<Opened, String> {
         let stamped = with_session(url, session);
         let mut held = self.inner.lock().await;
-        let (browser, target, driven) = match &want {
-            Want::Launch { headless } => {
-                let live = held.launched.clone().filter(|b| !b.died());
-                match live {
-                    Some(browser) => {
-                        let target = browser
-                            .open_tab(CreateTargetParams::new(&stamped), &stamped)
-                            .await?;
-                        (browser, target, Driven::Launched)
-                    }
-                    None => {
-                        let browser = Chromium::launch(LaunchSpec {
+        let mut relaunched = false;
+        let (browser, driven) = match &want {
+            Want::Launch { headless } => match held.launched.clone() {
+                Some(browser) if !browser.died() => (browser, Driven::Launched),
+                earlier => {
+                    relaunched = earlier.is_some();
+                    let browser = Arc::new(
+                        Chromium::launch(LaunchSpec {
                             label: "reticle-drive".into(),
                             headless: *headless,
-                            first_url: &stamped,
+                            first_url: "about:blank",
                         })
-                        .await?;
-                        let FlowPage::StartUp(target) = browser.start_up_page().await? else {
-                            unreachable!("the start-up page is in the start-up context");
-                        };
-                        let browser = Arc::new(browser);
-                        held.launched = Some(browser.clone());
-                        (browser, target, Driven::Launched)
-                    }
+                        .await?,
+                    );
+                    held.launched = Some(browser.clone());
+                    (browser, Driven::Launched)
                 }
-            }
+            },
             Want::Attach { endpoint } => {
-                let live = held.attached.get(endpoint).cloned().filter(|b| !b.died());
-                let browser = match live {
-                    Some(browser) => browser,
+                match held.attached.get(endpoint).cloned().filter(|b| !b.died()) {
+                    Some(browser) => (browser, Driven::Attached),
                     None => {
                         let browser = Arc::new(Chromium::attach(endpoint).await?);
                         held.attached.insert(endpoint.clone(), browser.clone());
-                        browser
+                        (browser, Driven::Attached)
                     }
-                };
-                let target = browser
-                    .open_tab(CreateTargetParams::new(&stamped), &stamped)
-                    .await?;
-                (browser, target, Driven::Attached)
+                }
             }
         };
+        let target = browser.blank_tab().await?;
+        let page = browser.page(&target).await?;
+        prepare(&page, &inject::source(port, session)).await?;
+        browser.go(&target, &stamped, LOAD_BOUND).await?;
         let tab = DrivenTab {
             session: session.to_string(),
             driven,
@@ -181,7 +202,7 @@ impl Drives {
             browser,
         };
         held.tabs.insert(session.to_string(), tab.clone());
-        Ok(tab)
+        Ok(Opened { tab, relaunched })
     }
 
     /// The driven tab of `session`, if Reticle drives it.
@@ -201,19 +222,33 @@ impl Drives {
         }
     }
 
-    /// Injects the served SDK of the daemon on `port` into `tab`: into every document it loads
-    /// from now on, before the page's own scripts, and into the document already there. A page
-    /// whose Content-Security-Policy refuses the SDK is loaded again with CSP bypassed (this is a
-    /// tab Reticle drives, in development); the answer says so.
-    pub async fn inject(&self, tab: &DrivenTab, port: u16) -> Result<Injected, String> {
-        let page = tab.page().await?;
-        let source = inject::source(port, &tab.session);
-        page.execute(SetBypassCspParams::new(true))
-            .await
-            .map_err(|e| format!("Chromium refused to bypass the page's CSP: {e}"))?;
-        page.execute(AddScriptToEvaluateOnNewDocumentParams::new(source.clone()))
-            .await
-            .map_err(|e| format!("Chromium refused the SDK for new documents: {e}"))?;
-        inject::into_current(&page, &source).await
+    /// Forgets `session`'s tab (it failed to come up, or was closed).
+    pub async fn forget(&self, session: &str) {
+        self.inner.lock().await.tabs.remove(session);
     }
+}
+
+/// Bypasses `page`'s CSP (a tab Reticle drives, in development) and sets `script` to run
+/// before the page's own scripts in every document it loads.
+async fn prepare(page: &Page, script: &str) -> Result<(), String> {
+    let bounded = |what: &'static str| {
+        move |e: tokio::time::error::Elapsed| {
+            format!(
+                "Chromium did not {what} within {} s ({e})",
+                PREPARE_BOUND.as_secs()
+            )
+        }
+    };
+    tokio::time::timeout(PREPARE_BOUND, page.execute(SetBypassCspParams::new(true)))
+        .await
+        .map_err(bounded("bypass the page's CSP"))?
+        .map_err(|e| format!("Chromium refused to bypass the page's CSP: {e}"))?;
+    tokio::time::timeout(
+        PREPARE_BOUND,
+        page.execute(AddScriptToEvaluateOnNewDocumentParams::new(script)),
+    )
+    .await
+    .map_err(bounded("take Reticle's start-up script"))?
+    .map_err(|e| format!("Chromium refused Reticle's start-up script: {e}"))?;
+    Ok(())
 }

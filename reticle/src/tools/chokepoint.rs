@@ -177,8 +177,18 @@ async fn call(
         }
     };
     let explicit = arguments.get(SESSION_ID).and_then(Value::as_str);
-    let session = match registration.session {
-        SessionUse::Bound => match resolve(ctx, explicit).await {
+    let opens_its_own = arguments
+        .get("action")
+        .and_then(Value::as_str)
+        .is_some_and(|action| registration.opening_actions.contains(&action));
+    let session_use = if opens_its_own {
+        SessionUse::None
+    } else {
+        registration.session
+    };
+    let mut revived = None;
+    let session = match session_use {
+        SessionUse::Bound => match resolve(ctx, explicit, &mut revived).await {
             Ok(session) => Some(session),
             Err(mut refusal) => {
                 // A family's refusal names the family and the action it was asked for.
@@ -188,7 +198,7 @@ async fn call(
                 return Ok((None, Err(refusal)));
             }
         },
-        SessionUse::Optional => match resolve(ctx, explicit).await {
+        SessionUse::Optional => match resolve(ctx, explicit, &mut revived).await {
             Ok(session) => Some(session),
             Err(refusal) if explicit.is_some() => return Ok((None, Err(refusal))),
             Err(_) => None,
@@ -214,13 +224,22 @@ async fn call(
         nested: run_nested,
         _sealed: Sealed,
     };
-    let result = prepared.run(&call).await;
+    let mut result = prepared.run(&call).await;
+    if let (Some(note), Ok(Value::Object(answer))) = (revived, &mut result) {
+        answer.insert("relaunched".into(), json!(note));
+    }
     Ok((session, result))
 }
 
 /// Finds the session a call is for: the explicit id, else the only one, else the clearly most
 /// recent; while the daemon is young, waits briefly for a first page rather than refusing.
-async fn resolve(ctx: &ToolContext, explicit: Option<&str>) -> Result<Arc<Session>, Refusal> {
+/// A session that is a driven tab whose browser died is brought back first, and `revived`
+/// gets the note saying so.
+async fn resolve(
+    ctx: &ToolContext,
+    explicit: Option<&str>,
+    revived: &mut Option<String>,
+) -> Result<Arc<Session>, Refusal> {
     let span = tracing::info_span!(span::SESSION_RESOLVE, ok = Empty, error = Empty);
     let outcome = async {
         let bridge = &ctx.bridge;
@@ -231,6 +250,12 @@ async fn resolve(ctx: &ToolContext, explicit: Option<&str>) -> Result<Arc<Sessio
             if !wait.is_zero() && bridge.wait_for_session(wait, |_| true).await.is_some() {
                 found = bridge.resolve(explicit);
             }
+        }
+        if let Err(err) = &found
+            && let Some(brought) = super::driven::revive(ctx, explicit, err).await
+        {
+            *revived = Some(brought?);
+            found = bridge.resolve(explicit);
         }
         found.map_err(|err| no_session(ctx, err))
     }

@@ -133,6 +133,8 @@ pub struct ToolHost {
     pub first_session_wait: Duration,
     /// The daemon log, when there is one.
     pub log: Option<Arc<DaemonLog>>,
+    /// The tabs this daemon drives, and the browser it launched.
+    pub drives: crate::drive::Drives,
 }
 
 impl ToolHost {
@@ -152,6 +154,7 @@ impl ToolHost {
             started: Instant::now(),
             first_session_wait,
             log,
+            drives: Default::default(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! what to do next: `next_action`) and `reticle_session` (sharing the page with its human). It
 //! must not import the chokepoint, the registry or another family.
 
+mod launch;
 mod next_action;
 pub mod session;
 // Named for its tool, `reticle_sessions`, as every tool's file is.

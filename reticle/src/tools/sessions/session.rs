@@ -1,7 +1,7 @@
 //! `reticle_session`, a family: `yield` hands the page to its human (the page shows it),
 //! `resume` takes it back, `end` ends the agent's session on the page, `messages` reads what the
-//! human left (marks and control changes) since the last read. Each member is also a name
-//! (`reticle_yield`, ...) reachable through `reticle_run`.
+//! human left (marks and control changes) since the last read; `launch`/`attach` open a tab in a
+//! browser Reticle drives (`launch`). Each member is also a name (`reticle_yield`, ...).
 
 use serde_json::{Value, json};
 
@@ -15,6 +15,10 @@ use crate::wire::{CommandName, KnownEventType as K};
 
 async fn session(call: &Call<'_>, a: SessionFamilyArgs) -> Result<Value, Refusal> {
     let action = a.action.as_str();
+    if matches!(a.action, SessionAction::Launch | SessionAction::Attach) {
+        let ask = super::launch::ask_of(a.action, &a)?;
+        return super::launch::open(call, ask).await;
+    }
     let Some(session) = call.session.as_ref() else {
         return Err(Refusal::new(
             format!("reticle_session {action}: no browser session is connected; nothing was done"),
@@ -82,6 +86,8 @@ async fn session(call: &Call<'_>, a: SessionFamilyArgs) -> Result<Value, Refusal
             answer["messages"] = json!(messages);
             answer["done"] = json!(true);
         }
+        // Answered above: they open a session of their own.
+        SessionAction::Launch | SessionAction::Attach => {}
     }
     Ok(answer)
 }
@@ -97,6 +103,7 @@ impl Tool for Session {
     const OUTPUT: &'static [&'static str] = &["action", "done"];
     const SESSION: SessionUse = SessionUse::Optional;
     const DRIVES_SESSION: bool = true;
+    const OPENING_ACTIONS: &'static [&'static str] = &["launch", "attach"];
     type Args = SessionFamilyArgs;
 
     fn run<'a>(call: &'a Call<'a>, a: SessionFamilyArgs) -> Answer<'a> {

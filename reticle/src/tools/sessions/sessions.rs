@@ -2,7 +2,8 @@
 //! (no page ever connected, a page connected and went away, a page that dialled and was
 //! refused), what to do next in a sentence, and as a structured `next_action` (chosen by
 //! `next_action` from what the daemon can see); each session's lease (holder and expiry, or
-//! null); and which workspace root (`.reticle/`) this daemon uses.
+//! null), and for a tab Reticle drives, how (`driven`) and whose SDK (`sdk`); and which
+//! workspace root (`.reticle/`) this daemon uses.
 
 use serde_json::{Value, json};
 
@@ -17,6 +18,7 @@ use crate::tools::surface::registration::{Answer, Effect, Tool};
 async fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
     let ctx = call.ctx;
     let port = ctx.info.port;
+    let driven = ctx.host.drives.tabs().await;
     let listed: Vec<Value> = ctx
         .bridge
         .sessions()
@@ -37,6 +39,10 @@ async fn sessions(call: &Call<'_>) -> Result<Value, Refusal> {
                 "head": s.head(),
                 "lease": ctx.host.leases.lease_of(s.id()).map(|l| l.to_value()),
             });
+            if let Some(tab) = driven.get(s.id()) {
+                entry["driven"] = json!(tab.driven.as_str());
+                entry["sdk"] = json!(tab.sdk.as_str());
+            }
             if let Some(page) = s.adopted_from() {
                 entry["pageSessionId"] = json!(page);
             }

@@ -260,6 +260,8 @@ pub enum SessionAction {
     Resume,
     End,
     Messages,
+    Launch,
+    Attach,
 }
 
 impl SessionAction {
@@ -269,6 +271,8 @@ impl SessionAction {
             SessionAction::Resume => "resume",
             SessionAction::End => "end",
             SessionAction::Messages => "messages",
+            SessionAction::Launch => "launch",
+            SessionAction::Attach => "attach",
         }
     }
 }
@@ -284,7 +288,8 @@ pub enum YieldMode {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SessionFamilyArgs {
     pub session_id: Option<String>,
-    /// yield (hand the page to its human), resume (take it back), end, messages (what the human left).
+    /// yield (hand the page to its human), resume, end, messages (what the human left),
+    /// launch/attach (a driven browser).
     pub action: SessionAction,
     /// With yield: waiting (default) or ask.
     pub mode: Option<YieldMode>,
@@ -292,6 +297,12 @@ pub struct SessionFamilyArgs {
     pub note: Option<String>,
     /// With end: a closing line.
     pub summary: Option<String>,
+    /// launch/attach: a local URL.
+    pub url: Option<String>,
+    /// attach: DevTools at http://127.0.0.1:<port>.
+    pub cdp: Option<String>,
+    /// launch: default true.
+    pub headless: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

@@ -77,6 +77,9 @@ pub trait Tool: 'static {
     /// Whether it (with its family `action`) changes a session's page or its state, and so is
     /// refused on a session another holder has leased. Reading tools stay open to every agent.
     const DRIVES_SESSION: bool = false;
+    /// The family `action`s that open a page of their own (a driven browser's launch): they
+    /// resolve no session and check no lease.
+    const OPENING_ACTIONS: &'static [&'static str] = &[];
     /// Its arguments, parsed strictly before it runs.
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
 
@@ -119,6 +122,8 @@ pub struct Registration {
     pub output: &'static [&'static str],
     pub session: SessionUse,
     pub drives_session: bool,
+    /// [`Tool::OPENING_ACTIONS`].
+    pub opening_actions: &'static [&'static str],
     input_schema: fn() -> Map<String, Value>,
     /// Parses the arguments into a runnable handler; `None` for a family member, which is
     /// reached as its family.
@@ -143,6 +148,7 @@ impl Registration {
             output: T::OUTPUT,
             session: T::SESSION,
             drives_session: T::DRIVES_SESSION,
+            opening_actions: T::OPENING_ACTIONS,
             input_schema: T::input_schema,
             prepare: Some(prepare::<T>),
         }
@@ -157,6 +163,7 @@ impl Registration {
             output: &[],
             session: SessionUse::None,
             drives_session: false,
+            opening_actions: &[],
             input_schema: schema_of::<A>,
             prepare: None,
         }

@@ -1,0 +1,509 @@
+//! A browser Reticle drives (`reticle_session {action:"launch"|"attach"}`), through the whole
+//! stack: a real daemon with a private temporary dir (so its Chromium and profiles are found by
+//! path, never by port), the fixture app serving pages nobody wired, and an agent's `reticle
+//! mcp`. Zero install, the app's own SDK never doubled, loopback-only refusals, no orphan after
+//! a SIGKILL, a relaunch after the browser died, attach, a strict CSP and a page that hangs.
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use harness::{FixtureApp, McpClient, OwnedDaemon, ProxyOptions, poll};
+use serde_json::{Value, json};
+
+const BOUND: Duration = Duration::from_secs(30);
+
+/// A page with no SDK in it.
+const UNWIRED: &str = r#"<!doctype html>
+<html><head><title>Unwired</title></head>
+<body>
+  <h1>Nobody wired this page</h1>
+  <button data-testid="add" onclick="window.n=(window.n||0)+1; document.getElementById('out').textContent='Added ' + window.n">Add</button>
+  <p id="out" data-testid="out"></p>
+</body></html>"#;
+
+/// A page whose app loads our SDK itself (the fixture serves it) and connects to `?port=&token=`.
+const WIRED: &str = r#"<!doctype html>
+<html><head><title>Wired</title></head>
+<body>
+  <button data-testid="add">Add</button>
+  <script type="module">
+    import * as reticle from '/sdk/reticle.js';
+    const q = new URLSearchParams(location.search);
+    window.said = reticle.connect({ port: Number(q.get('port')), token: q.get('token'), present: false });
+  </script>
+</body></html>"#;
+
+/// A page whose CSP allows no script but its own origin's and no connection anywhere else.
+const STRICT_CSP: &str = r#"<!doctype html>
+<html><head><title>Strict</title>
+<meta http-equiv="Content-Security-Policy" content="default-src 'self'; script-src 'self'; connect-src 'self'">
+</head>
+<body><button data-testid="go">Go</button></body></html>"#;
+
+/// A page that never stops running its script.
+const HUNG: &str = r#"<!doctype html>
+<html><head><title>Hung</title></head>
+<body><p>spinning</p><script>for (;;) {}</script></body></html>"#;
+
+struct Rig {
+    daemon: OwnedDaemon,
+    app: FixtureApp,
+    client: McpClient,
+    /// The daemon's `TMPDIR`: its Chromium's profiles, and so its marker, live here.
+    tmp: tempfile::TempDir,
+    _project: tempfile::TempDir,
+}
+
+impl Rig {
+    async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// The rig, with `env` set on the daemon.
+    async fn start_with(env: &[(&str, &str)]) -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let mut daemon = OwnedDaemon::builder()
+            .env("TMPDIR", tmp.path().to_string_lossy().to_string())
+            .env(
+                "RETICLE_PROJECT_DIR",
+                project.path().to_string_lossy().to_string(),
+            );
+        for (key, value) in env {
+            daemon = daemon.env(key, *value);
+        }
+        let daemon = daemon.start().await;
+        let app = FixtureApp::start().await;
+        app.page("/unwired.html", UNWIRED);
+        app.page("/wired.html", WIRED);
+        app.page("/strict.html", STRICT_CSP);
+        app.page("/hung.html", HUNG);
+        let client = McpClient::start(ProxyOptions::new(daemon.port(), daemon.state_dir()))
+            .await
+            .expect("reticle mcp starts");
+        Self {
+            daemon,
+            app,
+            client,
+            tmp,
+            _project: project,
+        }
+    }
+
+    async fn result(&self, tool: &str, args: Value) -> Value {
+        self.client
+            .call_tool(tool, args.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{tool} {args}: {e:?}"))
+    }
+
+    async fn ok(&self, tool: &str, args: Value) -> Value {
+        let result = self.result(tool, args.clone()).await;
+        assert_ne!(result["isError"], true, "{tool} {args} refused: {result}");
+        result["structuredContent"].clone()
+    }
+
+    async fn refused(&self, tool: &str, args: Value) -> Value {
+        let result = self.result(tool, args.clone()).await;
+        assert_eq!(
+            result["isError"], true,
+            "{tool} {args} was not refused: {result}"
+        );
+        let refusal = result["structuredContent"].clone();
+        assert_eq!(refusal["ok"], false, "{refusal}");
+        assert!(refusal["recovery"].is_string(), "{refusal}");
+        refusal
+    }
+
+    async fn launch(&self, path: &str) -> Value {
+        let url = self.app.url(path);
+        self.ok("reticle_session", json!({"action": "launch", "url": url}))
+            .await
+    }
+
+    async fn listed(&self, session: &str) -> Option<Value> {
+        let listed = self.ok("reticle_sessions", json!({})).await;
+        listed["sessions"]
+            .as_array()?
+            .iter()
+            .find(|s| s["sessionId"] == session)
+            .cloned()
+    }
+
+    /// The processes (the keeper, Chromium and its helpers) running on a profile in this
+    /// daemon's temporary dir.
+    fn browser_processes(&self) -> Vec<u32> {
+        let marker = format!("{}/reticle-drive-", self.tmp.path().display());
+        processes_whose_command_has(&marker)
+    }
+
+    /// Chromium itself: the process of a profile here that is no helper and no keeper.
+    fn chromium_pid(&self) -> Option<u32> {
+        let marker = format!(
+            "--user-data-dir={}/reticle-drive-",
+            self.tmp.path().display()
+        );
+        all_processes().into_iter().find_map(|(pid, command)| {
+            (command.iter().any(|a| a.starts_with(&marker))
+                && !command
+                    .iter()
+                    .any(|a| a.starts_with("--type=") || a == "__chromium-keeper"))
+            .then_some(pid)
+        })
+    }
+
+    fn profiles(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.tmp.path())
+            .map(|dir| {
+                dir.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with("reticle-drive-"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+fn all_processes() -> Vec<(u32, Vec<String>)> {
+    let Ok(proc) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    proc.flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_string_lossy().parse().ok()?;
+            let raw = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let command = raw
+                .split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            Some((pid, command))
+        })
+        .collect()
+}
+
+fn processes_whose_command_has(needle: &str) -> Vec<u32> {
+    all_processes()
+        .into_iter()
+        .filter(|(_, command)| command.iter().any(|a| a.contains(needle)))
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+#[tokio::test]
+async fn an_unwired_page_gets_the_injected_sdk_and_the_tools_work_on_it() {
+    let rig = Rig::start().await;
+    let opened = rig.launch("/unwired.html").await;
+    assert_eq!(opened["driven"], "launched", "{opened}");
+    assert_eq!(opened["sdk"], "injected", "{opened}");
+    let session = opened["sessionId"].as_str().unwrap().to_string();
+
+    let entry = rig
+        .listed(&session)
+        .await
+        .expect("the driven session is listed");
+    assert_eq!(entry["driven"], "launched", "{entry}");
+    assert_eq!(entry["sdk"], "injected", "{entry}");
+
+    let found = rig
+        .ok(
+            "reticle_query",
+            json!({"sessionId": session, "by": "testid", "value": "add"}),
+        )
+        .await;
+    assert_eq!(
+        found["elements"].as_array().map(Vec::len),
+        Some(1),
+        "{found}"
+    );
+
+    let yes = rig
+        .ok(
+            "reticle_act_and_wait",
+            json!({
+                "sessionId": session,
+                "target": {"testid": "add"},
+                "action": "click",
+                "until": {"kind": "text", "contains": "Added 1"},
+            }),
+        )
+        .await;
+    assert_eq!(yes["verified"], "yes", "{yes}");
+    // The control: a consequence the page never shows is not a yes.
+    let not = rig
+        .ok(
+            "reticle_act_and_wait",
+            json!({
+                "sessionId": session,
+                "target": {"testid": "add"},
+                "action": "click",
+                "until": {"kind": "text", "contains": "Removed"},
+                "timeout_ms": 300,
+            }),
+        )
+        .await;
+    assert_ne!(not["verified"], "yes", "{not}");
+}
+
+#[tokio::test]
+async fn a_page_that_loads_the_sdk_itself_keeps_its_own_and_is_one_session() {
+    let rig = Rig::start().await;
+    let path = format!(
+        "/wired.html?port={}&token={}",
+        rig.daemon.port(),
+        rig.daemon.token()
+    );
+    let opened = rig.launch(&path).await;
+    assert_eq!(opened["sdk"], "app", "{opened}");
+    let session = opened["sessionId"].as_str().unwrap();
+    let listed = rig.ok("reticle_sessions", json!({})).await;
+    assert_eq!(listed["count"], 1, "one tab, one session: {listed}");
+    assert_eq!(listed["sessions"][0]["sessionId"], session, "{listed}");
+    assert_eq!(listed["sessions"][0]["sdk"], "app", "{listed}");
+}
+
+#[tokio::test]
+async fn what_is_not_loopback_is_refused_before_any_browser_starts() {
+    let rig = Rig::start().await;
+    for (args, needle) in [
+        (
+            json!({"action": "launch", "url": "http://example.com/"}),
+            "not this machine",
+        ),
+        (
+            json!({"action": "launch", "url": "file:///etc/passwd"}),
+            "only http: and https:",
+        ),
+        (json!({"action": "launch"}), "needs `url`"),
+        (
+            json!({"action": "attach", "cdp": "http://10.1.2.3:9222", "url": rig.app.url("/unwired.html")}),
+            "not this machine",
+        ),
+        (
+            json!({"action": "attach", "url": rig.app.url("/unwired.html")}),
+            "needs `cdp`",
+        ),
+    ] {
+        let refusal = rig.refused("reticle_session", args.clone()).await;
+        let reason = refusal["reason"].as_str().unwrap();
+        assert!(reason.contains(needle), "{args}: {refusal}");
+    }
+    assert!(rig.browser_processes().is_empty(), "no browser was started");
+    assert!(rig.profiles().is_empty(), "no profile was made");
+}
+
+#[tokio::test]
+async fn a_killed_daemon_leaves_no_browser_and_no_profile() {
+    let rig = Rig::start().await;
+    rig.launch("/unwired.html").await;
+    assert!(rig.chromium_pid().is_some(), "the driven Chromium runs");
+    assert_eq!(
+        rig.profiles().len(),
+        1,
+        "its profile is in the daemon's temporary dir"
+    );
+
+    support::kill_and_wait(rig.daemon.pid()).await;
+    poll::until(
+        "the driven browser to end with its daemon",
+        BOUND,
+        async || (rig.browser_processes().is_empty() && rig.profiles().is_empty()).then_some(()),
+    )
+    .await;
+}
+
+/// The control: a Chromium launched without its keeper outlives the killed daemon, and the same
+/// check sees it left behind.
+#[tokio::test]
+async fn the_orphan_check_goes_red_on_a_browser_launched_without_its_keeper() {
+    let rig = Rig::start_with(&[("RETICLE_TEST_STAND_IN_CHROMIUM_UNKEPT", "1")]).await;
+    rig.launch("/unwired.html").await;
+    let chromium = rig.chromium_pid().expect("the driven Chromium runs");
+    support::kill_and_wait(rig.daemon.pid()).await;
+    let cleaned = poll::within(Duration::from_secs(2), async || {
+        (rig.browser_processes().is_empty() && rig.profiles().is_empty()).then_some(())
+    })
+    .await;
+    assert!(
+        cleaned.is_none(),
+        "an unkept browser must be seen left behind"
+    );
+    support::kill_and_wait(chromium).await;
+    for pid in rig.browser_processes() {
+        support::kill_and_wait(pid).await;
+    }
+}
+
+#[tokio::test]
+async fn a_driven_browser_that_died_is_launched_again_by_the_next_call_which_says_so() {
+    let rig = Rig::start().await;
+    let opened = rig.launch("/unwired.html").await;
+    let session = opened["sessionId"].as_str().unwrap().to_string();
+    let chromium = rig.chromium_pid().expect("the driven Chromium runs");
+    support::kill_and_wait(chromium).await;
+    poll::until("the dead tab's session to go", BOUND, async || {
+        rig.listed(&session).await.is_none().then_some(())
+    })
+    .await;
+
+    let found = rig
+        .ok(
+            "reticle_query",
+            json!({"sessionId": session, "by": "testid", "value": "add"}),
+        )
+        .await;
+    assert!(
+        found["relaunched"]
+            .as_str()
+            .is_some_and(|n| n.contains("launched it again")),
+        "{found}"
+    );
+    assert_eq!(
+        found["elements"].as_array().map(Vec::len),
+        Some(1),
+        "{found}"
+    );
+    let again = rig.chromium_pid().expect("a new Chromium runs");
+    assert_ne!(again, chromium);
+}
+
+#[tokio::test]
+async fn a_strict_csp_page_still_gets_the_sdk() {
+    let rig = Rig::start().await;
+    let opened = rig.launch("/strict.html").await;
+    assert_eq!(opened["sdk"], "injected", "{opened}");
+    let session = opened["sessionId"].as_str().unwrap();
+    let found = rig
+        .ok(
+            "reticle_query",
+            json!({"sessionId": session, "by": "testid", "value": "go"}),
+        )
+        .await;
+    assert_eq!(
+        found["elements"].as_array().map(Vec::len),
+        Some(1),
+        "{found}"
+    );
+}
+
+#[tokio::test]
+async fn a_page_that_hangs_is_refused_within_its_bound_and_the_daemon_still_answers() {
+    let rig = Rig::start().await;
+    let url = rig.app.url("/hung.html");
+    let refusal = rig
+        .refused("reticle_session", json!({"action": "launch", "url": url}))
+        .await;
+    let reason = refusal["reason"].as_str().unwrap();
+    assert!(reason.contains("did not"), "{refusal}");
+    // Nothing is listed for it, and the daemon answers the next call.
+    let listed = rig.ok("reticle_sessions", json!({})).await;
+    assert_eq!(listed["count"], 0, "{listed}");
+}
+
+#[tokio::test]
+async fn attach_drives_a_tab_in_a_chromium_a_person_started() {
+    let rig = Rig::start().await;
+    let person = PersonsChromium::start();
+    let endpoint = person.endpoint().await;
+    let opened = rig
+        .ok(
+            "reticle_session",
+            json!({"action": "attach", "cdp": endpoint, "url": rig.app.url("/unwired.html")}),
+        )
+        .await;
+    assert_eq!(opened["driven"], "attached", "{opened}");
+    assert_eq!(opened["sdk"], "injected", "{opened}");
+    let session = opened["sessionId"].as_str().unwrap();
+    let entry = rig.listed(session).await.expect("listed");
+    assert_eq!(entry["driven"], "attached", "{entry}");
+    assert!(rig.browser_processes().is_empty(), "nothing was launched");
+    // The control: nothing answers on a closed endpoint, and the refusal names it.
+    drop(person);
+    let refusal = rig
+        .refused(
+            "reticle_session",
+            json!({"action": "attach", "cdp": "http://127.0.0.1:9", "url": rig.app.url("/unwired.html")}),
+        )
+        .await;
+    assert!(
+        refusal["reason"].as_str().unwrap().contains("127.0.0.1:9"),
+        "{refusal}"
+    );
+}
+
+/// A Chromium started the way a person would, with a DevTools port, in its own temporary
+/// profile; killed on drop.
+struct PersonsChromium {
+    child: std::process::Child,
+    _profile: tempfile::TempDir,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl PersonsChromium {
+    fn start() -> Self {
+        let profile = tempfile::tempdir().unwrap();
+        let mut command = std::process::Command::new(reticle::chromium::chromium_path());
+        command
+            .arg("--headless")
+            .args(reticle::config::CHROMIUM_FLAGS)
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("--remote-debugging-port=0")
+            .arg("about:blank")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        harness::marker::mark(&mut command);
+        let mut child = command.spawn().expect("chromium starts");
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut pipe = child.stderr.take().unwrap();
+        let said = stderr.clone();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                said.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Self {
+            child,
+            _profile: profile,
+            stderr,
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`, read from the line Chromium prints once DevTools listens.
+    async fn endpoint(&self) -> String {
+        poll::until(
+            "the person's Chromium to open DevTools",
+            BOUND,
+            async || {
+                let said = self.stderr.lock().unwrap().clone();
+                let ws = said
+                    .split("DevTools listening on ")
+                    .nth(1)?
+                    .lines()
+                    .next()?;
+                let port = ws.strip_prefix("ws://127.0.0.1:")?.split('/').next()?;
+                Some(format!("http://127.0.0.1:{port}"))
+            },
+        )
+        .await
+    }
+}
+
+impl Drop for PersonsChromium {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
