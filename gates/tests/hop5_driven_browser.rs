@@ -507,3 +507,84 @@ impl Drop for PersonsChromium {
         let _ = self.child.wait();
     }
 }
+
+/// `reticle mcp --drive URL`, as an agent's config starts it: the agent's first call finds the
+/// driven session (zero install); the proxy ending ends the tab and the browser with it.
+#[tokio::test]
+async fn mcp_drive_gives_the_agent_a_tab_of_its_own_that_ends_with_its_proxy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let daemon = OwnedDaemon::builder()
+        .env("TMPDIR", tmp.path().to_string_lossy().to_string())
+        .env(
+            "RETICLE_PROJECT_DIR",
+            project.path().to_string_lossy().to_string(),
+        )
+        .env("RETICLE_LEASE_LINK_GRACE_MS", "300")
+        .start()
+        .await;
+    let app = FixtureApp::start().await;
+    app.page("/unwired.html", UNWIRED);
+    let url = app.url("/unwired.html");
+    let port = daemon.port().to_string();
+    let args: Vec<String> = ["mcp", "--port", &port, "--drive", &url]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let client = McpClient::start(ProxyOptions::new(daemon.port(), daemon.state_dir()).args(&args))
+        .await
+        .expect("reticle mcp --drive starts");
+    let found = client
+        .call_tool("reticle_query", json!({"by": "testid", "value": "add"}))
+        .await
+        .unwrap();
+    assert_ne!(found["isError"], true, "{found}");
+    assert_eq!(
+        found["structuredContent"]["elements"]
+            .as_array()
+            .map(Vec::len),
+        Some(1),
+        "{found}"
+    );
+    let listed = client
+        .call_tool("reticle_sessions", json!({}))
+        .await
+        .unwrap();
+    let entry = &listed["structuredContent"]["sessions"][0];
+    assert_eq!(entry["driven"], "launched", "{listed}");
+    assert_eq!(entry["sdk"], "injected", "{listed}");
+
+    let marker = format!("{}/reticle-drive-", tmp.path().display());
+    assert!(!processes_whose_command_has(&marker).is_empty());
+    client.close().await;
+    poll::until(
+        "the agent's browser to end with its proxy",
+        BOUND,
+        async || {
+            processes_whose_command_has(&marker)
+                .is_empty()
+                .then_some(())
+        },
+    )
+    .await;
+    drop(daemon);
+}
+
+#[tokio::test]
+async fn mcp_drive_refuses_a_url_that_is_not_loopback_before_anything_starts() {
+    let state = tempfile::tempdir().unwrap();
+    let output = tokio::process::Command::new(harness::binaries::reticle())
+        .args(["mcp", "--port", "9", "--drive", "http://example.com/"])
+        .env("RETICLE_STATE_DIR", state.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("not this machine"), "{said}");
+    assert!(
+        std::fs::read_dir(state.path()).unwrap().next().is_none(),
+        "nothing was started: the state dir is untouched"
+    );
+}

@@ -80,8 +80,14 @@ pub mod env {
     /// How long an agent's leases outlive its last MCP link closing, in ms (default 10 s): a
     /// `reticle mcp` that reconnects within it keeps them.
     pub const LEASE_LINK_GRACE_MS: &str = "RETICLE_LEASE_LINK_GRACE_MS";
-    /// `reticle verify`: the Chromium binary it launches (default: Debian's /usr/bin/chromium).
+    /// `reticle verify` and the driven browser: the Chromium binary launched (default: Debian's
+    /// /usr/bin/chromium).
     pub const CHROMIUM: &str = "RETICLE_CHROMIUM";
+    /// `reticle mcp --drive URL`, as its proxy processes pass it on to each other: the local app
+    /// the daemon opens in a browser of its own for this agent.
+    pub const DRIVE_URL: &str = "RETICLE_DRIVE_URL";
+    /// `1` with `reticle mcp --drive URL --headed`: that browser shows a window.
+    pub const DRIVE_HEADED: &str = "RETICLE_DRIVE_HEADED";
     /// `1`: `reticle mcp` runs the proxy in its own process instead of handing over to the
     /// `reticle-mcp` beside it (what it also does when there is none).
     pub const MCP_IN_PROCESS: &str = "RETICLE_MCP_IN_PROCESS";

@@ -49,7 +49,11 @@ const RANKS: &[(&str, &[&str])] = &[
             "drive",
         ],
     ),
-    ("mcp", &["config", "wire", "daemon", "plane", "tools"]),
+    // (`drive` for a stream's `--drive` ask: its loopback check and what it wants opened.)
+    (
+        "mcp",
+        &["config", "wire", "daemon", "plane", "tools", "drive"],
+    ),
     // The stdio proxy shares `wire`, `mcp` (JSON-RPC, the handshake) and `probe` with the
     // daemon, never the CLI; it reads the daemon's stream with `http_get`, and a refusal of it
     // with `plane` (the one refusal body).
@@ -78,7 +82,7 @@ const RANKS: &[(&str, &[&str])] = &[
         "cli",
         &[
             "config", "wire", "store", "flow", "plane", "auth", "daemon", "trace", "probe",
-            "bridge", "tools", "mcp", "proxy", "assembly", "http", "wiring", "chromium",
+            "bridge", "tools", "mcp", "proxy", "assembly", "http", "wiring", "chromium", "drive",
         ],
     ),
 ];

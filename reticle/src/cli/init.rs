@@ -236,7 +236,7 @@ mod tests {
             let args = clients::mcp_args(port);
             let line: Vec<&str> = args.iter().map(String::as_str).collect();
             let cli = parse(&line).unwrap();
-            let Command::Mcp { port: parsed } = cli.command else {
+            let Command::Mcp { port: parsed, .. } = cli.command else {
                 panic!("{args:?} is not `reticle mcp`")
             };
             assert_eq!(parsed.resolve().unwrap(), port);

@@ -121,9 +121,24 @@ enum Command {
     /// The proxy runs as `reticle-mcp` (installed beside `reticle`): this process hands itself
     /// over to it (same pid, same stdio), so the agent's proxy holds a few MiB instead of all of
     /// Reticle's code. Without `reticle-mcp`, or with RETICLE_MCP_IN_PROCESS=1, it serves itself.
+    ///
+    /// With --drive URL the agent gets a browser of Reticle's own: the daemon launches Chromium
+    /// (RETICLE_CHROMIUM, default /usr/bin/chromium; headless unless --headed) with a fresh
+    /// profile and opens URL in it as a session of this agent's, injecting the daemon's SDK when
+    /// the app does not load one. URL must be on this machine (localhost, 127.0.0.1, [::1]). The
+    /// tab closes, and the browser with it, when this agent's link is gone for the lease grace.
     Mcp {
         #[command(flatten)]
         port: PortArg,
+        /// A local app to open in a browser Reticle launches and drives, e.g. http://localhost:5173/.
+        #[arg(long, value_name = "URL")]
+        drive: Option<String>,
+        /// With --drive: no window (the default).
+        #[arg(long, requires = "drive", conflicts_with = "headed")]
+        headless: bool,
+        /// With --drive: a window a person can watch.
+        #[arg(long, requires = "drive")]
+        headed: bool,
     },
     /// Internal: the process `reticle mcp` starts to hold its daemon link.
     #[command(name = "mcp-worker", hide = true)]
@@ -242,13 +257,35 @@ pub fn main() -> ExitCode {
     ) {
         set_sigpipe(SigHandler::SigIgn);
     }
-    let proxy = match cli.command {
-        Command::Mcp { port } => Some((
+    let proxy = match &cli.command {
+        Command::Mcp {
             port,
-            crate::proxy::executable::serve_agent as fn(u16) -> ExitCode,
-        )),
+            drive,
+            headed,
+            ..
+        } => {
+            if let Some(url) = drive {
+                match crate::drive::loopback_url(url) {
+                    // SAFETY: no other thread runs yet: this is main, before any runtime.
+                    Ok(url) => unsafe {
+                        std::env::set_var(crate::config::env::DRIVE_URL, url);
+                        std::env::set_var(
+                            crate::config::env::DRIVE_HEADED,
+                            if *headed { "1" } else { "0" },
+                        );
+                    },
+                    Err(why) => {
+                        return Exit::usage(format!("mcp --drive: {why}")).report();
+                    }
+                }
+            }
+            Some((
+                *port,
+                crate::proxy::executable::serve_agent as fn(u16) -> ExitCode,
+            ))
+        }
         Command::McpWorker { port } => {
-            Some((port, crate::proxy::run_worker as fn(u16) -> ExitCode))
+            Some((*port, crate::proxy::run_worker as fn(u16) -> ExitCode))
         }
         _ => None,
     };

@@ -31,6 +31,9 @@ pub fn spawn_detached(port: u16, instance: &str, spawned_for: SpawnedFor<'_>) ->
         .env(env::INSTANCE_ID, instance)
         // The proxy's worker starts daemons too: its ledger is its own.
         .env_remove(env::POSTING_LEDGER_FD)
+        // An agent's --drive is asked per stream, never of the daemon as a whole.
+        .env_remove(env::DRIVE_URL)
+        .env_remove(env::DRIVE_HEADED)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());

@@ -13,7 +13,7 @@ use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, SetBypassCspParams,
 };
-use chromiumoxide::cdp::browser_protocol::target::TargetId;
+use chromiumoxide::cdp::browser_protocol::target::{CloseTargetParams, TargetId};
 use std::time::Duration;
 use tokio::sync::Mutex;
 
@@ -131,6 +131,49 @@ struct Held {
     /// Browsers attached to, by endpoint.
     attached: HashMap<String, Arc<Chromium>>,
     tabs: HashMap<String, DrivenTab>,
+    /// The tab each agent's `reticle mcp --drive` asked for, by agent id.
+    agents: HashMap<String, AgentDrive>,
+}
+
+/// Where an agent's driven tab stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DriveState {
+    Opening,
+    Ready,
+    Failed(String),
+}
+
+/// The tab an agent's `reticle mcp --drive` asked for.
+#[derive(Clone)]
+pub struct AgentDrive {
+    pub session: String,
+    pub want: Want,
+    pub url: String,
+    state: tokio::sync::watch::Sender<DriveState>,
+}
+
+impl AgentDrive {
+    /// Marks how the opening came out.
+    pub fn settle(&self, state: DriveState) {
+        self.state.send_replace(state);
+    }
+
+    /// Waits (within `bound`) until the opening came out; `None` when it had not by then.
+    pub async fn settled(&self, bound: Duration) -> Option<DriveState> {
+        let mut state = self.state.subscribe();
+        let settled = tokio::time::timeout(bound, state.wait_for(|s| *s != DriveState::Opening))
+            .await
+            .ok()?
+            .ok()?;
+        Some(settled.clone())
+    }
+}
+
+/// The session id of agent `agent`'s driven tab: the same on each of its reconnects.
+pub fn agent_session(agent: &str) -> String {
+    let mut id = format!("drive-{agent}");
+    id.truncate(crate::wire::limits::MAX_ID_CHARS);
+    id
 }
 
 /// How long a driven tab's page gets to load (parse its document).
@@ -219,6 +262,63 @@ impl Drives {
     pub async fn mark_sdk(&self, session: &str, sdk: SdkSource) {
         if let Some(tab) = self.inner.lock().await.tabs.get_mut(session) {
             tab.sdk = sdk;
+        }
+    }
+
+    /// Begins agent `agent`'s drive of `url`: its entry, marked opening, when no opening is
+    /// under way and its tab is not already up (`None` then: there is nothing to do).
+    pub async fn begin_agent(&self, agent: &str, want: Want, url: &str) -> Option<AgentDrive> {
+        let mut held = self.inner.lock().await;
+        if let Some(earlier) = held.agents.get(agent) {
+            let live = held
+                .tabs
+                .get(&earlier.session)
+                .is_some_and(|tab| !tab.browser_died());
+            let state = earlier.state.borrow().clone();
+            if state == DriveState::Opening || (state == DriveState::Ready && live) {
+                return None;
+            }
+        }
+        let (state, _) = tokio::sync::watch::channel(DriveState::Opening);
+        let drive = AgentDrive {
+            session: agent_session(agent),
+            want,
+            url: url.to_string(),
+            state,
+        };
+        held.agents.insert(agent.to_string(), drive.clone());
+        Some(drive)
+    }
+
+    /// Agent `agent`'s drive, if it asked for one.
+    pub async fn agent(&self, agent: &str) -> Option<AgentDrive> {
+        self.inner.lock().await.agents.get(agent).cloned()
+    }
+
+    /// Ends agent `agent`'s drive: its tab closes, and the launched browser with it when no
+    /// other tab of it is left.
+    pub async fn release_agent(&self, agent: &str) {
+        let (tab, browser) = {
+            let mut held = self.inner.lock().await;
+            let Some(drive) = held.agents.remove(agent) else {
+                return;
+            };
+            let tab = held.tabs.remove(&drive.session);
+            let others = held.tabs.values().any(|t| t.driven == Driven::Launched);
+            let browser = if others { None } else { held.launched.take() };
+            (tab, browser)
+        };
+        if let Some(tab) = tab {
+            let _ = tokio::time::timeout(
+                PREPARE_BOUND,
+                tab.browser
+                    .devtools()
+                    .execute(CloseTargetParams::new(tab.target.clone())),
+            )
+            .await;
+        }
+        if let Some(browser) = browser.and_then(|b| Arc::try_unwrap(b).ok()) {
+            browser.close().await;
         }
     }
 

@@ -59,6 +59,25 @@ pub fn peer_query() -> String {
         crate::wire::CONTRACT
     )
 }
+/// The query parameters of [`SSE_PATH`] by which `reticle mcp --drive URL [--headed]` asks the
+/// daemon for a tab of its own browser on URL for the agent (kept while the agent is linked).
+pub const DRIVE_PARAM: &str = "drive";
+pub const HEADED_PARAM: &str = "headed";
+
+/// `&drive=<url>[&headed=1]` for a stream's query, percent-encoded; empty without a URL.
+pub fn drive_query(url: Option<&str>, headed: bool) -> String {
+    let Some(url) = url else {
+        return String::new();
+    };
+    let encoded: String = url::form_urlencoded::byte_serialize(url.as_bytes()).collect();
+    let headed = if headed {
+        format!("&{HEADED_PARAM}=1")
+    } else {
+        String::new()
+    };
+    format!("&{DRIVE_PARAM}={encoded}{headed}")
+}
+
 /// The longest project directory a stream may name, in bytes.
 pub const MAX_PROJECT_DIR_BYTES: usize = 4096;
 

@@ -21,9 +21,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::ProtocolSession;
 use super::{
-    AGENT_PARAM, ENDPOINT_EVENT, INLINE_ANSWER, INLINE_ANSWER_HEADER, MAX_PROJECT_DIR_BYTES,
-    MESSAGE_EVENT, MESSAGE_PATH, McpState, PEER_CONTRACT_PARAM, PEER_VERSION_PARAM, PROJECT_PARAM,
-    SESSION_EVENT, SHUTDOWN_EVENT,
+    AGENT_PARAM, DRIVE_PARAM, ENDPOINT_EVENT, HEADED_PARAM, INLINE_ANSWER, INLINE_ANSWER_HEADER,
+    MAX_PROJECT_DIR_BYTES, MESSAGE_EVENT, MESSAGE_PATH, McpState, PEER_CONTRACT_PARAM,
+    PEER_VERSION_PARAM, PROJECT_PARAM, SESSION_EVENT, SHUTDOWN_EVENT,
 };
 use crate::daemon::activity::{Attachment, Holder};
 use crate::plane::refusal;
@@ -78,6 +78,20 @@ pub async fn mcp_sse_open(
         Some(Ok(dir)) => Some(dir),
         Some(Err(why)) => return refusal(StatusCode::BAD_REQUEST, &why),
     };
+    let drive = match query
+        .get(DRIVE_PARAM)
+        .map(|url| crate::drive::loopback_url(url))
+    {
+        None => None,
+        Some(Ok(url)) => Some(url),
+        Some(Err(why)) => {
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                &format!("the {DRIVE_PARAM} parameter: {why}; no stream was opened"),
+            );
+        }
+    };
+    let headed = query.get(HEADED_PARAM).is_some_and(|v| v == "1");
     let peer = |name: &str| query.get(name).map(|v| crate::wire::messages::clip(v, 64));
     let (peer_version, peer_contract) = (peer(PEER_VERSION_PARAM), peer(PEER_CONTRACT_PARAM));
     if (peer_version.is_some() || peer_contract.is_some())
@@ -111,6 +125,15 @@ pub async fn mcp_sse_open(
         json!({ "session": id, "agent": agent, "workspace": workspace, "streams": mcp.session_count() }),
     );
     ctx.host.leases.link_opened(&agent);
+    if let Some(url) = drive {
+        let want = crate::drive::Want::Launch { headless: !headed };
+        tokio::spawn(crate::tools::driven::drive_for_agent(
+            ctx.clone(),
+            agent.clone(),
+            want,
+            url,
+        ));
+    }
     let guard = StreamGuard {
         mcp: mcp.clone(),
         id: id.clone(),
@@ -231,6 +254,9 @@ impl Drop for StreamGuard {
     fn drop(&mut self) {
         self.mcp.deregister(&self.id);
         self.host.leases.link_closed(&self.agent);
+        if !self.host.leases.link_open(&self.agent) {
+            crate::tools::driven::release_when_gone(self.host.clone(), self.agent.clone());
+        }
         self.mcp.log(
             "mcp_client_disconnected",
             json!({

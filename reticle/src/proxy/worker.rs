@@ -454,7 +454,14 @@ async fn open_stream(port: u16, agent: &str, spawned: Option<u32>) -> Result<Est
             project_query(own_project_dir().as_deref())
         };
     // This build and its wire contract, so the daemon can tell the agent when they disagree.
-    let path = format!("{SSE_PATH}?{AGENT_PARAM}={agent}{project}{}", peer_query());
+    // `reticle mcp --drive URL`: every stream asks for the agent's tab (the daemon opens it once).
+    let drive_url = std::env::var(crate::config::env::DRIVE_URL).ok();
+    let headed = std::env::var(crate::config::env::DRIVE_HEADED).is_ok_and(|v| v == "1");
+    let drive = crate::mcp::drive_query(drive_url.as_deref(), headed);
+    let path = format!(
+        "{SSE_PATH}?{AGENT_PARAM}={agent}{project}{}{drive}",
+        peer_query()
+    );
     let handshake = async {
         let mut response = http_get::get(addr, &path, Connection::Open)
             .await

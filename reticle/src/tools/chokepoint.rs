@@ -251,6 +251,14 @@ async fn resolve(
                 found = bridge.resolve(explicit);
             }
         }
+        if matches!(
+            found,
+            Err(ResolveError::NoSessions { .. } | ResolveError::NotFound { .. })
+        ) && let Some(came) = super::driven::await_agent_drive(ctx).await
+        {
+            came?;
+            found = bridge.resolve(explicit);
+        }
         if let Err(err) = &found
             && let Some(brought) = super::driven::revive(ctx, explicit, err).await
         {

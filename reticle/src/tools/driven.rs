@@ -1,11 +1,12 @@
 //! A driven tab's session coming up: waiting (bounded) for it to connect and recording where
-//! its SDK came from, and bringing back the tab of a session whose launched browser died, for the
-//! call that needs it. It must not open a first tab (that is `reticle_session launch`'s).
+//! its SDK came from; bringing back the tab of a session whose launched browser died, for the call
+//! that needs it; an agent's `reticle mcp --drive` tab, opened per agent and closed when its links
+//! are gone. It must not answer a tool.
 
 use std::time::Duration;
 
 use crate::bridge::ResolveError;
-use crate::drive::{Drives, SdkSource};
+use crate::drive::{DriveState, Drives, SdkSource, Want};
 use crate::tools::context::ToolContext;
 use crate::tools::refusal::Refusal;
 
@@ -103,4 +104,75 @@ pub async fn connected(
             ))
         }
     }
+}
+
+/// How long a call waits for its agent's `--drive` tab that is still opening.
+const AGENT_DRIVE_WAIT: Duration = Duration::from_secs(30);
+
+/// Brings up agent `agent`'s `reticle mcp --drive` tab on `url` (each stream it opens asks;
+/// one opening at a time, and none while its tab is up), and records how it came out.
+pub async fn drive_for_agent(ctx: ToolContext, agent: String, want: Want, url: String) {
+    let drives = &ctx.host.drives;
+    let Some(drive) = drives.begin_agent(&agent, want, &url).await else {
+        return;
+    };
+    if ctx.bridge.get(&drive.session).is_some() {
+        drive.settle(DriveState::Ready);
+        return;
+    }
+    let opened = drives
+        .open(drive.want.clone(), &url, &drive.session, ctx.info.port)
+        .await;
+    let state = match opened {
+        Ok(_) => match connected(drives, &ctx.bridge, &drive.session).await {
+            Ok(_) => DriveState::Ready,
+            Err(refusal) => DriveState::Failed(refusal.reason),
+        },
+        Err(why) => DriveState::Failed(why),
+    };
+    if let (Some(log), DriveState::Failed(why)) = (&ctx.host.log, &state) {
+        log.event(
+            "drive_failed",
+            serde_json::json!({ "agent": agent, "url": url, "why": why }),
+        );
+    }
+    drive.settle(state);
+}
+
+/// When a call of an agent whose `--drive` tab is still opening finds no session: waits for it
+/// (bounded). `Some(Err)` names why it did not come up.
+pub async fn await_agent_drive(ctx: &ToolContext) -> Option<Result<(), Refusal>> {
+    let agent = &ctx.caller.as_ref()?.id;
+    let drive = ctx.host.drives.agent(agent).await?;
+    Some(match drive.settled(AGENT_DRIVE_WAIT).await {
+        Some(DriveState::Ready) => Ok(()),
+        Some(DriveState::Failed(why)) => Err(Refusal::new(
+            format!("the browser `reticle mcp --drive` asked for did not come up: {why}"),
+            "check the app runs at the --drive URL, then call reticle_session {\"action\":\"launch\",\"url\":...}",
+        )),
+        _ => Err(Refusal::new(
+            format!(
+                "the browser `reticle mcp --drive` asked for was still opening after {} s",
+                AGENT_DRIVE_WAIT.as_secs()
+            ),
+            "call reticle_sessions in a moment",
+        )),
+    })
+}
+
+/// Once agent `agent`'s last link closed: after the link grace, unless it came back, its
+/// `--drive` tab closes (and the launched browser, when no other tab is left).
+pub fn release_when_gone(host: std::sync::Arc<crate::tools::context::ToolHost>, agent: String) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    runtime.spawn(async move {
+        if host.drives.agent(&agent).await.is_none() {
+            return;
+        }
+        tokio::time::sleep(host.leases.link_grace()).await;
+        if !host.leases.link_open(&agent) {
+            host.drives.release_agent(&agent).await;
+        }
+    });
 }

@@ -234,6 +234,16 @@ impl LeaseBook {
         links.lost_at = None;
     }
 
+    /// Whether agent `agent` has a link open.
+    pub fn link_open(&self, agent: &str) -> bool {
+        self.lock().links.get(agent).is_some_and(|l| l.open > 0)
+    }
+
+    /// How long an agent's leases outlive its last link.
+    pub fn link_grace(&self) -> Duration {
+        self.link_grace
+    }
+
     /// An agent's link closed; with none left open, its leases live only the link grace.
     pub fn link_closed(&self, agent: &str) {
         let mut inner = self.lock();

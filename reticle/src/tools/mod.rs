@@ -26,7 +26,7 @@ pub mod surface;
 mod acting;
 mod arrival;
 mod capsules;
-mod driven;
+pub mod driven;
 mod judging;
 mod locate;
 /// Leaf: whether an element's name is the one asked (whole, or a substring).
