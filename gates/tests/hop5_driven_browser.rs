@@ -35,6 +35,15 @@ const WIRED: &str = r#"<!doctype html>
   </script>
 </body></html>"#;
 
+/// A page that shows its own width.
+const WIDTH: &str = r#"<!doctype html>
+<html><head><title>Width</title><meta name="viewport" content="width=device-width"></head>
+<body><p data-testid="w"></p>
+<script>
+  const show = () => { document.querySelector('[data-testid=w]').textContent = 'width ' + innerWidth; };
+  addEventListener('resize', show); show();
+</script></body></html>"#;
+
 /// A page whose CSP allows no script but its own origin's and no connection anywhere else.
 const STRICT_CSP: &str = r#"<!doctype html>
 <html><head><title>Strict</title>
@@ -80,6 +89,7 @@ impl Rig {
         app.page("/wired.html", WIRED);
         app.page("/strict.html", STRICT_CSP);
         app.page("/hung.html", HUNG);
+        app.page("/width.html", WIDTH);
         let client = McpClient::start(ProxyOptions::new(daemon.port(), daemon.state_dir()))
             .await
             .expect("reticle mcp starts");
@@ -587,4 +597,90 @@ async fn mcp_drive_refuses_a_url_that_is_not_loopback_before_anything_starts() {
         std::fs::read_dir(state.path()).unwrap().next().is_none(),
         "nothing was started: the state dir is untouched"
     );
+}
+
+/// An extended tool, reached as an agent reaches one: through `reticle_run`.
+async fn run(rig: &Rig, tool: &str, args: Value) -> Value {
+    rig.result("reticle_run", json!({"tool": tool, "args": args}))
+        .await
+}
+
+#[tokio::test]
+async fn viewport_refresh_and_wait_ready_work_on_a_driven_tab() {
+    let rig = Rig::start().await;
+    let waited = run(&rig, "reticle_wait_ready", json!({"timeoutMs": 100})).await;
+    assert_eq!(waited["structuredContent"]["ready"], false, "{waited}");
+    let too_long = run(&rig, "reticle_wait_ready", json!({"timeoutMs": 40000})).await;
+    assert_eq!(too_long["isError"], true, "{too_long}");
+
+    let opened = rig.launch("/width.html").await;
+    let session = opened["sessionId"].as_str().unwrap();
+    let waited = run(&rig, "reticle_wait_ready", json!({})).await;
+    assert_eq!(waited["structuredContent"]["ready"], true, "{waited}");
+    assert_eq!(waited["structuredContent"]["sessionCount"], 1, "{waited}");
+
+    let set = run(
+        &rig,
+        "reticle_viewport",
+        json!({"sessionId": session, "width": 414, "height": 800, "mobile": true}),
+    )
+    .await;
+    assert_eq!(set["structuredContent"]["applied"], true, "{set}");
+    let shown = rig
+        .ok(
+            "reticle_wait_for",
+            json!({"sessionId": session, "predicate": {"kind": "text", "contains": "width 414"}, "timeout_ms": 5000}),
+        )
+        .await;
+    assert_eq!(
+        shown["status"], "pass",
+        "the page sees the width it was given: {shown}"
+    );
+    // The control: a width the page was not given is not seen.
+    let other = rig
+        .ok(
+            "reticle_wait_for",
+            json!({"sessionId": session, "predicate": {"kind": "text", "contains": "width 1024"}, "timeout_ms": 200}),
+        )
+        .await;
+    assert_ne!(other["status"], "pass", "{other}");
+    let bad = run(
+        &rig,
+        "reticle_viewport",
+        json!({"sessionId": session, "width": 0, "height": 800}),
+    )
+    .await;
+    assert_eq!(bad["isError"], true, "{bad}");
+
+    let refreshed = run(&rig, "reticle_refresh", json!({"sessionId": session})).await;
+    assert_eq!(
+        refreshed["structuredContent"]["confirmed"], true,
+        "{refreshed}"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_that_needs_devtools_refuses_on_a_persons_tab_naming_drive() {
+    let rig = support::tools::ToolRig::start(&[]).await;
+    rig.open("persons-tab").await;
+    let refusal = rig
+        .refused(
+            "reticle_run",
+            json!({"tool": "reticle_viewport", "args": {"width": 400, "height": 600}}),
+        )
+        .await;
+    assert!(
+        refusal["reason"]
+            .as_str()
+            .unwrap()
+            .contains("a person's tab"),
+        "{refusal}"
+    );
+    assert!(
+        refusal["recovery"].as_str().unwrap().contains("--drive"),
+        "{refusal}"
+    );
+    // The same session still answers what needs no DevTools.
+    rig.ok("reticle_query", json!({"by": "role", "value": "button"}))
+        .await;
 }

@@ -28,8 +28,8 @@ fn case(tool: &str, args: Value, carries: &'static str) -> Case {
 }
 
 /// The sweep case for a behaviour, by name; `element` is a live ref on the page, `capsule` one a
-/// red act_and_wait left.
-fn case_for(name: &str, element: &str, capsule: &str) -> Option<Case> {
+/// red act_and_wait left, `driven` the session of a tab Reticle drives (for what needs DevTools).
+fn case_for(name: &str, element: &str, capsule: &str, driven: &str) -> Option<Case> {
     let signal = json!({"kind": "signal", "name": "counter.changed"});
     Some(match name {
         "reticle_sessions" => case(name, json!({}), "sessions"),
@@ -141,6 +141,14 @@ fn case_for(name: &str, element: &str, capsule: &str) -> Option<Case> {
         ),
         "reticle_record_stop" => case("reticle_record", json!({"action": "stop"}), "stepCount"),
         "reticle_flow_save_recorded" => case(name, json!({"name": "sweep-recorded"}), "saved"),
+        // What needs a page under control, on the driven tab.
+        "reticle_viewport" => case(
+            name,
+            json!({"sessionId": driven, "width": 800, "height": 600}),
+            "applied",
+        ),
+        "reticle_refresh" => case(name, json!({}), "confirmed"),
+        "reticle_wait_ready" => case(name, json!({"timeoutMs": 1000}), "ready"),
         // The session family, one case per member (the family itself is swept through them).
         "reticle_yield" => case(
             "reticle_session",
@@ -194,7 +202,7 @@ async fn every_behaviour_on_the_surface_answers_through_the_real_stack() {
     let capsule = red["capsuleSaved"].as_str().unwrap_or_default().to_string();
     let uncovered: Vec<&String> = all
         .iter()
-        .filter(|(name, _)| case_for(name, "e1", "c").is_none())
+        .filter(|(name, _)| case_for(name, "e1", "c", "d").is_none())
         .map(|(name, _)| name)
         .collect();
     assert!(
@@ -202,11 +210,23 @@ async fn every_behaviour_on_the_surface_answers_through_the_real_stack() {
         "catalogued behaviours without a sweep case: {uncovered:?}"
     );
 
+    // A tab Reticle drives, on the same app (wired: its own SDK connects).
+    let plain = rig.app.url(&format!(
+        "/?reticlePort={}&reticleToken={}",
+        rig.daemon.port(),
+        rig.daemon.token()
+    ));
+    let launched = rig
+        .ok("reticle_session", json!({"action": "launch", "url": plain}))
+        .await;
+    assert_eq!(launched["sdk"], "app", "{launched}");
+    let driven = launched["sessionId"].as_str().unwrap().to_string();
+
     let mut wrong: Vec<String> = Vec::new();
     for (name, action) in &all {
         // A fresh ref for each case: a reload or re-render may have ended the previous one.
         let element = rig.first_ref(json!({"testid": "login-user"})).await;
-        let case = case_for(name, &element, &capsule).unwrap();
+        let case = case_for(name, &element, &capsule, &driven).unwrap();
         if let Some(action) = action {
             assert_eq!(case.args["action"], action.as_str(), "{name}");
         }

@@ -411,7 +411,9 @@ fn check_source(file: &str, module: &[String], source: &str) -> Vec<Violation> {
 /// Test modules may drive a tool through the chokepoint, so edges drawn in `mod tests` are not
 /// judged here.
 const TOOLS_CHOKEPOINT: &[&str] = &["chokepoint", "registry"];
-const TOOLS_FAMILIES: &[&str] = &["page", "sessions", "leases", "flows", "meta", "testing"];
+const TOOLS_FAMILIES: &[&str] = &[
+    "page", "sessions", "leases", "flows", "meta", "testing", "driving",
+];
 
 /// Whether `tools/<name>` is a module (a file or a folder), not an item the room re-exports.
 fn is_tools_module(name: &str) -> bool {

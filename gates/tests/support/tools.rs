@@ -91,7 +91,7 @@ impl ToolRig {
     pub async fn result(&self, tool: &str, mut args: Value) -> Result<Value, McpFailure> {
         let takes_session = !matches!(
             tool,
-            "reticle_sessions" | "reticle_tools" | "reticle_feedback"
+            "reticle_sessions" | "reticle_tools" | "reticle_feedback" | "reticle_wait_ready"
         );
         if let (Some(id), Some(map)) = (
             self.default_session.lock().unwrap().clone(),

@@ -322,6 +322,20 @@ impl Drives {
         }
     }
 
+    /// Knows `session`'s tab as `actual` from now on: its app connected under an id of its own.
+    pub async fn rename(&self, session: &str, actual: &str) {
+        let mut held = self.inner.lock().await;
+        if let Some(mut tab) = held.tabs.remove(session) {
+            tab.session = actual.to_string();
+            held.tabs.insert(actual.to_string(), tab);
+        }
+        for drive in held.agents.values_mut() {
+            if drive.session == session {
+                drive.session = actual.to_string();
+            }
+        }
+    }
+
     /// Forgets `session`'s tab (it failed to come up, or was closed).
     pub async fn forget(&self, session: &str) {
         self.inner.lock().await.tabs.remove(session);

@@ -224,6 +224,8 @@ pub struct SessionMemory {
     pub messages_from: Option<Cursor>,
     /// The recording in progress on this session, if one is.
     pub recording: Option<super::recording::Recording>,
+    /// The viewport `reticle_viewport` last set on this (driven) session.
+    pub viewport: Option<serde_json::Value>,
 }
 
 impl SessionMemory {

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::bridge::ResolveError;
-use crate::drive::{DriveState, Drives, SdkSource, Want};
+use crate::drive::{DriveState, DrivenTab, Drives, SdkSource, Want};
 use crate::tools::context::ToolContext;
 use crate::tools::refusal::Refusal;
 
@@ -64,11 +64,24 @@ pub async fn connected(
     drives: &Drives,
     bridge: &crate::bridge::Bridge,
     session: &str,
-) -> Result<SdkSource, Refusal> {
-    let arrived = bridge
-        .wait_for_session(CONNECT_BOUND, |s| s.id() == session)
-        .await
-        .is_some();
+) -> Result<(String, SdkSource), Refusal> {
+    // An app that names its own session id connects under that one; its hello's URL still
+    // carries the id the tab was opened for.
+    let asked = |s: &std::sync::Arc<crate::bridge::Session>| {
+        s.id() == session
+            || crate::wire::session_param::asked_session(&s.identity().url).as_deref()
+                == Some(session)
+    };
+    let arrived = bridge.wait_for_session(CONNECT_BOUND, asked).await;
+    let session = match &arrived {
+        Some(found) if found.id() != session => {
+            drives.rename(session, found.id()).await;
+            found.id().to_string()
+        }
+        _ => session.to_string(),
+    };
+    let session = session.as_str();
+    let arrived = arrived.is_some();
     let tab = drives.tab(session).await;
     let said = match &tab {
         Some(tab) => match tab.page().await {
@@ -85,10 +98,10 @@ pub async fn connected(
                 sdk
             };
             drives.mark_sdk(session, sdk).await;
-            Ok(sdk)
+            Ok((session.to_string(), sdk))
         }
         // Connected, but the page cannot say how (it is busy): the session is what counts.
-        (true, Err(_)) => Ok(SdkSource::Pending),
+        (true, Err(_)) => Ok((session.to_string(), SdkSource::Pending)),
         (false, said) => {
             drives.forget(session).await;
             let why = match said {
@@ -175,4 +188,24 @@ pub fn release_when_gone(host: std::sync::Arc<crate::tools::context::ToolHost>, 
             host.drives.release_agent(&agent).await;
         }
     });
+}
+
+/// How long a tool's DevTools request to a driven tab gets.
+pub const DEVTOOLS_BOUND: Duration = Duration::from_secs(5);
+
+/// The driven tab of the call's session; on a person's tab (no DevTools there) the refusal
+/// names how to get one.
+pub async fn driven_tab(call: &crate::tools::call::Call<'_>) -> Result<DrivenTab, Refusal> {
+    let session = call.session()?;
+    match call.ctx.host.drives.tab(session.id()).await {
+        Some(tab) => Ok(tab),
+        None => Err(Refusal::new(
+            format!(
+                "{} needs a tab Reticle drives over DevTools, and session '{}' is a person's tab; nothing was done",
+                call.tool,
+                session.id()
+            ),
+            "start the agent with `reticle mcp --drive <url>`, or call reticle_session {\"action\":\"launch\",\"url\":...} and use its sessionId",
+        )),
+    }
 }

@@ -39,6 +39,7 @@ mod stand_ins;
 
 /// Families, one folder each, one file per tool, named for what agents call them; a family
 /// imports leaves only.
+mod driving;
 mod flows;
 mod leases;
 mod meta;

@@ -5,7 +5,7 @@
 
 use super::surface::catalogue::{self, Catalogue, Surface};
 use super::surface::registration::Registration;
-use super::{flows, leases, meta, page, sessions, testing};
+use super::{driving, flows, leases, meta, page, sessions, testing};
 use crate::config::env;
 
 /// Every tool and family member, by family.
@@ -56,6 +56,9 @@ pub const REGISTRY: &[Registration] = &[
     Registration::of::<leases::lease::Lease>(),
     leases::lease::LEASE_ACQUIRE,
     leases::lease::LEASE_RELEASE,
+    Registration::of::<driving::viewport::Viewport>(),
+    Registration::of::<driving::refresh::Refresh>(),
+    Registration::of::<sessions::wait_ready::WaitReady>(),
     Registration::of::<testing::test_sleep::TestSleep>(),
     Registration::of::<testing::test_echo::TestEcho>(),
 ];

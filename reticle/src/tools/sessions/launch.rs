@@ -76,7 +76,8 @@ pub async fn open(call: &Call<'_>, ask: DriveAsk) -> Result<Value, Refusal> {
                 "check that the app is running at that address (and, to attach, that Chromium listens on the endpoint), then call again",
             )
         })?;
-    let sdk = crate::tools::driven::connected(drives, &call.ctx.bridge, &session).await?;
+    let (session, sdk) =
+        crate::tools::driven::connected(drives, &call.ctx.bridge, &session).await?;
     let tab = opened.tab;
     let mut answer = json!({
         "ok": true,

@@ -8,3 +8,4 @@ pub mod session;
 // Named for its tool, `reticle_sessions`, as every tool's file is.
 #[allow(clippy::module_inception)]
 pub mod sessions;
+pub mod wait_ready;

@@ -85,6 +85,35 @@ pub struct NavigateArgs {
     pub hard: Option<bool>,
 }
 
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RefreshArgs {
+    pub session_id: Option<String>,
+    /// Bypass the cache.
+    pub hard: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ViewportArgs {
+    pub session_id: Option<String>,
+    /// CSS pixels, 1 to 8192.
+    pub width: u32,
+    /// CSS pixels, 1 to 8192.
+    pub height: u32,
+    /// 0.5 to 4 (default 1).
+    pub device_scale_factor: Option<f64>,
+    /// Emulate a phone (default false).
+    pub mobile: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WaitReadyArgs {
+    /// How long to wait, in ms (default 5000, at most 30000).
+    pub timeout_ms: Option<u64>,
+}
+
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ActArgs {

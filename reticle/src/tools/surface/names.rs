@@ -82,6 +82,10 @@ tool_names! {
     RecordStart = "reticle_record_start",
     RecordStop = "reticle_record_stop",
     FlowSaveRecorded = "reticle_flow_save_recorded",
+    // A page under control (advertised only under RETICLE_ADVERTISE_ALL_TOOLS).
+    Viewport = "reticle_viewport",
+    Refresh = "reticle_refresh",
+    WaitReady = "reticle_wait_ready",
     // Only when a test asks for them (RETICLE_TEST_CATALOGUE).
     TestSleep = "reticle_test_sleep",
     TestEcho = "reticle_test_echo",
@@ -141,7 +145,10 @@ impl ToolName {
             | T::Record
             | T::FlowSaveRecorded
             | T::FlowHeal
-            | T::Replay => Standing::Extended,
+            | T::Replay
+            | T::Viewport
+            | T::Refresh
+            | T::WaitReady => Standing::Extended,
             T::TestSleep | T::TestEcho => Standing::Test,
             _ => Standing::Default,
         }
