@@ -44,6 +44,21 @@ const WIDTH: &str = r#"<!doctype html>
   addEventListener('resize', show); show();
 </script></body></html>"#;
 
+/// A page that tells trusted events from synthetic ones, with a button under an overlay.
+const INPUT: &str = r#"<!doctype html>
+<html><head><title>Input</title>
+<style>#cover { position: fixed; left: 0; top: 300px; width: 400px; height: 100px; background: #eee; }
+#under { position: fixed; left: 20px; top: 320px; }</style></head>
+<body>
+  <button data-testid="press" onclick="document.getElementById('said').textContent = 'clicked trusted ' + event.isTrusted">Press</button>
+  <span data-testid="hover" onmouseenter="document.getElementById('said').textContent = 'hovered trusted ' + event.isTrusted">Hover me</span>
+  <input data-testid="name" onkeydown="window.keys = (window.keys || 0) + (event.isTrusted ? 1 : 0)" oninput="document.getElementById('typed').textContent = 'typed ' + this.value + ' keys ' + (window.keys || 0)">
+  <button data-testid="wipe" onclick="document.getElementById('said').textContent = 'wiped'">Delete everything</button>
+  <p data-testid="said" id="said"></p><p data-testid="typed" id="typed"></p>
+  <button data-testid="under" id="under" onclick="document.getElementById('said').textContent = 'under clicked'">Under</button>
+  <div id="cover" data-testid="cover" aria-label="Cookie banner" role="dialog">Cookies</div>
+</body></html>"#;
+
 /// A page whose CSP allows no script but its own origin's and no connection anywhere else.
 const STRICT_CSP: &str = r#"<!doctype html>
 <html><head><title>Strict</title>
@@ -90,6 +105,7 @@ impl Rig {
         app.page("/strict.html", STRICT_CSP);
         app.page("/hung.html", HUNG);
         app.page("/width.html", WIDTH);
+        app.page("/input.html", INPUT);
         let client = McpClient::start(ProxyOptions::new(daemon.port(), daemon.state_dir()))
             .await
             .expect("reticle mcp starts");
@@ -683,4 +699,160 @@ async fn a_tool_that_needs_devtools_refuses_on_a_persons_tab_naming_drive() {
     // The same session still answers what needs no DevTools.
     rig.ok("reticle_query", json!({"by": "role", "value": "button"}))
         .await;
+}
+
+async fn act_and_see(
+    rig: &Rig,
+    session: &str,
+    target: &str,
+    action: &str,
+    args: Value,
+    shows: &str,
+) -> Value {
+    rig.ok(
+        "reticle_act_and_wait",
+        json!({
+            "sessionId": session, "target": {"testid": target}, "action": action, "args": args,
+            "until": {"kind": "text", "contains": shows}, "timeout_ms": 3000,
+        }),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn acts_on_a_driven_tab_are_real_input_and_a_covered_element_is_refused() {
+    let rig = Rig::start().await;
+    let opened = rig.launch("/input.html").await;
+    let session = opened["sessionId"].as_str().unwrap();
+
+    let clicked = act_and_see(
+        &rig,
+        session,
+        "press",
+        "click",
+        json!({}),
+        "clicked trusted true",
+    )
+    .await;
+    assert_eq!(clicked["verified"], "yes", "{clicked}");
+    assert_eq!(clicked["act"]["inputMode"], "real", "{clicked}");
+    let hovered = act_and_see(
+        &rig,
+        session,
+        "hover",
+        "hover",
+        json!({}),
+        "hovered trusted true",
+    )
+    .await;
+    assert_eq!(hovered["verified"], "yes", "{hovered}");
+    let typed = act_and_see(
+        &rig,
+        session,
+        "name",
+        "type",
+        json!({"text": "ann"}),
+        "typed ann keys 3",
+    )
+    .await;
+    assert_eq!(
+        typed["verified"], "yes",
+        "each key was a trusted keydown: {typed}"
+    );
+    let filled = act_and_see(
+        &rig,
+        session,
+        "name",
+        "fill",
+        json!({"value": "bo"}),
+        "typed bo",
+    )
+    .await;
+    assert_eq!(
+        filled["verified"], "yes",
+        "fill replaced the text: {filled}"
+    );
+
+    let act = rig
+        .ok(
+            "reticle_act",
+            json!({"sessionId": session, "target": {"testid": "press"}, "action": "click"}),
+        )
+        .await;
+    assert_eq!(act["inputMode"], "real", "{act}");
+
+    // Covered: refused naming what is on top, and the covered button never clicked.
+    let covered = rig
+        .refused(
+            "reticle_act",
+            json!({"sessionId": session, "target": {"testid": "under"}, "action": "click"}),
+        )
+        .await;
+    let reason = covered["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("covered by") && reason.contains("Cookie"),
+        "{covered}"
+    );
+    let said = rig
+        .ok(
+            "reticle_query",
+            json!({"sessionId": session, "by": "text", "value": "under clicked"}),
+        )
+        .await;
+    assert_eq!(said["elements"].as_array().map(Vec::len), Some(0), "{said}");
+
+    // Destructive: blocked without confirmDangerous, done with it.
+    let blocked = rig
+        .refused(
+            "reticle_act",
+            json!({"sessionId": session, "target": {"testid": "wipe"}, "action": "click"}),
+        )
+        .await;
+    assert!(
+        blocked["reason"]
+            .as_str()
+            .unwrap()
+            .contains("confirmDangerous"),
+        "{blocked}"
+    );
+    let wiped = act_and_see(
+        &rig,
+        session,
+        "wipe",
+        "click",
+        json!({"confirmDangerous": true}),
+        "wiped",
+    )
+    .await;
+    assert_eq!(wiped["verified"], "yes", "{wiped}");
+
+    // An action with no real form goes through the SDK, and says so.
+    let focused = rig
+        .ok(
+            "reticle_act",
+            json!({"sessionId": session, "target": {"testid": "name"}, "action": "focus"}),
+        )
+        .await;
+    assert_eq!(focused["inputMode"], "synthetic", "{focused}");
+    assert!(focused["inputModeReason"].as_str().is_some(), "{focused}");
+}
+
+#[tokio::test]
+async fn on_a_persons_tab_acts_stay_synthetic_and_say_why() {
+    let rig = support::tools::ToolRig::start(&[]).await;
+    rig.open("persons-acts").await;
+    let act = rig
+        .ok(
+            "reticle_act",
+            json!({"target": {"testid": "counter-increment"}, "action": "click"}),
+        )
+        .await;
+    assert_eq!(act["inputMode"], "synthetic", "{act}");
+    assert!(
+        act["inputModeReason"]
+            .as_str()
+            .unwrap()
+            .contains("person's tab"),
+        "{act}"
+    );
 }

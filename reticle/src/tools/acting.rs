@@ -146,6 +146,61 @@ pub(super) fn act_args(
     command
 }
 
+/// How an act reached the page: DevTools input on a driven tab, or the SDK's synthetic events,
+/// and why not real when it was not.
+pub(super) struct InputMode {
+    real: bool,
+    reason: Option<String>,
+}
+
+impl InputMode {
+    /// Writes `inputMode` (and `inputModeReason`) into an act's answer.
+    pub(super) fn stamp(&self, answer: &mut Value) {
+        answer["inputMode"] = json!(if self.real { "real" } else { "synthetic" });
+        if let Some(reason) = &self.reason {
+            answer["inputModeReason"] = json!(reason);
+        }
+    }
+}
+
+/// Runs one act: with real input when the session is a tab Reticle drives and the action has a
+/// real form, else the SDK's `act` command (settling as `settle` says).
+pub(super) async fn dispatch(
+    call: &Call<'_>,
+    session: &Session,
+    element_ref: &str,
+    action: Action,
+    args: Option<ActionArgs>,
+    settle: ActSettle,
+) -> (Outcome, InputMode) {
+    let drives = &call.ctx.host.drives;
+    match super::real_input::act(drives, session, element_ref, action, args.as_ref()).await {
+        Ok(outcome) => (
+            outcome,
+            InputMode {
+                real: true,
+                reason: None,
+            },
+        ),
+        Err(why) => {
+            let outcome = command(
+                session,
+                CommandName::Act,
+                act_args(element_ref, action, args, settle),
+                COMMAND_BOUND,
+            )
+            .await;
+            (
+                outcome,
+                InputMode {
+                    real: false,
+                    reason: Some(why),
+                },
+            )
+        }
+    }
+}
+
 /// An act the page took, as a recording keeps it.
 pub(super) fn taken(action: Action, args: Option<ActionArgs>, until: Option<Value>) -> TakenAct {
     TakenAct {
@@ -224,14 +279,16 @@ pub(super) async fn resolve_act_judge(
     let (action_id, since) = begin(call, session);
     let mut page = LivePage::new(call.ctx.bridge.clone(), Arc::clone(session), since);
     page.prepare(&predicate, job.wait).await;
-    let acted = command(
+    let (acted, input) = dispatch(
+        call,
         session,
-        CommandName::Act,
-        act_args(&r, job.action, job.args.clone(), ActSettle::Task),
-        COMMAND_BOUND,
+        &r,
+        job.action,
+        job.args.clone(),
+        ActSettle::Task,
     )
     .await;
-    let (act_summary, early) = match acted {
+    let (mut act_summary, early) = match acted {
         Outcome::Done(result) => {
             // The `until` as the agent wrote it (a recording keeps it, never the parsed form).
             let mut act = taken(job.action, job.args, call.arguments.get("until").cloned());
@@ -271,6 +328,7 @@ pub(super) async fn resolve_act_judge(
             )),
         ),
     };
+    input.stamp(&mut act_summary);
     let span = tracing::info_span!(span::PREDICATE_WAIT, ok = Empty, error = Empty);
     let (evaluation, window, waited_ms, timed_out) = match early {
         Some(evaluation) => {

@@ -33,6 +33,7 @@ mod locate;
 mod name_match;
 /// Leaf: the published SDK's own controls, kept out of answers.
 mod published_ui;
+mod real_input;
 mod recording;
 mod session_block;
 mod stand_ins;

@@ -4,15 +4,14 @@
 
 use serde_json::{Value, json};
 
-use crate::tools::acting::{PROVES_NOTHING, act_args, begin, element_ref, taken};
+use crate::tools::acting::{PROVES_NOTHING, begin, dispatch, element_ref, taken};
 use crate::tools::call::Call;
-use crate::tools::commands::ask;
+use crate::tools::commands::{Outcome, refusal_for};
 use crate::tools::recording;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::ActArgs;
 use crate::tools::surface::names::ToolName;
 use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
-use crate::wire::CommandName;
 use crate::wire::args::ActSettle;
 
 async fn act(call: &Call<'_>, a: ActArgs) -> Result<Value, Refusal> {
@@ -20,12 +19,18 @@ async fn act(call: &Call<'_>, a: ActArgs) -> Result<Value, Refusal> {
     let r = element_ref(call.tool, session, a.element_ref, a.target.clone()).await?;
     let whereabouts = recording::locate_for_recording(call, session, a.target.as_ref(), &r).await;
     let (action_id, since) = begin(call, session);
-    let result = ask(
+    let (outcome, input) = dispatch(
+        call,
         session,
-        CommandName::Act,
-        act_args(&r, a.action, a.args.clone(), ActSettle::Quiet),
+        &r,
+        a.action,
+        a.args.clone(),
+        ActSettle::Quiet,
     )
-    .await?;
+    .await;
+    let Outcome::Done(result) = outcome else {
+        return Err(refusal_for("act", outcome));
+    };
     recording::capture(call, session, whereabouts, taken(a.action, a.args, None));
     let mut answer = json!({
         "ok": true,
@@ -38,6 +43,7 @@ async fn act(call: &Call<'_>, a: ActArgs) -> Result<Value, Refusal> {
         "effect": result.get("effect").cloned().unwrap_or(Value::Null),
         "note": PROVES_NOTHING,
     });
+    input.stamp(&mut answer);
     if let Some(w) = result.get("warning") {
         answer["warning"] = w.clone();
     }
