@@ -4,6 +4,13 @@
 //! name `toxics` resolves for that toxic (the tests below hold them to it). This module names
 //! faults; it must not inject or judge anything.
 
+// ---- hop 5: a browser Reticle drives -----------------------------------------------------------
+
+/// The driven Chromium SIGKILLed with a call in flight on its tab (H5.7).
+pub const KILL_DRIVEN_BROWSER: &str = "kill_driven_browser";
+/// A driven tab's page spinning in an endless loop (H5.8).
+pub const HANG_DRIVEN_TAB: &str = "hang_driven_tab";
+
 // ---- hop 1: the agent's stdio link ------------------------------------------------------------
 
 /// `lsof -ti tcp:PORT | xargs kill -9`, run for real mid-session (H1.1).

@@ -339,6 +339,22 @@ pub const INVENTORY: &[Row] = &[
         "every tool family and action on the fixture page with our SDK and with the published 2.0.0; same verdicts, or a documented limitation",
     ),
     row(
+        "H5.7",
+        Sdk,
+        "the browser Reticle drives is killed while a call waits on its tab",
+        "absent (no driven browser of its own to lose; its --drive relaunches nothing)",
+        Surfaced,
+        "SIGKILL the driven Chromium with reticle_wait_for in flight on its tab; observation_lost, then the next call relaunches it and says so",
+    ),
+    row(
+        "H5.8",
+        Sdk,
+        "a driven tab's page spins in an endless loop",
+        "absent",
+        Surfaced,
+        "a driven tab loops forever after a click; calls on it refused within the bound naming the unanswering page, another site's tab and the daemon answer",
+    ),
+    row(
         "T1",
         Invariant,
         "exactly one root span (tool.handler, depth 0) per tool call",

@@ -368,3 +368,13 @@ async fn h5_6_the_published_sdk_agrees_with_ours_through_the_gate() {
         "an edited matrix: {edited:?}"
     );
 }
+
+#[tokio::test]
+async fn h5_7_a_driven_browser_killed_mid_call_is_lost_then_relaunched() {
+    common::row_meets_target("H5.7").await;
+}
+
+#[tokio::test]
+async fn h5_8_a_driven_tab_that_hangs_is_refused_in_bound_and_starves_nothing() {
+    common::row_meets_target("H5.8").await;
+}

@@ -161,64 +161,17 @@ impl Rig {
     /// The processes (the keeper, Chromium and its helpers) running on a profile in this
     /// daemon's temporary dir.
     fn browser_processes(&self) -> Vec<u32> {
-        let marker = format!("{}/reticle-drive-", self.tmp.path().display());
-        processes_whose_command_has(&marker)
+        harness::driven::processes(self.tmp.path())
     }
 
     /// Chromium itself: the process of a profile here that is no helper and no keeper.
     fn chromium_pid(&self) -> Option<u32> {
-        let marker = format!(
-            "--user-data-dir={}/reticle-drive-",
-            self.tmp.path().display()
-        );
-        all_processes().into_iter().find_map(|(pid, command)| {
-            (command.iter().any(|a| a.starts_with(&marker))
-                && !command
-                    .iter()
-                    .any(|a| a.starts_with("--type=") || a == "__chromium-keeper"))
-            .then_some(pid)
-        })
+        harness::driven::chromium(self.tmp.path())
     }
 
     fn profiles(&self) -> Vec<PathBuf> {
-        std::fs::read_dir(self.tmp.path())
-            .map(|dir| {
-                dir.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| {
-                        p.file_name()
-                            .is_some_and(|n| n.to_string_lossy().starts_with("reticle-drive-"))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        harness::driven::profiles(self.tmp.path())
     }
-}
-
-fn all_processes() -> Vec<(u32, Vec<String>)> {
-    let Ok(proc) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    proc.flatten()
-        .filter_map(|entry| {
-            let pid: u32 = entry.file_name().to_string_lossy().parse().ok()?;
-            let raw = std::fs::read(entry.path().join("cmdline")).ok()?;
-            let command = raw
-                .split(|b| *b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
-            Some((pid, command))
-        })
-        .collect()
-}
-
-fn processes_whose_command_has(needle: &str) -> Vec<u32> {
-    all_processes()
-        .into_iter()
-        .filter(|(_, command)| command.iter().any(|a| a.contains(needle)))
-        .map(|(pid, _)| pid)
-        .collect()
 }
 
 #[tokio::test]
@@ -580,14 +533,13 @@ async fn mcp_drive_gives_the_agent_a_tab_of_its_own_that_ends_with_its_proxy() {
     assert_eq!(entry["driven"], "launched", "{listed}");
     assert_eq!(entry["sdk"], "injected", "{listed}");
 
-    let marker = format!("{}/reticle-drive-", tmp.path().display());
-    assert!(!processes_whose_command_has(&marker).is_empty());
+    assert!(!harness::driven::processes(tmp.path()).is_empty());
     client.close().await;
     poll::until(
         "the agent's browser to end with its proxy",
         BOUND,
         async || {
-            processes_whose_command_has(&marker)
+            harness::driven::processes(tmp.path())
                 .is_empty()
                 .then_some(())
         },

@@ -10,6 +10,8 @@ pub mod browser;
 // A started process's stderr piped and copied here, so none of its children can hold
 // the test runner's pipe past the test.
 pub mod child_stderr;
+// A browser a daemon drives, seen from outside: its processes, profiles and tabs.
+pub mod driven;
 // Running `reticle <command>` as a user would, bounded, and capturing what it says.
 pub mod cli;
 // The fixture app's API.

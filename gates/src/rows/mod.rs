@@ -77,6 +77,8 @@ pub const ROWS: &[RowGate] = &[
     hop5::h5_4_sandboxed_iframe::H5_4,
     hop5::h5_5_stale_ref::H5_5,
     hop5::h5_6_published_sdk::H5_6,
+    hop5::h5_7_driven_browser_killed::H5_7,
+    hop5::h5_8_driven_tab_hangs::H5_8,
     traces::t1_one_root_per_call::T1,
     traces::t2_no_orphan_span::T2,
     traces::t3_settle_on_every_call::T3,

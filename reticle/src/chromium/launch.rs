@@ -309,13 +309,20 @@ impl Chromium {
         Ok(tab)
     }
 
-    /// Opens a blank tab in the start-up context and answers its id at once (a tab to prepare
-    /// before it is sent anywhere: [`Self::go`]).
+    /// Opens a blank tab, in a window of its own in the start-up context, and answers its id at
+    /// once (a tab to prepare before it is sent anywhere: [`Self::go`]).
     pub async fn blank_tab(&self) -> Result<TargetId, String> {
+        // A window of its own: a tab in a shared window is hidden (its timers throttled) once
+        // another opens in front of it.
+        let target = CreateTargetParams::builder()
+            .url("about:blank")
+            .new_window(true)
+            .build()
+            .map_err(|e| format!("Chromium could not be asked for a tab: {e}"))?;
         let page = self
             .answer(CLOSE_BOUND, async {
                 self.inner
-                    .new_page("about:blank")
+                    .new_page(target)
                     .await
                     .map_err(|e| format!("Chromium could not open a tab: {e}"))
             })

@@ -1,14 +1,18 @@
 //! Hop 5 rows (our SDK in real Chromium against a real daemon the scenario stops and brings
 //! back), one file each, and what they share: the page's gate record, live tabs, event reads and
-//! the outage itself ([`outage`]). H5.6, the compatibility matrix, is its own file. Controls run
+//! the outage itself ([`outage`]). H5.6, the compatibility matrix, is its own file; H5.7 and
+//! H5.8, the browser Reticle drives, share `driven`. Controls run
 //! inside each scenario; each daemon is traced and its trace checked after a tool call.
 
+mod driven;
 pub mod h5_1_reconnect_backoff;
 pub mod h5_2_outage_warns_once;
 pub mod h5_3_offline_overflow;
 pub mod h5_4_sandboxed_iframe;
 pub mod h5_5_stale_ref;
 pub mod h5_6_published_sdk;
+pub mod h5_7_driven_browser_killed;
+pub mod h5_8_driven_tab_hangs;
 
 use std::time::Duration;
 
