@@ -19,19 +19,14 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
-use harness::fixture_app::repo_root;
-use harness::{Browser, ReapPort, free_port, marker, poll};
+use harness::{Browser, ReapPort, free_port, poll};
 use reticle::config::env;
 use serde_json::{Value, json};
 use support::scaffold::{DevServer, DevTool, INSTALL_BOUND, Project};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use support::ts_agent::Agent;
 
-/// How long one tool call may take through the TypeScript client (a replay runs several steps).
-const CALL_BOUND: Duration = Duration::from_secs(150);
 /// How long a page gets to appear in `reticle_sessions` after its tab opens.
 const SESSION_BOUND: Duration = Duration::from_secs(60);
 /// How long `reticle verify` may take (a headless Chromium per job, and the replay).
@@ -157,115 +152,6 @@ fn wire_published(dir: &Path, daemon_port: u16, token: &str) {
         reticle::wire::limits::WS_PATH
     );
     std::fs::write(&main, format!("{text}{wiring}")).unwrap();
-}
-
-/// An agent: the official MCP TypeScript client holding one session with `reticle mcp`, which
-/// it started in the project's directory.
-struct Agent {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-    next: u64,
-    /// What the client saw at the handshake: the server's instructions and tools.
-    ready: Value,
-}
-
-impl Agent {
-    async fn start(project: &Path, state: &Path, port: u16) -> Self {
-        let sdk = repo_root().join("sdk");
-        assert!(
-            sdk.join("node_modules/@modelcontextprotocol/sdk/package.json")
-                .is_file(),
-            "the official MCP SDK is not installed: run `cd sdk && npm ci`"
-        );
-        let reticle = harness::binaries::reticle();
-        let mut node = tokio::process::Command::new("node");
-        node.arg(sdk.join("test-support/mcp-sdk-session.mjs"))
-            .arg(&reticle)
-            .args(["mcp", "--port", &port.to_string()])
-            .current_dir(project)
-            .env(env::STATE_DIR, state)
-            // The daemon this proxy starts stays up through the journey (the reaper ends it).
-            .env(env::IDLE_SHUTDOWN_MS, "0")
-            .env(marker::MARKER_VAR, marker::marker())
-            .env_remove(env::PROJECT_DIR)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = node.spawn().expect("node runs");
-        harness::child_stderr::forward(child.stderr.take());
-        let stdin = child.stdin.take().unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let ready = tokio::time::timeout(CALL_BOUND, lines.next_line())
-            .await
-            .expect("the TypeScript client's handshake within the bound")
-            .expect("its stdout is read")
-            .expect("it printed its handshake");
-        let ready: Value = serde_json::from_str(&ready).expect("the handshake line is JSON");
-        assert_eq!(
-            ready["ready"], true,
-            "the client's handshake failed: {ready}"
-        );
-        Self {
-            child,
-            stdin,
-            lines,
-            next: 0,
-            ready,
-        }
-    }
-
-    /// Calls `name` (directly when tools/list offers it, else through `reticle_run`, as an
-    /// agent reaches the other families); the CallToolResult, or why there was none.
-    async fn call(&mut self, name: &str, arguments: Value) -> Result<Value, String> {
-        let listed = self.ready["tools"]
-            .as_array()
-            .is_some_and(|tools| tools.iter().any(|t| t == name));
-        let (name, arguments) = if listed {
-            (name.to_string(), arguments)
-        } else {
-            (
-                "reticle_run".to_string(),
-                json!({"tool": name, "args": arguments}),
-            )
-        };
-        self.next += 1;
-        let id = self.next;
-        let line = json!({"id": id, "name": name, "arguments": arguments}).to_string();
-        self.stdin
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .map_err(|e| format!("the client's stdin: {e}"))?;
-        let answer = tokio::time::timeout(CALL_BOUND, self.lines.next_line())
-            .await
-            .map_err(|_| format!("{name} got no answer within {CALL_BOUND:?}"))?
-            .map_err(|e| format!("the client's stdout: {e}"))?
-            .ok_or("the TypeScript client exited")?;
-        let answer: Value =
-            serde_json::from_str(&answer).map_err(|e| format!("not JSON ({e}): {answer}"))?;
-        if answer["id"] != id {
-            return Err(format!("answer for another request: {answer}"));
-        }
-        if let Some(error) = answer.get("error") {
-            return Err(format!("{name} {arguments}: {error}"));
-        }
-        Ok(answer["result"].clone())
-    }
-
-    /// A call that must not be refused: its structured content.
-    async fn ok(&mut self, name: &str, arguments: Value) -> Result<Value, String> {
-        let result = self.call(name, arguments.clone()).await?;
-        if result["isError"] == true {
-            return Err(format!("{name} {arguments} refused: {result}"));
-        }
-        Ok(result["structuredContent"].clone())
-    }
-
-    async fn close(mut self) {
-        drop(self.stdin);
-        let _ = tokio::time::timeout(Duration::from_secs(20), self.child.wait()).await;
-    }
 }
 
 /// Every step's outcome: the journey goes on past a failed step where it can, and the test
@@ -476,7 +362,7 @@ async fn journey(sdk: Sdk) {
     );
 
     // Connect: the agent's reticle mcp starts the daemon; the app in an ordinary Chromium.
-    let mut agent = Agent::start(&project.dir, &state, port).await;
+    let mut agent = Agent::start(&project.dir, &state, port, &[]).await;
     let server = DevServer::start(&project, DevTool::Vite);
     assert!(server.serving().await, "{} never served a page", server.url);
     let base = server.url.clone();

@@ -8,6 +8,7 @@ pub mod relay;
 pub mod scaffold;
 pub mod tabs;
 pub mod tools;
+pub mod ts_agent;
 pub mod xml;
 
 use std::time::Duration;

@@ -1,8 +1,8 @@
 //! The zero-install script, run before a driven tab's own scripts in every document: it notes
-//! whether the page opens a socket to the daemon itself (an app wired with either SDK), and once
-//! the page has loaded, imports the daemon's served SDK and connects it under the tab's session
-//! id only when the page did not. It builds the script and reads its outcome; it must not open
-//! tabs or decide bounds for the caller.
+//! whether the page opens a socket to the daemon itself (an app wired with either SDK), fetches
+//! the daemon's served SDK meanwhile, and once the page has loaded connects it under the tab's
+//! session id only when the page did not. It builds the script and reads its outcome; it must
+//! not open tabs or decide bounds for the caller.
 
 use chromiumoxide::Page;
 
@@ -13,7 +13,7 @@ pub const OUTCOME: &str = "__reticleDrive";
 
 /// How long after the page's `load` an app gets to open its own socket to the daemon before the
 /// SDK is injected (an app's SDK connects from its module scripts, which ran before `load`).
-const APP_GRACE_MS: u64 = 25;
+const APP_GRACE_MS: u64 = 10;
 
 /// The script for the daemon on `port` and session `session`.
 pub fn source(port: u16, session: &str) -> String {
@@ -37,10 +37,14 @@ pub fn source(port: u16, session: &str) -> String {
       }},
     }});
   }}
+  // Fetched while the page loads (importing it connects nothing), so only connecting is left
+  // once the page is known to have no SDK of its own.
+  const loading = import('http://127.0.0.1:{port}/sdk/reticle.js');
+  loading.catch(() => {{}});
   const decide = () => {{
     if (wired || g[Symbol.for('reticle-rs.sdk.instance')]) {{ g.{OUTCOME} = 'app'; return; }}
     g.{OUTCOME} = 'injecting';
-    import('http://127.0.0.1:{port}/sdk/reticle.js').then(
+    loading.then(
       (sdk) => {{ const said = sdk.connect({{ session: {session} }}); g.{OUTCOME} = said && said.alreadyConnected ? 'app' : 'injected'; }},
       (e) => {{ g.{OUTCOME} = 'failed: ' + String((e && e.message) || e); }});
   }};

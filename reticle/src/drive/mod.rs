@@ -186,6 +186,10 @@ const PREPARE_BOUND: Duration = Duration::from_secs(5);
 pub struct Opened {
     pub tab: DrivenTab,
     pub relaunched: bool,
+    /// Milliseconds spent getting the browser (launch or attach; 0 when it was up).
+    pub browser_ms: u64,
+    /// Milliseconds from the blank tab to its page parsed.
+    pub load_ms: u64,
 }
 
 impl Drives {
@@ -201,6 +205,7 @@ impl Drives {
         port: u16,
     ) -> Result<Opened, String> {
         let stamped = with_session(url, session);
+        let started = std::time::Instant::now();
         let mut held = self.inner.lock().await;
         let mut relaunched = false;
         let (browser, driven) = match &want {
@@ -231,6 +236,7 @@ impl Drives {
                 }
             }
         };
+        let browser_ms = started.elapsed().as_millis() as u64;
         let target = browser.blank_tab().await?;
         let page = browser.page(&target).await?;
         prepare(&page, &inject::source(port, session)).await?;
@@ -245,7 +251,13 @@ impl Drives {
             browser,
         };
         held.tabs.insert(session.to_string(), tab.clone());
-        Ok(Opened { tab, relaunched })
+        let load_ms = started.elapsed().as_millis() as u64 - browser_ms;
+        Ok(Opened {
+            tab,
+            relaunched,
+            browser_ms,
+            load_ms,
+        })
     }
 
     /// The driven tab of `session`, if Reticle drives it.

@@ -76,8 +76,10 @@ pub async fn open(call: &Call<'_>, ask: DriveAsk) -> Result<Value, Refusal> {
                 "check that the app is running at that address (and, to attach, that Chromium listens on the endpoint), then call again",
             )
         })?;
+    let connecting = std::time::Instant::now();
     let (session, sdk) =
         crate::tools::driven::connected(drives, &call.ctx.bridge, &session).await?;
+    let session_ms = connecting.elapsed().as_millis() as u64;
     let tab = opened.tab;
     let mut answer = json!({
         "ok": true,
@@ -87,6 +89,9 @@ pub async fn open(call: &Call<'_>, ask: DriveAsk) -> Result<Value, Refusal> {
         "sdk": sdk.as_str(),
         "url": tab.url,
         "done": true,
+        // Where the time went: the browser, the page's own load, and the session's coming up
+        // after it (the app's SDK, or Reticle's injected one).
+        "tookMs": { "browser": opened.browser_ms, "load": opened.load_ms, "session": session_ms },
     });
     if opened.relaunched {
         answer["relaunched"] = json!(true);
