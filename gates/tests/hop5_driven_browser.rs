@@ -9,6 +9,8 @@ mod support;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use gates::rows::hop5::driven::DrivenRig;
+use gates::scenarios::GateEnv;
 use harness::{FixtureApp, McpClient, OwnedDaemon, ProxyOptions, poll};
 use serde_json::{Value, json};
 
@@ -71,13 +73,15 @@ const HUNG: &str = r#"<!doctype html>
 <html><head><title>Hung</title></head>
 <body><p>spinning</p><script>for (;;) {}</script></body></html>"#;
 
-struct Rig {
-    daemon: OwnedDaemon,
-    app: FixtureApp,
-    client: McpClient,
-    /// The daemon's `TMPDIR`: its Chromium's profiles, and so its marker, live here.
-    tmp: tempfile::TempDir,
-    _project: tempfile::TempDir,
+/// The driven stack (`gates::rows::hop5::driven::DrivenRig`: a daemon with a private `TMPDIR`,
+/// the fixture app, an agent's `reticle mcp`) serving this file's pages.
+struct Rig(DrivenRig);
+
+impl std::ops::Deref for Rig {
+    type Target = DrivenRig;
+    fn deref(&self) -> &DrivenRig {
+        &self.0
+    }
 }
 
 impl Rig {
@@ -87,35 +91,23 @@ impl Rig {
 
     /// The rig, with `env` set on the daemon.
     async fn start_with(env: &[(&str, &str)]) -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        let project = tempfile::tempdir().unwrap();
-        let mut daemon = OwnedDaemon::builder()
-            .env("TMPDIR", tmp.path().to_string_lossy().to_string())
-            .env(
-                "RETICLE_PROJECT_DIR",
-                project.path().to_string_lossy().to_string(),
-            );
-        for (key, value) in env {
-            daemon = daemon.env(key, *value);
-        }
-        let daemon = daemon.start().await;
-        let app = FixtureApp::start().await;
-        app.page("/unwired.html", UNWIRED);
-        app.page("/wired.html", WIRED);
-        app.page("/strict.html", STRICT_CSP);
-        app.page("/hung.html", HUNG);
-        app.page("/width.html", WIDTH);
-        app.page("/input.html", INPUT);
-        let client = McpClient::start(ProxyOptions::new(daemon.port(), daemon.state_dir()))
+        let gate = GateEnv {
+            reticle: harness::binaries::reticle(),
+        };
+        let rig = DrivenRig::start(&gate, env)
             .await
-            .expect("reticle mcp starts");
-        Self {
-            daemon,
-            app,
-            client,
-            tmp,
-            _project: project,
+            .unwrap_or_else(|why| panic!("the driven stack did not start: {why}"));
+        for (path, page) in [
+            ("/unwired.html", UNWIRED),
+            ("/wired.html", WIRED),
+            ("/strict.html", STRICT_CSP),
+            ("/hung.html", HUNG),
+            ("/width.html", WIDTH),
+            ("/input.html", INPUT),
+        ] {
+            rig.app.page(path, page);
         }
+        Self(rig)
     }
 
     async fn result(&self, tool: &str, args: Value) -> Value {

@@ -4,7 +4,7 @@
 //! H5.8, the browser Reticle drives, share `driven`. Controls run
 //! inside each scenario; each daemon is traced and its trace checked after a tool call.
 
-mod driven;
+pub mod driven;
 pub mod h5_1_reconnect_backoff;
 pub mod h5_2_outage_warns_once;
 pub mod h5_3_offline_overflow;
