@@ -61,6 +61,11 @@ const INPUT: &str = r#"<!doctype html>
   <div id="cover" data-testid="cover" aria-label="Cookie banner" role="dialog">Cookies</div>
 </body></html>"#;
 
+/// A page that fetches `/api/thing` and shows what came back.
+const FETCHES: &str = r#"<!doctype html><title>Fetches</title>
+<button data-testid="load" onclick="fetch('/api/thing?n=' + Math.random()).then(async (r) => { document.getElementById('got').textContent = 'got ' + r.status + ' ' + (await r.text()); }, () => { document.getElementById('got').textContent = 'got failed'; })">Load</button>
+<p id="got" data-testid="got"></p>"#;
+
 /// A page whose CSP allows no script but its own origin's and no connection anywhere else.
 const STRICT_CSP: &str = r#"<!doctype html>
 <html><head><title>Strict</title>
@@ -104,6 +109,7 @@ impl Rig {
             ("/hung.html", HUNG),
             ("/width.html", WIDTH),
             ("/input.html", INPUT),
+            ("/fetches.html", FETCHES),
         ] {
             rig.app.page(path, page);
         }
@@ -798,5 +804,84 @@ async fn on_a_persons_tab_acts_stay_synthetic_and_say_why() {
             .unwrap()
             .contains("person's tab"),
         "{act}"
+    );
+}
+
+#[tokio::test]
+async fn network_mocks_answer_abort_list_and_clear_on_a_driven_tab() {
+    let rig = Rig::start().await;
+    let opened = rig.launch("/fetches.html").await;
+    let session = opened["sessionId"].as_str().unwrap();
+    let load = |shows: &str| {
+        json!({"sessionId": session, "target": {"testid": "load"}, "action": "click",
+               "until": {"kind": "text", "contains": shows}, "timeout_ms": 3000})
+    };
+    // The control: unmocked, the fixture app answers (no such API: 404), never the mock's body.
+    let real = rig.ok("reticle_act_and_wait", load("got 404")).await;
+    assert_eq!(real["verified"], "yes", "{real}");
+    assert!(real.get("mocked").is_none(), "{real}");
+
+    let set = run(
+        &rig,
+        "reticle_network_mock",
+        json!({"sessionId": session, "mocks": [
+            {"urlContains": "/api/thing", "method": "get", "status": 201, "body": "from the mock"}
+        ]}),
+    )
+    .await;
+    assert_eq!(set["structuredContent"]["applied"], true, "{set}");
+    let mocked = rig
+        .ok("reticle_act_and_wait", load("got 201 from the mock"))
+        .await;
+    assert_eq!(mocked["verified"], "yes", "{mocked}");
+    assert_eq!(
+        mocked["mocked"]["requests"], 1,
+        "the verdict says it saw mocked traffic: {mocked}"
+    );
+    assert!(
+        mocked["mocked"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("mocked traffic only")),
+        "{mocked}"
+    );
+
+    // A malformed rule is refused and leaves the rules in force.
+    let bad = run(
+        &rig,
+        "reticle_network_mock",
+        json!({"sessionId": session, "rules": [{"urlContains": "/api", "status": 900}]}),
+    )
+    .await;
+    assert_eq!(bad["isError"], true, "{bad}");
+    let listed = run(
+        &rig,
+        "reticle_network_mock",
+        json!({"sessionId": session, "list": true}),
+    )
+    .await;
+    assert_eq!(listed["structuredContent"]["count"], 1, "{listed}");
+    assert_eq!(listed["structuredContent"]["answered"], 1, "{listed}");
+
+    let aborting = run(
+        &rig,
+        "reticle_network_mock",
+        json!({"sessionId": session, "rules": [{"urlContains": "/api/thing", "abort": true}]}),
+    )
+    .await;
+    assert_eq!(aborting["structuredContent"]["applied"], true, "{aborting}");
+    let failed = rig.ok("reticle_act_and_wait", load("got failed")).await;
+    assert_eq!(failed["verified"], "yes", "{failed}");
+
+    let cleared = run(
+        &rig,
+        "reticle_network_mock",
+        json!({"sessionId": session, "clear": true}),
+    )
+    .await;
+    assert_eq!(cleared["structuredContent"]["cleared"], 1, "{cleared}");
+    let again = rig.ok("reticle_act_and_wait", load("got 404")).await;
+    assert_eq!(
+        again["verified"], "yes",
+        "the app's own answer is back: {again}"
     );
 }

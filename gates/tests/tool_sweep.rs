@@ -147,6 +147,11 @@ fn case_for(name: &str, element: &str, capsule: &str, driven: &str) -> Option<Ca
             json!({"sessionId": driven, "width": 800, "height": 600}),
             "applied",
         ),
+        "reticle_network_mock" => case(
+            name,
+            json!({"sessionId": driven, "rules": [{"urlContains": "/never-requested"}]}),
+            "applied",
+        ),
         "reticle_refresh" => case(name, json!({}), "confirmed"),
         "reticle_wait_ready" => case(name, json!({"timeoutMs": 1000}), "ready"),
         // The session family, one case per member (the family itself is swept through them).

@@ -4,6 +4,7 @@
 //! out a tab's DevTools page; it must not read sessions or answer a tool.
 
 mod inject;
+pub mod mock;
 mod refuse;
 
 use std::collections::HashMap;
@@ -133,6 +134,8 @@ struct Held {
     tabs: HashMap<String, DrivenTab>,
     /// The tab each agent's `reticle mcp --drive` asked for, by agent id.
     agents: HashMap<String, AgentDrive>,
+    /// The network mocks set on a tab, by session id.
+    mocks: HashMap<String, mock::Mocks>,
 }
 
 /// Where an agent's driven tab stands.
@@ -250,6 +253,8 @@ impl Drives {
             target,
             browser,
         };
+        // A tab opened again starts without the mocks of the one it replaces.
+        held.mocks.remove(session);
         held.tabs.insert(session.to_string(), tab.clone());
         let load_ms = started.elapsed().as_millis() as u64 - browser_ms;
         Ok(Opened {
@@ -346,6 +351,48 @@ impl Drives {
                 drive.session = actual.to_string();
             }
         }
+    }
+
+    /// Sets `rules` as `session`'s network mocks (replacing any); how many are in force.
+    pub async fn set_mocks(
+        &self,
+        tab: &DrivenTab,
+        rules: Vec<mock::MockRule>,
+    ) -> Result<usize, String> {
+        let count = rules.len();
+        let mut held = self.inner.lock().await;
+        if let Some(mocks) = held.mocks.get(&tab.session) {
+            mocks.set(rules);
+            return Ok(count);
+        }
+        let page = tab.page().await?;
+        let mocks = tokio::time::timeout(PREPARE_BOUND, mock::Mocks::install(&page, rules))
+            .await
+            .map_err(|_| "Chromium did not start intercepting within 5 s".to_string())??;
+        held.mocks.insert(tab.session.clone(), mocks);
+        Ok(count)
+    }
+
+    /// `session`'s mocks in force and how many requests they answered (none set: empty, 0).
+    pub async fn mocks(&self, session: &str) -> (Vec<mock::MockRule>, u64) {
+        let held = self.inner.lock().await;
+        held.mocks
+            .get(session)
+            .map(|m| (m.rules(), m.answered()))
+            .unwrap_or_default()
+    }
+
+    /// Removes `session`'s mocks; how many rules there were.
+    pub async fn clear_mocks(&self, tab: &DrivenTab) -> usize {
+        let removed = self.inner.lock().await.mocks.remove(&tab.session);
+        let Some(mocks) = removed else {
+            return 0;
+        };
+        let count = mocks.rules().len();
+        if let Ok(page) = tab.page().await {
+            let _ = tokio::time::timeout(PREPARE_BOUND, mocks.remove(&page)).await;
+        }
+        count
     }
 
     /// Forgets `session`'s tab (it failed to come up, or was closed).

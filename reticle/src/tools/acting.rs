@@ -370,6 +370,11 @@ pub(super) async fn resolve_act_judge(
     answer["until"] = serde_json::to_value(&predicate).unwrap_or(Value::Null);
     answer["act"] = act_summary;
     answer["reaction"] = digest(&window);
+    if let Some(mocked) =
+        super::driven::mocked_traffic(&call.ctx.host.drives, session.id(), &window).await
+    {
+        answer["mocked"] = mocked;
+    }
     Ok(Judged {
         verdict,
         answer,

@@ -209,3 +209,48 @@ pub async fn driven_tab(call: &crate::tools::call::Call<'_>) -> Result<DrivenTab
         )),
     }
 }
+
+/// What a verdict's window owes to network mocks on `session`'s driven tab: the requests a rule
+/// matched (by URL fragment and method), and whether every request of the window was one (then
+/// the verdict rests on mocked traffic only). `None` when no mock is set or none matched.
+pub async fn mocked_traffic(
+    drives: &Drives,
+    session: &str,
+    window: &crate::verdict::Window,
+) -> Option<serde_json::Value> {
+    let (rules, _) = drives.mocks(session).await;
+    if rules.is_empty() {
+        return None;
+    }
+    let requests: Vec<&crate::verdict::ObservedEvent> = window
+        .events
+        .iter()
+        .filter(|e| e.kind.known() == Some(crate::wire::KnownEventType::NetRequest))
+        .collect();
+    let matched: Vec<String> = requests
+        .iter()
+        .filter_map(|e| {
+            let url = e.data.get("url").and_then(serde_json::Value::as_str)?;
+            let method = e
+                .data
+                .get("method")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("GET");
+            rules
+                .iter()
+                .any(|r| r.matches(url, method))
+                .then(|| url.to_string())
+        })
+        .collect();
+    if matched.is_empty() {
+        return None;
+    }
+    let only = matched.len() == requests.len();
+    let mut said = serde_json::json!({ "requests": matched.len(), "urls": matched.iter().take(10).collect::<Vec<_>>() });
+    if only {
+        said["note"] = serde_json::json!(
+            "every request in this window was answered by a reticle_network_mock rule: the verdict rests on mocked traffic only, not on the app's real backend"
+        );
+    }
+    Some(said)
+}

@@ -58,6 +58,7 @@ pub const REGISTRY: &[Registration] = &[
     leases::lease::LEASE_RELEASE,
     Registration::of::<driving::viewport::Viewport>(),
     Registration::of::<driving::refresh::Refresh>(),
+    Registration::of::<driving::network_mock::NetworkMock>(),
     Registration::of::<sessions::wait_ready::WaitReady>(),
     Registration::of::<testing::test_sleep::TestSleep>(),
     Registration::of::<testing::test_echo::TestEcho>(),

@@ -109,6 +109,39 @@ pub struct ViewportArgs {
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NetworkMockArgs {
+    pub session_id: Option<String>,
+    /// The rules, first match wins (replacing those set before); alias `mocks`.
+    #[serde(alias = "mocks")]
+    pub rules: Option<Vec<MockRuleArgs>>,
+    /// Remove every rule.
+    pub clear: Option<bool>,
+    /// Answer the rules in force.
+    pub list: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MockRuleArgs {
+    /// A fragment of the request URL.
+    pub url_contains: String,
+    /// GET, POST, ...; omitted, every method.
+    pub method: Option<String>,
+    /// 100 to 599 (default 200).
+    pub status: Option<u16>,
+    /// The response body: text, or JSON (sent as JSON).
+    pub body: Option<Value>,
+    /// Shorthand for the Content-Type header.
+    pub content_type: Option<String>,
+    pub headers: Option<Map<String, Value>>,
+    /// Answer after this many ms (at most 30000).
+    pub delay_ms: Option<u64>,
+    /// Fail the request as a network error instead.
+    pub abort: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct WaitReadyArgs {
     /// How long to wait, in ms (default 5000, at most 30000).
     pub timeout_ms: Option<u64>,

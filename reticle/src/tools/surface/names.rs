@@ -86,6 +86,7 @@ tool_names! {
     Viewport = "reticle_viewport",
     Refresh = "reticle_refresh",
     WaitReady = "reticle_wait_ready",
+    NetworkMock = "reticle_network_mock",
     // Only when a test asks for them (RETICLE_TEST_CATALOGUE).
     TestSleep = "reticle_test_sleep",
     TestEcho = "reticle_test_echo",
@@ -148,7 +149,8 @@ impl ToolName {
             | T::Replay
             | T::Viewport
             | T::Refresh
-            | T::WaitReady => Standing::Extended,
+            | T::WaitReady
+            | T::NetworkMock => Standing::Extended,
             T::TestSleep | T::TestEcho => Standing::Test,
             _ => Standing::Default,
         }
