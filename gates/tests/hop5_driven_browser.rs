@@ -885,3 +885,50 @@ async fn network_mocks_answer_abort_list_and_clear_on_a_driven_tab() {
         "the app's own answer is back: {again}"
     );
 }
+
+/// A page on the published `@reticlehq/browser` 2.0.0 (built at test time), driven: its own SDK
+/// is kept (one session, `sdk: app`), and real input works through what protocol 1 guarantees
+/// (act scrollIntoView, inspect).
+#[tokio::test]
+async fn a_page_on_the_published_sdk_is_driven_with_its_own_sdk_and_real_input() {
+    let rig = Rig::start().await;
+    let sdk = tokio::task::spawn_blocking(harness::published_sdk::PublishedSdk::build)
+        .await
+        .unwrap()
+        .unwrap_or_else(|why| panic!("could not build the published SDK bundle: {why}"));
+    let bundle = std::fs::read_to_string(sdk.bundle()).unwrap();
+    rig.app
+        .file("/published/reticle-sdk.mjs", "text/javascript", bundle);
+    rig.app.page(
+        "/published.html",
+        r#"<!doctype html><title>Published</title>
+<button data-testid="press" onclick="document.getElementById('said').textContent = 'clicked trusted ' + event.isTrusted">Press</button>
+<p id="said"></p>
+<script type="module">
+  import { reticle } from '/published/reticle-sdk.mjs';
+  const q = new URLSearchParams(location.search);
+  reticle.connect({ url: `ws://127.0.0.1:${q.get('port')}/reticle`, token: q.get('token'), present: false });
+</script>"#,
+    );
+    let path = format!(
+        "/published.html?port={}&token={}",
+        rig.daemon.port(),
+        rig.daemon.token()
+    );
+    let opened = rig.launch(&path).await;
+    assert_eq!(opened["sdk"], "app", "{opened}");
+    let session = opened["sessionId"].as_str().unwrap();
+    let listed = rig.ok("reticle_sessions", json!({})).await;
+    assert_eq!(listed["count"], 1, "one tab, one session: {listed}");
+    let clicked = act_and_see(
+        &rig,
+        session,
+        "press",
+        "click",
+        json!({}),
+        "clicked trusted true",
+    )
+    .await;
+    assert_eq!(clicked["verified"], "yes", "{clicked}");
+    assert_eq!(clicked["act"]["inputMode"], "real", "{clicked}");
+}

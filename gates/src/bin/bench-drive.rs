@@ -108,19 +108,16 @@ async fn main() {
         )))
         .await
         .expect("the person's tab opens");
-    let mut listed = false;
-    for _ in 0..200 {
+    let listed = harness::poll::within(std::time::Duration::from_secs(10), async || {
         let sessions = structured(&client, "reticle_sessions", json!({})).await;
-        if sessions["sessions"]
-            .as_array()
-            .is_some_and(|s| s.iter().any(|e| e["sessionId"] == "person"))
-        {
-            listed = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
-    assert!(listed, "the person's tab connected");
+        sessions["sessions"]
+            .as_array()?
+            .iter()
+            .any(|e| e["sessionId"] == "person")
+            .then_some(())
+    })
+    .await;
+    assert!(listed.is_some(), "the person's tab connected");
     let mut rounds = Vec::new();
     for (label, id) in [
         ("real (driven tab)", driven.as_str()),
