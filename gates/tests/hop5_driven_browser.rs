@@ -731,6 +731,14 @@ async fn acts_on_a_driven_tab_are_real_input_and_a_covered_element_is_refused() 
         .await;
     assert_eq!(act["inputMode"], "real", "{act}");
 
+    let sequence = rig
+        .ok(
+            "reticle_act_sequence",
+            json!({"sessionId": session, "steps": [{"target": {"testid": "press"}, "action": "click"}]}),
+        )
+        .await;
+    assert_eq!(sequence["steps"][0]["inputMode"], "real", "{sequence}");
+
     // Covered: refused naming what is on top, and the covered button never clicked.
     let covered = rig
         .refused(

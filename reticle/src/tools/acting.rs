@@ -164,7 +164,7 @@ impl InputMode {
 }
 
 /// Runs one act: with real input when the session is a tab Reticle drives and the action has a
-/// real form, else the SDK's `act` command (settling as `settle` says).
+/// real form, else the SDK's `act` command (settling as `settle` says, answering within `bound`).
 pub(super) async fn dispatch(
     call: &Call<'_>,
     session: &Session,
@@ -172,6 +172,7 @@ pub(super) async fn dispatch(
     action: Action,
     args: Option<ActionArgs>,
     settle: ActSettle,
+    bound: Duration,
 ) -> (Outcome, InputMode) {
     let drives = &call.ctx.host.drives;
     match super::real_input::act(drives, session, element_ref, action, args.as_ref()).await {
@@ -187,7 +188,7 @@ pub(super) async fn dispatch(
                 session,
                 CommandName::Act,
                 act_args(element_ref, action, args, settle),
-                COMMAND_BOUND,
+                bound,
             )
             .await;
             (
@@ -286,6 +287,7 @@ pub(super) async fn resolve_act_judge(
         job.action,
         job.args.clone(),
         ActSettle::Task,
+        COMMAND_BOUND,
     )
     .await;
     let (mut act_summary, early) = match acted {

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::tools::acting::{PROVES_NOTHING, begin, dispatch, element_ref, taken};
 use crate::tools::call::Call;
-use crate::tools::commands::{Outcome, refusal_for};
+use crate::tools::commands::{COMMAND_BOUND, Outcome, refusal_for};
 use crate::tools::recording;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::ActArgs;
@@ -26,6 +26,7 @@ async fn act(call: &Call<'_>, a: ActArgs) -> Result<Value, Refusal> {
         a.action,
         a.args.clone(),
         ActSettle::Quiet,
+        COMMAND_BOUND,
     )
     .await;
     let Outcome::Done(result) = outcome else {

@@ -3,16 +3,15 @@
 
 use serde_json::{Value, json};
 
-use crate::tools::acting::{PROVES_NOTHING, act_args, begin, element_ref, taken};
+use crate::tools::acting::{PROVES_NOTHING, begin, dispatch, element_ref, taken};
 use crate::tools::bounds::bound;
 use crate::tools::call::Call;
-use crate::tools::commands::{COMMAND_BOUND, Outcome, command, refusal_for};
+use crate::tools::commands::{COMMAND_BOUND, Outcome, refusal_for};
 use crate::tools::recording;
 use crate::tools::refusal::Refusal;
 use crate::tools::surface::args::ActSequenceArgs;
 use crate::tools::surface::names::ToolName;
 use crate::tools::surface::registration::{Answer, Effect, SessionUse, Tool};
-use crate::wire::CommandName;
 use crate::wire::args::ActSettle;
 
 async fn act_sequence(call: &Call<'_>, a: ActSequenceArgs) -> Result<Value, Refusal> {
@@ -28,14 +27,17 @@ async fn act_sequence(call: &Call<'_>, a: ActSequenceArgs) -> Result<Value, Refu
             Ok(r) => {
                 let whereabouts =
                     recording::locate_for_recording(call, session, step.target.as_ref(), &r).await;
-                match command(
+                let (outcome, input) = dispatch(
+                    call,
                     session,
-                    CommandName::Act,
-                    act_args(&r, step.action, step.args.clone(), ActSettle::Quiet),
+                    &r,
+                    step.action,
+                    step.args.clone(),
+                    ActSettle::Quiet,
                     per_step,
                 )
-                .await
-                {
+                .await;
+                match outcome {
                     Outcome::Done(result) => {
                         recording::capture(
                             call,
@@ -43,12 +45,14 @@ async fn act_sequence(call: &Call<'_>, a: ActSequenceArgs) -> Result<Value, Refu
                             whereabouts,
                             taken(step.action, step.args, None),
                         );
-                        Ok(json!({
+                        let mut step = json!({
                             "ref": r,
                             "action": step.action.as_str(),
                             "dispatched": result.get("dispatched").cloned().unwrap_or(json!(true)),
                             "effect": result.get("effect").cloned().unwrap_or(Value::Null),
-                        }))
+                        });
+                        input.stamp(&mut step);
+                        Ok(step)
                     }
                     other => Err(refusal_for("act", other)),
                 }
