@@ -16,9 +16,10 @@ use crate::scenarios::fault_segments::first_segment;
 use crate::scenarios::kit::{BOUND, control, could_not_start, judged, ms_since, observe, settle};
 use crate::scenarios::{GateEnv, Ran};
 
-/// A page that starts spinning a moment after its button is clicked.
+/// A page that starts spinning in the task after its click (so the click itself is answered);
+/// the hang is then established by the harness's own look at the tab, not by any timing.
 const SPIN: &str = r#"<!doctype html><title>Spin</title>
-<button data-testid="spin" onclick="setTimeout(() => { for (;;) {} }, 100)">Spin</button>"#;
+<button data-testid="spin" onclick="setTimeout(() => { for (;;) {} })">Spin</button>"#;
 /// A healthy page, on another site (its own renderer).
 const CALM: &str = r#"<!doctype html><title>Calm</title><button data-testid="calm">Calm</button>"#;
 
